@@ -1,0 +1,50 @@
+import { AbortedError } from './errors.js';
+
+/** The timers of an actor system: XState's `Clock` shape (XState does not export the type itself). */
+export interface Clock {
+  /** Calls `fn` after `ms` milliseconds; returns an id for `clearTimeout`. */
+  setTimeout(fn: (...args: any[]) => void, ms: number): any;
+  /** Cancels a timer. */
+  clearTimeout(id: any): void;
+}
+
+/** A clock that can tell the time: XState's `SimulatedClock` is one; the real clock is another. */
+export interface TroupeClock extends Clock {
+  /** Milliseconds since some fixed point. */
+  now(): number;
+}
+
+/** The real clock: the host's timers and `performance.now()`. */
+export const realClock: TroupeClock = {
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (id) => clearTimeout(id as ReturnType<typeof setTimeout>),
+  now: () => performance.now(),
+};
+
+/** Reads the time from a clock; a clock without `now()` reads as the real clock. */
+export function clockNow(clock: Clock): number {
+  const withNow = clock as Partial<TroupeClock>;
+  return typeof withNow.now === 'function' ? withNow.now() : performance.now();
+}
+
+/**
+ * Waits `ms` on the given clock (so a `SimulatedClock` controls it). Rejects with {@link AbortedError} when the
+ * signal is aborted, and clears its timer then, so nothing is left behind.
+ */
+export function sleep(clock: Clock, ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(new AbortedError());
+      return;
+    }
+    const onAbort = () => {
+      clock.clearTimeout(timer);
+      reject(new AbortedError());
+    };
+    const timer = clock.setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

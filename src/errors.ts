@@ -1,0 +1,162 @@
+/**
+ * Errors thrown by troupe. Every error shares one abstract base, {@link TroupeError}, and carries a readonly
+ * literal `code` a caller can `switch` on. Subclasses say who is at fault: the caller of the API
+ * ({@link ConfigurationError}, {@link UnknownAgentError}, …), a model ({@link ModelError}), or a tool
+ * ({@link ToolError}).
+ *
+ * Thrown errors are for misuse of the API. Failures during a run (a model that errors, a tool that throws, a
+ * timeout) become state: a failed agent with a typed reason, or an error result the model sees.
+ */
+
+/** The codes of every troupe error, one per subclass. */
+export type TroupeErrorCode =
+  | 'configuration'
+  | 'invalid_tool'
+  | 'invalid_agent'
+  | 'unknown_agent'
+  | 'runtime_closed'
+  | 'script_exhausted'
+  | 'model_error'
+  | 'tool_error'
+  | 'tool_timeout'
+  | 'aborted';
+
+/** The common base of every error troupe throws. */
+export abstract class TroupeError extends Error {
+  /** A literal code that names the kind of error. */
+  abstract readonly code: TroupeErrorCode;
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** A runtime or definition option is invalid (user error, raised before anything runs). */
+export class ConfigurationError extends TroupeError {
+  readonly code = 'configuration' as const;
+}
+
+/** A tool definition is invalid: bad name, duplicate name, or parameters that are not a zod object. */
+export class InvalidToolError extends TroupeError {
+  readonly code = 'invalid_tool' as const;
+  constructor(
+    message: string,
+    /** The name of the tool, as given. */
+    readonly toolName: string,
+  ) {
+    super(message);
+  }
+}
+
+/** An agent definition is invalid. */
+export class InvalidAgentError extends TroupeError {
+  readonly code = 'invalid_agent' as const;
+  constructor(
+    message: string,
+    /** The name of the agent, as given. */
+    readonly agentName: string,
+  ) {
+    super(message);
+  }
+}
+
+/** An agent name or id that the runtime does not know. */
+export class UnknownAgentError extends TroupeError {
+  readonly code = 'unknown_agent' as const;
+  constructor(
+    /** The unknown name or id. */
+    readonly agent: string,
+    known: readonly string[] = [],
+  ) {
+    super(
+      known.length > 0
+        ? `Unknown agent "${agent}". Known agents: ${known.join(', ')}.`
+        : `Unknown agent "${agent}".`,
+    );
+  }
+}
+
+/** The runtime was shut down; it accepts no more work. */
+export class RuntimeClosedError extends TroupeError {
+  readonly code = 'runtime_closed' as const;
+  constructor() {
+    super('The runtime has been shut down and accepts no more work.');
+  }
+}
+
+/** A `ScriptedModel` was called more times than it has steps. */
+export class ScriptExhaustedError extends TroupeError {
+  readonly code = 'script_exhausted' as const;
+  constructor(
+    /** The number of calls the script answered before this one. */
+    readonly callIndex: number,
+    /** The id of the agent that made the extra call. */
+    readonly agentId: string,
+  ) {
+    super(`ScriptedModel has no step for call #${callIndex + 1} (from agent ${agentId}).`);
+  }
+}
+
+/** A model call failed: the server answered with an error, or the reply could not be read. */
+export class ModelError extends TroupeError {
+  readonly code = 'model_error' as const;
+  constructor(
+    message: string,
+    options: {
+      /** HTTP status of the failed request, if there was one. */
+      status?: number;
+      cause?: unknown;
+    } = {},
+  ) {
+    super(message, { cause: options.cause });
+    this.status = options.status;
+  }
+  /** HTTP status of the failed request, if there was one. */
+  readonly status: number | undefined;
+}
+
+/** A tool failed while it ran. The model sees the message as the tool's error result. */
+export class ToolError extends TroupeError {
+  readonly code = 'tool_error' as const;
+  constructor(
+    message: string,
+    /** The name of the tool. */
+    readonly toolName: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** A tool did not finish within its `timeoutMs`. */
+export class ToolTimeoutError extends TroupeError {
+  readonly code = 'tool_timeout' as const;
+  constructor(
+    /** The name of the tool. */
+    readonly toolName: string,
+    /** The limit that passed. */
+    readonly timeoutMs: number,
+  ) {
+    super(`Tool "${toolName}" timed out after ${timeoutMs} ms.`);
+  }
+}
+
+/** Work was stopped through its AbortSignal (the agent was cancelled or the runtime shut down). */
+export class AbortedError extends TroupeError {
+  readonly code = 'aborted' as const;
+  constructor(message = 'The operation was aborted.') {
+    super(message);
+  }
+}
+
+/** Turns anything thrown into a readable one-line message. */
+export function errorMessage(error: unknown): string {
+  if (error instanceof Error) return error.message || error.name;
+  if (typeof error === 'string') return error;
+  try {
+    return JSON.stringify(error) ?? String(error);
+  } catch {
+    return String(error);
+  }
+}

@@ -1,0 +1,117 @@
+import { z } from 'zod';
+import { Usage } from '../models/Model.js';
+
+/** Why an agent failed. */
+export const FailureReason = z.enum(['error', 'timeout', 'cancelled', 'max_turns', 'budget', 'denied']);
+/** Why an agent failed. */
+export type FailureReason = z.infer<typeof FailureReason>;
+
+/** The fields every event carries. */
+const base = {
+  /** The runtime that produced the event. */
+  runId: z.string(),
+  /** The agent the event is about. */
+  agentId: z.string(),
+  /** The agent that spawned it, or null for a top-level agent. */
+  parentId: z.string().nullable(),
+  /** The parent's tool call that started this agent, if any. */
+  toolCallId: z.string().nullable(),
+  /** Milliseconds on the actor system's clock. */
+  at: z.number(),
+};
+
+/** An agent was created; it waits in `pending` until the supervisor starts it. */
+export const AgentSpawned = z.object({
+  type: z.literal('agent.spawned'),
+  ...base,
+  name: z.string(),
+  depth: z.number().int().nonnegative(),
+  task: z.string(),
+});
+
+/** The supervisor started the agent. */
+export const AgentStarted = z.object({ type: z.literal('agent.started'), ...base, name: z.string() });
+
+/** The agent answered without tool calls; `output` is that answer. */
+export const AgentCompleted = z.object({
+  type: z.literal('agent.completed'),
+  ...base,
+  name: z.string(),
+  output: z.string(),
+  turns: z.number().int().nonnegative(),
+});
+
+/** The agent ended without an answer. */
+export const AgentFailed = z.object({
+  type: z.literal('agent.failed'),
+  ...base,
+  name: z.string(),
+  reason: FailureReason,
+  error: z.string(),
+  turns: z.number().int().nonnegative(),
+});
+
+/** A model turn began. */
+export const ModelRequested = z.object({
+  type: z.literal('model.request'),
+  ...base,
+  turn: z.number().int().positive(),
+  model: z.string(),
+  messages: z.number().int().nonnegative(),
+  tools: z.number().int().nonnegative(),
+});
+
+/** A model turn ended with a reply. */
+export const ModelResponded = z.object({
+  type: z.literal('model.response'),
+  ...base,
+  turn: z.number().int().positive(),
+  model: z.string(),
+  usage: Usage,
+  costUsd: z.number().nonnegative(),
+  durationMs: z.number().nonnegative(),
+  toolCalls: z.number().int().nonnegative(),
+});
+
+/** A tool call began (or was refused at once, in which case a `tool.result` with an error follows). */
+export const ToolCalled = z.object({
+  type: z.literal('tool.call'),
+  ...base,
+  callId: z.string(),
+  tool: z.string(),
+  arguments: z.string(),
+});
+
+/** A tool call ended. */
+export const ToolResulted = z.object({
+  type: z.literal('tool.result'),
+  ...base,
+  callId: z.string(),
+  tool: z.string(),
+  status: z.enum(['ok', 'error']),
+  durationMs: z.number().nonnegative(),
+  error: z.string().optional(),
+});
+
+/** Every event troupe emits, told apart by `type`. */
+export const TroupeEvent = z.discriminatedUnion('type', [
+  AgentSpawned,
+  AgentStarted,
+  AgentCompleted,
+  AgentFailed,
+  ModelRequested,
+  ModelResponded,
+  ToolCalled,
+  ToolResulted,
+]);
+/** Every event troupe emits, told apart by `type`. */
+export type TroupeEvent = z.infer<typeof TroupeEvent>;
+
+/** The `type` of every event. */
+export type TroupeEventType = TroupeEvent['type'];
+
+/** The event of one `type`. */
+export type TroupeEventOf<T extends TroupeEventType> = Extract<TroupeEvent, { type: T }>;
+
+/** The fields shared by all events of one agent; the agent machine fills them in. */
+export type EventBase = Pick<TroupeEvent, 'runId' | 'agentId' | 'parentId' | 'toolCallId'>;

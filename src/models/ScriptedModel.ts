@@ -1,0 +1,125 @@
+import { sleep } from '../clock.js';
+import { ScriptExhaustedError } from '../errors.js';
+import type { Model, ModelReply, ModelRequest } from './Model.js';
+
+/** A reply a script can give: a full reply, a plain answer, an error to throw, or a function of the request. */
+export type ScriptStep =
+  | ModelReply
+  | string
+  | Error
+  | ((request: ModelRequest) => ModelReply | string | Promise<ModelReply | string>);
+
+/** A function that answers every request. */
+export type ScriptFunction = (request: ModelRequest, callIndex: number) => ModelReply | string | Promise<ModelReply | string>;
+
+/** Options of {@link ScriptedModel}. */
+export interface ScriptedModelOptions {
+  /** A readable name (default `scripted`). */
+  name?: string;
+  /** The model name replies report, for the price table (default: none, so replies cost nothing). */
+  model?: string;
+  /** Time each reply takes, on the actor system's clock: a number, or a function of the request and call index. */
+  latencyMs?: number | ((request: ModelRequest, callIndex: number) => number);
+  /** Keep every request in `calls` (default true; turn off for very large simulations). */
+  record?: boolean;
+}
+
+/**
+ * A deterministic model for tests and simulations. Give it a list of steps, replayed in order across all calls,
+ * or a function that answers each request; {@link ScriptedModel.perAgent} gives every agent its own script.
+ * It records every request in `calls`, waits `latencyMs` on the actor system's clock (so `SimulatedClock`
+ * controls it), and rejects with {@link ScriptExhaustedError} on a call it has no step for.
+ *
+ * Replies without `usage` get an estimate of about four characters per token, so metrics stay meaningful.
+ *
+ * @example
+ * const model = new ScriptedModel([
+ *   { content: '', toolCalls: [{ id: 'c1', name: 'read_file', arguments: '{"path":"a.txt"}' }] },
+ *   'The file says hello.',
+ * ]);
+ */
+export class ScriptedModel implements Model {
+  /** A readable name. */
+  readonly name: string;
+  /** Every request received, in order. */
+  readonly calls: ModelRequest[] = [];
+  private readonly steps: readonly ScriptStep[] | ScriptFunction;
+  private readonly options: ScriptedModelOptions;
+  private cursor = 0;
+  private callCount = 0;
+
+  constructor(steps: readonly ScriptStep[] | ScriptFunction, options: ScriptedModelOptions = {}) {
+    this.steps = typeof steps === 'function' ? steps : [...steps];
+    this.options = options;
+    this.name = options.name ?? 'scripted';
+  }
+
+  /**
+   * A model where every agent replays its own list of steps, chosen by the agent's name: two agents of the same
+   * name each get the whole list. An agent with no script, or one that runs past its script, gets a
+   * {@link ScriptExhaustedError}.
+   */
+  static perAgent(scripts: Readonly<Record<string, readonly ScriptStep[]>>, options: ScriptedModelOptions = {}): ScriptedModel {
+    const cursors = new Map<string, number>();
+    return new ScriptedModel(async (request) => {
+      const index = cursors.get(request.agentId) ?? 0;
+      const step = scripts[request.agentName]?.[index];
+      if (step === undefined) throw new ScriptExhaustedError(index, request.agentId);
+      cursors.set(request.agentId, index + 1);
+      return resolveStep(step, request);
+    }, options);
+  }
+
+  /** How many steps of a list script are still unused (0 for a function script). */
+  get remaining(): number {
+    return typeof this.steps === 'function' ? 0 : this.steps.length - this.cursor;
+  }
+
+  /** Throws when a list script has unused steps: a test that ends early is a test that missed something. */
+  assertDone(): void {
+    if (this.remaining > 0) {
+      throw new Error(`ScriptedModel has ${this.remaining} unused step(s) after ${this.callCount} call(s).`);
+    }
+  }
+
+  /** Answers one turn from the script. */
+  async complete(request: ModelRequest): Promise<ModelReply> {
+    const callIndex = this.callCount++;
+    if (this.options.record !== false) this.calls.push(request);
+    const { latencyMs } = this.options;
+    const delay = typeof latencyMs === 'function' ? latencyMs(request, callIndex) : (latencyMs ?? 0);
+    if (delay > 0) await sleep(request.clock, delay, request.signal);
+    let answer: ModelReply | string;
+    if (typeof this.steps === 'function') {
+      answer = await this.steps(request, callIndex);
+    } else {
+      const step = this.steps[this.cursor];
+      if (step === undefined) throw new ScriptExhaustedError(callIndex, request.agentId);
+      this.cursor += 1;
+      answer = await resolveStep(step, request);
+    }
+    return this.finish(answer, request);
+  }
+
+  private finish(answer: ModelReply | string, request: ModelRequest): ModelReply {
+    const reply: ModelReply = typeof answer === 'string' ? { content: answer } : { ...answer };
+    reply.usage ??= estimateUsage(request, reply);
+    if (reply.model === undefined && this.options.model !== undefined) reply.model = this.options.model;
+    return reply;
+  }
+}
+
+async function resolveStep(step: ScriptStep, request: ModelRequest): Promise<ModelReply | string> {
+  if (step instanceof Error) throw step;
+  if (typeof step === 'function') return step(request);
+  return step;
+}
+
+/** About four characters a token: enough for simulations to show plausible figures. */
+function estimateUsage(request: ModelRequest, reply: ModelReply): NonNullable<ModelReply['usage']> {
+  let input = 0;
+  for (const message of request.messages) input += message.content.length;
+  let output = reply.content.length;
+  for (const call of reply.toolCalls ?? []) output += call.name.length + call.arguments.length;
+  return { inputTokens: Math.ceil(input / 4), outputTokens: Math.ceil(output / 4) };
+}

@@ -1,0 +1,53 @@
+/** The price of a model in USD per million tokens. */
+export interface ModelPrice {
+  /** USD per million input (prompt) tokens. */
+  input: number;
+  /** USD per million output (completion) tokens. */
+  output: number;
+}
+
+/** Prices by model name; a name also matches any longer name it begins (`gpt-4o` prices `gpt-4o-2024-08-06`). */
+export type PriceTable = Readonly<Record<string, ModelPrice>>;
+
+/**
+ * List prices of common hosted models (USD per million tokens, as the vendors published them in 2025). Override
+ * or extend them per runtime with `createRuntime({ prices })`; models that match no entry (local models on
+ * Ollama or vLLM, for instance) cost nothing.
+ */
+export const defaultPrices: PriceTable = Object.freeze({
+  'gpt-5': { input: 1.25, output: 10 },
+  'gpt-5-mini': { input: 0.25, output: 2 },
+  'gpt-5-nano': { input: 0.05, output: 0.4 },
+  'gpt-4.1': { input: 2, output: 8 },
+  'gpt-4.1-mini': { input: 0.4, output: 1.6 },
+  'gpt-4.1-nano': { input: 0.1, output: 0.4 },
+  'gpt-4o': { input: 2.5, output: 10 },
+  'gpt-4o-mini': { input: 0.15, output: 0.6 },
+  o3: { input: 2, output: 8 },
+  'o3-mini': { input: 1.1, output: 4.4 },
+  'o4-mini': { input: 1.1, output: 4.4 },
+  'claude-opus-4': { input: 15, output: 75 },
+  'claude-sonnet-4': { input: 3, output: 15 },
+  'claude-3-5-haiku': { input: 0.8, output: 4 },
+});
+
+/**
+ * Finds the price of a model: an exact entry, else the longest entry the name begins with followed by `-`, else
+ * undefined.
+ */
+export function findPrice(prices: PriceTable, model: string): ModelPrice | undefined {
+  const exact = prices[model];
+  if (exact) return exact;
+  let best: string | undefined;
+  for (const name of Object.keys(prices)) {
+    if (model.startsWith(`${name}-`) && (best === undefined || name.length > best.length)) best = name;
+  }
+  return best === undefined ? undefined : prices[best];
+}
+
+/** The cost in USD of one reply's tokens; zero for a model with no price. */
+export function costOf(prices: PriceTable, model: string, inputTokens: number, outputTokens: number): number {
+  const price = findPrice(prices, model);
+  if (!price) return 0;
+  return (inputTokens * price.input + outputTokens * price.output) / 1_000_000;
+}

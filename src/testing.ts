@@ -1,0 +1,59 @@
+// troupe/testing: deterministic doubles and helpers for tests and simulations in simulated time.
+import type { SimulatedClock } from 'xstate';
+
+export { ScriptedModel } from './models/ScriptedModel.js';
+export type { ScriptFunction, ScriptStep, ScriptedModelOptions } from './models/ScriptedModel.js';
+
+/** Lets every pending promise callback run (resolves after the microtask queue has drained). */
+export function settleMicrotasks(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/** When the earliest timer of a `SimulatedClock` is due, or undefined when none is set. */
+export function nextTimerAt(clock: SimulatedClock): number | undefined {
+  // SimulatedClock keeps its timers in a private map; reading it lets a simulation jump from timer to timer.
+  const timers = (clock as unknown as { timeouts?: Map<number, { start: number; timeout: number }> }).timeouts;
+  let next: number | undefined;
+  for (const { start, timeout } of timers?.values() ?? []) {
+    const due = start + timeout;
+    if (next === undefined || due < next) next = due;
+  }
+  return next;
+}
+
+/** Options of {@link advanceUntilSettled}. */
+export interface AdvanceOptions {
+  /** Give up (reject) once simulated time passes this many ms from the start (default one day). */
+  limitMs?: number;
+}
+
+/**
+ * Drives a `SimulatedClock` until `promise` settles: lets pending callbacks run, then moves the clock to the next
+ * due timer, and again, so a whole run (latencies, timeouts) happens in simulated time with no real waiting.
+ * Returns the promise's value. Rejects if nothing is left to wait for before it settles (a deadlock) or the
+ * limit passes.
+ */
+export async function advanceUntilSettled<T>(
+  clock: SimulatedClock,
+  promise: Promise<T>,
+  options: AdvanceOptions = {},
+): Promise<T> {
+  let settled = false;
+  promise.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  const limit = clock.now() + (options.limitMs ?? 86_400_000);
+  for (;;) {
+    await settleMicrotasks();
+    if (settled) return promise;
+    const next = nextTimerAt(clock);
+    if (next === undefined) {
+      await settleMicrotasks();
+      if (settled) return promise;
+      throw new Error(`Nothing is left to wait for at ${clock.now()} ms, but the promise has not settled.`);
+    }
+    if (next > limit) throw new Error(`Simulated time passed the limit (${options.limitMs ?? 86_400_000} ms).`);
+    clock.set(Math.max(next, clock.now()));
+  }
+}

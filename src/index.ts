@@ -68,5 +68,11 @@ export {
   ToolError,
   ToolTimeoutError,
   TroupeError,
+  UnknownAgentError,
+  errorMessage,
 } from './errors.js';
 export type { TroupeErrorCode } from './errors.js';
+
+// ── Views ───────────────────────────────────────────────────────────────────────────────────────────────
+export { formatEvent, shortId } from './views/formatEvent.js';
+export { formatMetrics } from './views/formatMetrics.js';

@@ -1,0 +1,280 @@
+import type { TroupeEvent } from './events.js';
+
+/**
+ * The additive figures of an agent, of a subtree of agents, or of a whole run.
+ *
+ * Every field is a plain sum, so the figures of a subtree are the field-by-field sum of the own
+ * figures of its agents.
+ */
+export type Figures = {
+  /** Prompt tokens over every model reply. */
+  inputTokens: number;
+  /** Completion tokens over every model reply. */
+  outputTokens: number;
+  /** Cost in US dollars over every model reply, kept on a grid of 1e-12 USD so sums do not drift. */
+  costUsd: number;
+  /** Model replies (`model.response` events). */
+  modelCalls: number;
+  /** Tool calls that ended (`tool.result` events), failed ones included. */
+  toolCalls: number;
+  /** Tool calls that ended with status `error`. */
+  toolErrors: number;
+  /**
+   * Running time in milliseconds on the actor system's clock (the events' `at`, never the wall clock).
+   *
+   * For one agent: from its `agent.started` to its latest event, final once it completes or fails.
+   * For a subtree or a run: the sum of the agents' own durations (agent-milliseconds), so it can
+   * exceed the elapsed time when agents run in parallel.
+   */
+  durationMs: number;
+};
+
+/** The figures of a whole run, plus how many agents are in each phase of their life. */
+export type TotalMetrics = Figures & {
+  /** Agents seen, counted once each (an agent first seen through a later event counts too). */
+  agentsSpawned: number;
+  /** Agents started and not yet ended. */
+  agentsRunning: number;
+  /** Agents that ended with an answer. */
+  agentsCompleted: number;
+  /** Agents that ended without an answer, including those cancelled before they started. */
+  agentsFailed: number;
+  /** The highest `agentsRunning` so far. */
+  peakRunning: number;
+};
+
+/** Where an agent is in its life: waiting, running, or ended. */
+export type AgentMetricsState = 'pending' | 'running' | 'completed' | 'failed';
+
+/**
+ * The metrics of one agent.
+ *
+ * Entries of {@link MetricsSnapshot.agents} are live: {@link applyEvent} updates them in place.
+ */
+export type AgentMetrics = {
+  /** The name of the agent's definition (its id until an event carrying the name is seen). */
+  name: string;
+  /** Where the agent is in its life. */
+  state: AgentMetricsState;
+  /** The agent that spawned it, or null for a top-level agent. */
+  parentId: string | null;
+  /** 0 for a top-level agent, its parent's depth plus one otherwise. */
+  depth: number;
+  /** The `at` of its `agent.started` event (or of the first event that showed it running), null before. */
+  startedAt: number | null;
+  /** The agent's own figures. */
+  own: Figures;
+  /** The figures of the agent and every agent it spawned, recursively. */
+  subtree: Figures;
+};
+
+/**
+ * Metrics folded from a stream of {@link TroupeEvent}s.
+ *
+ * **`agents` is live.** To stay O(depth) per event with many thousands of agents, {@link applyEvent}
+ * mutates the `agents` record and its entries in place and hands the same record to every snapshot it
+ * returns; only the outer object and `total` are new each time. So `snapshot.total` is a stable
+ * value, but `snapshot.agents` of an old snapshot shows the latest figures. To keep a snapshot as it
+ * was, copy it: `structuredClone(snapshot)`.
+ */
+export type MetricsSnapshot = {
+  /** Figures and agent counts of the whole run; a fresh object in every snapshot. */
+  total: TotalMetrics;
+  /** Every agent seen, by id; live, updated in place (see {@link MetricsSnapshot}). */
+  agents: Record<string, AgentMetrics>;
+};
+
+/** Figures with every field zero. */
+export function emptyFigures(): Figures {
+  return { inputTokens: 0, outputTokens: 0, costUsd: 0, modelCalls: 0, toolCalls: 0, toolErrors: 0, durationMs: 0 };
+}
+
+/** The metrics before any event: no agents, every figure zero. A fresh object each call. */
+export function createMetrics(): MetricsSnapshot {
+  return {
+    total: { ...emptyFigures(), agentsSpawned: 0, agentsRunning: 0, agentsCompleted: 0, agentsFailed: 0, peakRunning: 0 },
+    agents: Object.create(null) as Record<string, AgentMetrics>,
+  };
+}
+
+/**
+ * Folds one event into the metrics, in O(depth of the agent) time.
+ *
+ * Returns a new snapshot whose `total` is a fresh copy and whose `agents` is `state.agents`, mutated
+ * in place (see {@link MetricsSnapshot}); `state.total` is left untouched.
+ *
+ * - `agent.spawned` adds the agent as `pending` and counts it in `agentsSpawned`.
+ * - `agent.started` makes it `running` and starts its clock.
+ * - `agent.completed` / `agent.failed` end it; only an agent that was running leaves `agentsRunning`,
+ *   so one cancelled while still pending only counts as failed. A second ending is ignored.
+ * - `model.response` adds its tokens, its cost and one model call; `tool.result` adds one tool call,
+ *   and one tool error when its status is `error`.
+ * - Every event of a running agent moves its `own.durationMs` to `at − startedAt` (never backwards).
+ *
+ * Each addition to an agent's own figures is also made to its subtree figures, to the subtree figures
+ * of each known ancestor (following `parentId` through `agents`) and to `total`.
+ *
+ * Events for an agent never spawned in this fold (a subscriber that joined late) do not throw: they
+ * create a minimal entry, counted in `agentsSpawned`, with the event's `parentId`, a depth one below
+ * its parent's (0 if top-level, 1 if the parent is unknown too) and the name from the event or else
+ * the id. A `model.*` or `tool.*` event shows that the agent is running, so such an entry starts
+ * `running` with its clock at that event; an entry first seen through `agent.started`, `agent.completed`
+ * or `agent.failed` starts `pending` and takes that event as usual. Figures from before the first seen
+ * event are unknown and not counted. A parent link that would close a cycle is dropped (set to null).
+ */
+export function applyEvent(state: MetricsSnapshot, event: TroupeEvent): MetricsSnapshot {
+  const total: TotalMetrics = { ...state.total };
+  const agents = state.agents;
+  const next: MetricsSnapshot = { total, agents };
+  const known = agents[event.agentId];
+
+  if (event.type === 'agent.spawned') {
+    if (known) {
+      known.name = event.name;
+      known.depth = event.depth;
+    } else {
+      addAgent(agents, total, event.agentId, event.parentId, event.name, event.depth);
+    }
+    return next;
+  }
+
+  const agent = known ?? adopt(agents, total, event);
+  switch (event.type) {
+    case 'agent.started':
+      agent.name = event.name;
+      if (agent.state === 'pending') {
+        agent.state = 'running';
+        agent.startedAt = event.at;
+        startRunning(total);
+      }
+      break;
+    case 'agent.completed':
+    case 'agent.failed':
+      agent.name = event.name;
+      tick(agents, total, agent, event.at);
+      if (agent.state === 'running') total.agentsRunning -= 1;
+      if (agent.state === 'running' || agent.state === 'pending') {
+        if (event.type === 'agent.completed') {
+          agent.state = 'completed';
+          total.agentsCompleted += 1;
+        } else {
+          agent.state = 'failed';
+          total.agentsFailed += 1;
+        }
+      }
+      break;
+    case 'model.response': {
+      tick(agents, total, agent, event.at);
+      const { inputTokens, outputTokens } = event.usage;
+      const cost = event.costUsd;
+      addUsage(agent.own, inputTokens, outputTokens, cost);
+      addUsage(agent.subtree, inputTokens, outputTokens, cost);
+      for (let up = parentOf(agents, agent); up; up = parentOf(agents, up)) {
+        addUsage(up.subtree, inputTokens, outputTokens, cost);
+      }
+      addUsage(total, inputTokens, outputTokens, cost);
+      break;
+    }
+    case 'tool.result': {
+      tick(agents, total, agent, event.at);
+      const error = event.status === 'error' ? 1 : 0;
+      addTool(agent.own, error);
+      addTool(agent.subtree, error);
+      for (let up = parentOf(agents, agent); up; up = parentOf(agents, up)) addTool(up.subtree, error);
+      addTool(total, error);
+      break;
+    }
+    default:
+      tick(agents, total, agent, event.at);
+  }
+  return next;
+}
+
+/** Costs are summed on a grid of 1e-12 USD, so sums are exact integers of picodollars below ~$1,500. */
+const COST_GRID = 1e12;
+
+/** Adds a cost without drift: the sum is snapped to the picodollar grid. */
+function addCost(sum: number, cost: number): number {
+  return Math.round((sum + cost) * COST_GRID) / COST_GRID;
+}
+
+function addUsage(figures: Figures, inputTokens: number, outputTokens: number, cost: number): void {
+  figures.inputTokens += inputTokens;
+  figures.outputTokens += outputTokens;
+  figures.costUsd = addCost(figures.costUsd, cost);
+  figures.modelCalls += 1;
+}
+
+function addTool(figures: Figures, error: number): void {
+  figures.toolCalls += 1;
+  figures.toolErrors += error;
+}
+
+/** The known parent entry of an agent, or undefined at the top or when the parent was never seen. */
+function parentOf(agents: Record<string, AgentMetrics>, agent: AgentMetrics): AgentMetrics | undefined {
+  return agent.parentId === null ? undefined : agents[agent.parentId];
+}
+
+function startRunning(total: TotalMetrics): void {
+  total.agentsRunning += 1;
+  if (total.agentsRunning > total.peakRunning) total.peakRunning = total.agentsRunning;
+}
+
+/** Moves a running agent's clock to `at`, rolling the added milliseconds up to its ancestors and the total. */
+function tick(agents: Record<string, AgentMetrics>, total: TotalMetrics, agent: AgentMetrics, at: number): void {
+  if (agent.state !== 'running' || agent.startedAt === null) return;
+  const added = at - agent.startedAt - agent.own.durationMs;
+  if (!(added > 0)) return;
+  agent.own.durationMs += added;
+  agent.subtree.durationMs += added;
+  for (let up = parentOf(agents, agent); up; up = parentOf(agents, up)) up.subtree.durationMs += added;
+  total.durationMs += added;
+}
+
+function addAgent(
+  agents: Record<string, AgentMetrics>,
+  total: TotalMetrics,
+  id: string,
+  parentId: string | null,
+  name: string,
+  depth: number,
+): AgentMetrics {
+  const agent: AgentMetrics = {
+    name,
+    state: 'pending',
+    parentId: closesCycle(agents, id, parentId) ? null : parentId,
+    depth,
+    startedAt: null,
+    own: emptyFigures(),
+    subtree: emptyFigures(),
+  };
+  agents[id] = agent;
+  total.agentsSpawned += 1;
+  return agent;
+}
+
+/** True when `parentId`, or one of its known ancestors, is `id` itself (only malformed events do that). */
+function closesCycle(agents: Record<string, AgentMetrics>, id: string, parentId: string | null): boolean {
+  for (let up = parentId; up !== null; up = agents[up]?.parentId ?? null) {
+    if (up === id) return true;
+  }
+  return false;
+}
+
+/** Creates the minimal entry of an agent first seen through an event other than `agent.spawned`. */
+function adopt(
+  agents: Record<string, AgentMetrics>,
+  total: TotalMetrics,
+  event: Exclude<TroupeEvent, { type: 'agent.spawned' }>,
+): AgentMetrics {
+  const parent = event.parentId === null ? undefined : agents[event.parentId];
+  const depth = event.parentId === null ? 0 : parent ? parent.depth + 1 : 1;
+  const name = 'name' in event ? event.name : event.agentId;
+  const agent = addAgent(agents, total, event.agentId, event.parentId, name, depth);
+  if (event.type.startsWith('model.') || event.type.startsWith('tool.')) {
+    agent.state = 'running';
+    agent.startedAt = event.at;
+    startRunning(total);
+  }
+  return agent;
+}

@@ -1,0 +1,40 @@
+import type { TroupeEvent } from '../events/events.js';
+
+/** Shortens `agent:researcher:V1StGXR8ab` to `researcher:V1St`, enough to tell agents apart in a log. */
+export function shortId(id: string): string {
+  const [, name, key] = id.split(':');
+  return name !== undefined && key !== undefined ? `${name}:${key.slice(0, 4)}` : id;
+}
+
+/** One readable log line for an event, such as `  researcher:V1St  → read_file {"path":"a.md"}`. */
+export function formatEvent(event: TroupeEvent): string {
+  const who = shortId(event.agentId).padEnd(18);
+  const time = `${(event.at / 1000).toFixed(3).padStart(8)}s`;
+  const line = (text: string) => `${time}  ${who} ${text}`;
+  switch (event.type) {
+    case 'agent.spawned':
+      return line(`spawned${event.parentId ? ` by ${shortId(event.parentId)}` : ''}: ${clip(event.task, 60)}`);
+    case 'agent.started':
+      return line('started');
+    case 'model.request':
+      return line(`thinking (turn ${event.turn})`);
+    case 'model.response':
+      return line(
+        `model replied: ${event.usage.inputTokens}+${event.usage.outputTokens} tokens` +
+          (event.toolCalls > 0 ? `, ${event.toolCalls} tool call(s)` : ''),
+      );
+    case 'tool.call':
+      return line(`→ ${event.tool} ${clip(event.arguments, 50)}`);
+    case 'tool.result':
+      return line(`← ${event.tool} ${event.status}${event.error ? `: ${clip(event.error, 50)}` : ''}`);
+    case 'agent.completed':
+      return line(`completed: ${clip(event.output, 60)}`);
+    case 'agent.failed':
+      return line(`failed (${event.reason}): ${clip(event.error, 60)}`);
+  }
+}
+
+function clip(text: string, length: number): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > length ? `${flat.slice(0, length - 1)}…` : flat;
+}

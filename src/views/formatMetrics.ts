@@ -1,0 +1,33 @@
+import type { Figures, MetricsSnapshot } from '../events/metrics.js';
+
+/** A plain-text table of a metrics snapshot: one row an agent (indented under its parent), then the total. */
+export function formatMetrics(snapshot: MetricsSnapshot): string {
+  const rows: string[][] = [['agent', 'state', 'tokens in', 'tokens out', 'cost $', 'model', 'tools', 'ms']];
+  const children = new Map<string | null, string[]>();
+  for (const [id, agent] of Object.entries(snapshot.agents)) {
+    const siblings = children.get(agent.parentId) ?? [];
+    siblings.push(id);
+    children.set(agent.parentId, siblings);
+  }
+  const visit = (id: string, depth: number) => {
+    const agent = snapshot.agents[id];
+    if (!agent) return;
+    rows.push([`${'  '.repeat(depth)}${id.split(':').slice(1).join(':')}`, agent.state, ...figures(agent.own)]);
+    for (const child of children.get(id) ?? []) visit(child, depth + 1);
+  };
+  for (const root of children.get(null) ?? []) visit(root, 0);
+  rows.push(['total', `${snapshot.total.agentsCompleted} ok, ${snapshot.total.agentsFailed} failed`, ...figures(snapshot.total)]);
+  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
+  return rows.map((row) => row.map((cell, column) => (column < 2 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  ')).join('\n');
+}
+
+function figures(f: Figures): string[] {
+  return [
+    String(f.inputTokens),
+    String(f.outputTokens),
+    f.costUsd.toFixed(6),
+    String(f.modelCalls),
+    `${f.toolCalls}${f.toolErrors ? ` (${f.toolErrors} err)` : ''}`,
+    String(Math.round(f.durationMs)),
+  ];
+}

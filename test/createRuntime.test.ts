@@ -1,0 +1,192 @@
+import { describe, expect, it } from 'vitest';
+import type { InspectionEvent } from 'xstate';
+import {
+  ConfigurationError,
+  createRuntime,
+  defineAgent,
+  RuntimeClosedError,
+  TroupeEvent,
+  UnknownAgentError,
+  type ModelReply,
+} from 'troupe';
+import { ScriptedModel, advanceUntilSettled, nextTimerAt } from 'troupe/testing';
+import { call, collect, echoTool, simulatedClock, toolReply, worker } from './stubs.js';
+
+describe('the supervisor', () => {
+  it('runs at most maxParallel agents at once: 20 agents under a cap of 3 peak at exactly 3', async () => {
+    const clock = simulatedClock();
+    const model = new ScriptedModel(() => 'done', { latencyMs: (_request, index) => 100 + (index % 7) * 10 });
+    const runtime = createRuntime({ model, agents: [worker()], clock, maxParallel: 3 });
+    let running = 0;
+    let peak = 0;
+    runtime.events$.subscribe((event) => {
+      if (event.type === 'agent.started') peak = Math.max(peak, ++running);
+      if (event.type === 'agent.completed' || event.type === 'agent.failed') running -= 1;
+    });
+
+    const results = await advanceUntilSettled(
+      clock,
+      Promise.all(Array.from({ length: 20 }, (_, index) => runtime.run('worker', `Task ${index}`))),
+    );
+
+    expect(results.every((result) => result.status === 'completed')).toBe(true);
+    expect(peak).toBe(3);
+    expect(runtime.metrics().total).toMatchObject({ peakRunning: 3, agentsSpawned: 20, agentsCompleted: 20, agentsRunning: 0 });
+    await runtime.shutdown();
+  });
+
+  it('starts waiting agents first come, first served, unless a priority says otherwise', async () => {
+    const model = new ScriptedModel(() => 'done');
+    const runtime = createRuntime({ model, agents: [worker()], maxParallel: 1 });
+    const started: string[] = [];
+    runtime.events$.subscribe((event) => event.type === 'agent.spawned' || event.type !== 'agent.started' || started.push(event.agentId));
+    const first = runtime.spawn('worker', 'first');
+    const second = runtime.spawn('worker', 'second');
+    const urgent = runtime.spawn('worker', 'urgent', { priority: 5 });
+    const third = runtime.spawn('worker', 'third');
+    await runtime.idle();
+    expect(started).toEqual([first.id, urgent.id, second.id, third.id]);
+    await runtime.shutdown();
+  });
+
+  it('gives each agent a readable id and records its parent and depth', async () => {
+    const model = new ScriptedModel(() => 'ok');
+    const runtime = createRuntime({ model, agents: [worker('lead'), worker('helper')] });
+    const lead = runtime.spawn('lead', 'Lead.');
+    const helper = runtime.spawn('helper', 'Help.', { parentId: lead.id, toolCallId: 'call_7' });
+    const events = collect(helper.events$);
+    await runtime.idle();
+    expect(lead.id).toMatch(/^agent:lead:[0-9A-Za-z]{10}$/);
+    expect(runtime.record(helper.id)).toMatchObject({ name: 'helper', parentId: lead.id, depth: 1, state: 'completed' });
+    expect(events[0]).toMatchObject({ type: 'agent.spawned', parentId: lead.id, toolCallId: 'call_7', depth: 1 });
+    await runtime.shutdown();
+  });
+
+  it('cancels an agent and all its descendants, queued ones included', async () => {
+    const clock = simulatedClock();
+    const model = new ScriptedModel(() => 'late', { latencyMs: 1_000 });
+    const runtime = createRuntime({ model, agents: [worker()], clock, maxParallel: 3 });
+    const root = runtime.spawn('worker', 'root');
+    const child = runtime.spawn('worker', 'child', { parentId: root.id });
+    const grandchild = runtime.spawn('worker', 'grandchild', { parentId: child.id });
+    const queued = runtime.spawn('worker', 'queued', { parentId: child.id });
+    const bystander = runtime.spawn('worker', 'bystander');
+    expect(runtime.record(queued.id)?.state).toBe('pending');
+
+    runtime.cancel(root.id);
+    const results = await Promise.all([root, child, grandchild, queued].map((handle) => handle.result));
+
+    expect(results.map((result) => result.reason)).toEqual(['cancelled', 'cancelled', 'cancelled', 'cancelled']);
+    expect(await advanceUntilSettled(clock, bystander.result)).toMatchObject({ status: 'completed' });
+    await runtime.shutdown();
+  });
+
+  it('leaves no actor or timer behind after shutdown, and refuses new work', async () => {
+    const clock = simulatedClock();
+    const model = new ScriptedModel(() => 'slow', { latencyMs: 60_000 });
+    const runtime = createRuntime({ model, agents: [worker()], clock, maxParallel: 2 });
+    const handles = Array.from({ length: 4 }, (_, index) => runtime.spawn('worker', `Task ${index}`));
+    let completed = false;
+    runtime.events$.subscribe({ complete: () => (completed = true) });
+    expect(nextTimerAt(clock)).toBeDefined();
+
+    await runtime.shutdown();
+
+    const results = await Promise.all(handles.map((handle) => handle.result));
+    expect(results.map((result) => result.reason)).toEqual(['cancelled', 'cancelled', 'cancelled', 'cancelled']);
+    expect(nextTimerAt(clock)).toBeUndefined();
+    expect(completed).toBe(true);
+    expect(() => runtime.spawn('worker', 'more')).toThrow(RuntimeClosedError);
+  });
+
+  it('refuses bad requests with typed errors', async () => {
+    const runtime = createRuntime({ model: new ScriptedModel([]), agents: [worker()] });
+    expect(() => runtime.spawn('nobody', 'x')).toThrow(UnknownAgentError);
+    expect(() => runtime.spawn('worker', '  ')).toThrow(ConfigurationError);
+    expect(() => runtime.cancel('agent:worker:missing')).toThrow(UnknownAgentError);
+    expect(() => runtime.spawn('worker', 'x', { parentId: 'agent:ghost:1' })).toThrow(UnknownAgentError);
+    await runtime.shutdown();
+    expect(() => createRuntime({ agents: [worker()] })).toThrow(/has no model/);
+    expect(() => createRuntime({ model: new ScriptedModel([]), agents: [worker('a', ['missing'])] })).toThrow(
+      /lists the tool "missing"/,
+    );
+    expect(() => createRuntime({ model: new ScriptedModel([]), agents: [worker(), worker()] })).toThrow(/Two agents/);
+  });
+});
+
+describe('events and metrics', () => {
+  it('totals equal the sum of every reply usage and cost', async () => {
+    const replies: ModelReply[] = [];
+    let n = 0;
+    const model = new ScriptedModel(
+      (request) => {
+        n += 1;
+        const reply: ModelReply =
+          request.messages.length < 3
+            ? { ...toolReply(call('echo', { text: `t${n}` })), usage: { inputTokens: 100 + n, outputTokens: 10 + n } }
+            : { content: `answer ${n}`, usage: { inputTokens: 200 + n, outputTokens: 20 + n } };
+        replies.push(reply);
+        return reply;
+      },
+      { model: 'gpt-4o-mini' },
+    );
+    const { tool } = echoTool();
+    const runtime = createRuntime({ model, agents: [worker('worker', ['echo'])], tools: [tool] });
+    const events = collect(runtime.events$);
+    const lead = runtime.spawn('worker', 'lead');
+    runtime.spawn('worker', 'child', { parentId: lead.id });
+    runtime.spawn('worker', 'other');
+    await runtime.idle();
+
+    const input = replies.reduce((sum, reply) => sum + reply.usage!.inputTokens, 0);
+    const output = replies.reduce((sum, reply) => sum + reply.usage!.outputTokens, 0);
+    const cost = (input * 0.15 + output * 0.6) / 1_000_000;
+    const { total, agents } = runtime.metrics();
+    expect(total).toMatchObject({ inputTokens: input, outputTokens: output, modelCalls: 6, toolCalls: 3, agentsCompleted: 3 });
+    expect(total.costUsd).toBeCloseTo(cost, 12);
+    const costs = events.flatMap((event) => (event.type === 'model.response' ? [event.costUsd] : []));
+    expect(costs.reduce((a, b) => a + b, 0)).toBeCloseTo(cost, 12);
+    expect(agents[lead.id]!.subtree.modelCalls).toBe(4);
+    expect(agents[lead.id]!.own.modelCalls).toBe(2);
+    expect((await lead.result).metrics.subtree.modelCalls).toBe(4);
+    for (const event of events) expect(TroupeEvent.safeParse(event).success).toBe(true);
+    await runtime.shutdown();
+  });
+
+  it('an inspect callback sees an actor for the supervisor and for every agent', async () => {
+    const actors = new Set<string>();
+    const inspect = (event: InspectionEvent) => {
+      if (event.type === '@xstate.actor') actors.add((event.actorRef as unknown as { id: string }).id);
+    };
+    const runtime = createRuntime({ model: new ScriptedModel(() => 'hi'), agents: [worker()], inspect });
+    const ids = await Promise.all([1, 2, 3].map((index) => runtime.run('worker', `Task ${index}`)));
+    expect(actors.has('supervisor') || [...actors].some((id) => !id.startsWith('agent:'))).toBe(true);
+    for (const { id } of ids) expect(actors.has(id)).toBe(true);
+    await runtime.shutdown();
+  });
+
+  it("a handle's events$ sees its agent from the first event, and its sub-agents", async () => {
+    const model = new ScriptedModel(() => 'ok');
+    const runtime = createRuntime({ model, agents: [worker()] });
+    const parent = runtime.spawn('worker', 'parent');
+    const events = collect(parent.events$);
+    const child = runtime.spawn('worker', 'child', { parentId: parent.id });
+    await runtime.idle();
+    expect(events[0]).toMatchObject({ type: 'agent.spawned', agentId: parent.id });
+    expect(events.some((event) => event.agentId === child.id)).toBe(true);
+    await runtime.shutdown();
+  });
+
+  it('uses an agent definition model and temperature over the runtime model', async () => {
+    const own = new ScriptedModel(['from own model']);
+    const shared = new ScriptedModel(['from shared']);
+    const special = defineAgent({ name: 'special', description: 'S.', systemPrompt: 'S.', model: own });
+    const named = defineAgent({ name: 'named', description: 'N.', systemPrompt: 'N.', model: 'gpt-4o', temperature: 0.2 });
+    const runtime = createRuntime({ model: shared, agents: [special, named] });
+    expect((await runtime.run('special', 'x')).output).toBe('from own model');
+    expect(shared.calls).toHaveLength(0);
+    expect((await runtime.run('named', 'x')).output).toBe('from shared');
+    expect(shared.calls[0]).toMatchObject({ model: 'gpt-4o', temperature: 0.2, agentName: 'named' });
+    await runtime.shutdown();
+  });
+});

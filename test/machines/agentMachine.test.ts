@@ -1,0 +1,310 @@
+import { describe, expect, it } from 'vitest';
+import { createActor } from 'xstate';
+import { z } from 'zod';
+import { createRuntime, defineAgent, defineTool, ModelError, type TroupeEvent } from 'troupe';
+import { ScriptedModel, advanceUntilSettled } from 'troupe/testing';
+import { agentMachine } from '../../src/machines/agentMachine.js';
+import { call, collect, echoTool, simulatedClock, toolReply, worker } from '../stubs.js';
+
+describe('agent lifecycle', () => {
+  it('emits spawned, started, each model turn and tool call, then completed, in that order', async () => {
+    const { tool, calls } = echoTool();
+    const model = new ScriptedModel([toolReply(call('echo', { text: 'hi' })), 'All done.']);
+    const runtime = createRuntime({ model, agents: [worker('worker', ['echo'])], tools: [tool] });
+    const events = collect(runtime.events$);
+
+    const result = await runtime.run('worker', 'Say hi.');
+
+    expect(result).toMatchObject({ status: 'completed', output: 'All done.', turns: 2, toolCallsExecuted: 1 });
+    expect(calls).toEqual(['hi']);
+    expect(events.map((event) => event.type)).toEqual([
+      'agent.spawned',
+      'agent.started',
+      'model.request',
+      'model.response',
+      'tool.call',
+      'tool.result',
+      'model.request',
+      'model.response',
+      'agent.completed',
+    ]);
+    expect(new Set(events.map((event) => event.agentId))).toEqual(new Set([result.id]));
+    model.assertDone();
+    await runtime.shutdown();
+  });
+
+  it('sends the tool result back to the model as a tool message answering the call', async () => {
+    const { tool } = echoTool();
+    const model = new ScriptedModel([toolReply(call('echo', { text: 'ping' }, 'c-1')), 'ok']);
+    const runtime = createRuntime({ model, agents: [worker('worker', ['echo'])], tools: [tool] });
+
+    await runtime.run('worker', 'Ping.');
+
+    const second = model.calls[1]!;
+    expect(second.messages.map((message) => message.role)).toEqual(['system', 'user', 'assistant', 'tool']);
+    expect(second.messages[3]).toEqual({ role: 'tool', toolCallId: 'c-1', content: 'echo: ping' });
+    expect(second.tools.map((schema) => schema.name)).toEqual(['echo']);
+    await runtime.shutdown();
+  });
+
+  it('fails with max_turns when the model keeps calling tools', async () => {
+    const { tool, calls } = echoTool();
+    const model = new ScriptedModel(() => toolReply(call('echo', { text: 'again' })));
+    const runtime = createRuntime({ model, agents: [worker('worker', ['echo'])], tools: [tool], maxTurns: 3 });
+
+    const result = await runtime.run('worker', 'Loop.');
+
+    expect(result).toMatchObject({ status: 'failed', reason: 'max_turns', turns: 3 });
+    expect(result.output).toBeUndefined();
+    expect(calls).toHaveLength(3);
+    expect(model.calls).toHaveLength(3);
+    await runtime.shutdown();
+  });
+
+  it('fails instead of completing when the model answers with nothing', async () => {
+    const runtime = createRuntime({ model: new ScriptedModel(['   ']), agents: [worker()] });
+    const result = await runtime.run('worker', 'Answer.');
+    expect(result).toMatchObject({ status: 'failed', reason: 'error' });
+    expect(result.error).toMatch(/empty answer/);
+    await runtime.shutdown();
+  });
+
+  it('fails with error when the model call throws, naming the cause', async () => {
+    const model = new ScriptedModel([new ModelError('server said 500', { status: 500 })]);
+    const runtime = createRuntime({ model, agents: [worker()] });
+    const result = await runtime.run('worker', 'Answer.');
+    expect(result).toMatchObject({ status: 'failed', reason: 'error', error: 'server said 500' });
+    await runtime.shutdown();
+  });
+
+  it('fails with budget instead of running more tools once its token budget is spent', async () => {
+    const { tool, calls } = echoTool();
+    const model = new ScriptedModel([
+      { ...toolReply(call('echo', { text: 'a' })), usage: { inputTokens: 60, outputTokens: 10 } },
+      { ...toolReply(call('echo', { text: 'b' })), usage: { inputTokens: 60, outputTokens: 10 } },
+    ]);
+    const runtime = createRuntime({ model, agents: [worker('worker', ['echo'])], tools: [tool] });
+    const result = await runtime.run('worker', 'Spend.', { budget: { maxTokens: 100 } });
+    expect(result).toMatchObject({ status: 'failed', reason: 'budget' });
+    expect(calls).toEqual(['a']);
+    expect(result.metrics.own.inputTokens).toBe(120);
+    await runtime.shutdown();
+  });
+
+  it('fails clearly when run without a runtime to provide its model', async () => {
+    const actor = createActor(agentMachine, {
+      input: {
+        id: 'agent:lonely:1',
+        name: 'lonely',
+        runId: 'r',
+        parentId: null,
+        toolCallId: null,
+        depth: 0,
+        task: 'Hello',
+        systemPrompt: 'You are alone.',
+        model: 'none',
+        tools: [],
+        maxTurns: 3,
+        idleTimeoutMs: 1000,
+      },
+    }).start();
+    actor.send({ type: 'START' });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(actor.getSnapshot().value).toBe('failed');
+    expect(actor.getSnapshot().output?.error).toMatch(/createRuntime/);
+  });
+});
+
+describe('bad tool calls become error results and the agent goes on', () => {
+  const strict = defineTool({
+    name: 'lookup',
+    description: 'Looks up a key.',
+    parameters: z.object({ key: z.string().min(1) }),
+    kind: 'read',
+    execute: ({ key }) => ({ key, value: 42 }),
+  });
+  const broken = defineTool({
+    name: 'broken',
+    description: 'Always throws.',
+    parameters: z.object({}),
+    kind: 'other',
+    execute: () => {
+      throw new Error('disk on fire');
+    },
+  });
+  const slow = defineTool({
+    name: 'slow',
+    description: 'Never finishes in time.',
+    parameters: z.object({}),
+    kind: 'read',
+    timeoutMs: 50,
+    execute: (_, { signal }) =>
+      new Promise((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason))),
+  });
+  const agent = defineAgent({
+    name: 'careful',
+    description: 'Calls tools badly.',
+    systemPrompt: 'Call tools.',
+    tools: [strict, broken, slow],
+  });
+
+  it.each([
+    ['a tool that does not exist', call('nope', {}), /Unknown tool "nope".*lookup, broken, slow/s],
+    ['arguments that are not JSON', call('lookup', '{"key": '), /not valid JSON/],
+    ['arguments that fail the schema', call('lookup', { key: 7 }), /do not match its parameters[\s\S]*key/],
+    ['a tool that throws', call('broken', {}), /disk on fire/],
+    ['a tool that times out', call('slow', {}), /timed out after 50 ms/],
+  ])('%s', async (_label, badCall, message) => {
+    const clock = simulatedClock();
+    const model = new ScriptedModel([toolReply(badCall), 'Recovered.']);
+    const runtime = createRuntime({ model, agents: [agent], clock });
+    const events = collect(runtime.events$);
+
+    const result = await advanceUntilSettled(clock, runtime.run('careful', 'Try.'));
+
+    expect(result).toMatchObject({ status: 'completed', output: 'Recovered.', toolCallsExecuted: 1 });
+    const toolMessage = model.calls[1]!.messages.at(-1)!;
+    expect(toolMessage).toMatchObject({ role: 'tool', toolCallId: badCall.id, isError: true });
+    expect(toolMessage.content).toMatch(message);
+    const resultEvent = events.find((event) => event.type === 'tool.result');
+    expect(resultEvent).toMatchObject({ status: 'error', tool: badCall.name });
+    expect(runtime.metrics().total.toolErrors).toBe(1);
+    await runtime.shutdown();
+  });
+
+  it('answers every call of a mixed batch with exactly one tool message, in call order', async () => {
+    const model = new ScriptedModel([
+      toolReply(call('lookup', { key: 'a' }, 'c1'), call('nope', {}, 'c2'), call('broken', {}, 'c3'), call('lookup', '[', 'c4')),
+      'Done.',
+    ]);
+    const runtime = createRuntime({ model, agents: [agent] });
+    await runtime.run('careful', 'Try all.');
+    const toolMessages = model.calls[1]!.messages.filter((message) => message.role === 'tool');
+    expect(toolMessages.map((message) => message.role === 'tool' && message.toolCallId)).toEqual(['c1', 'c2', 'c3', 'c4']);
+    expect(toolMessages.map((message) => message.role === 'tool' && Boolean(message.isError))).toEqual([false, true, true, true]);
+    expect(toolMessages[0]!.content).toBe('{"key":"a","value":42}');
+    await runtime.shutdown();
+  });
+});
+
+describe('idle timeout in simulated time', () => {
+  it('fails a stalled agent with timeout after idleTimeoutMs of no progress', async () => {
+    const clock = simulatedClock();
+    const model = new ScriptedModel(['too late'], { latencyMs: 10_000 });
+    const runtime = createRuntime({ model, agents: [worker()], clock, idleTimeoutMs: 5_000 });
+
+    const result = await advanceUntilSettled(clock, runtime.run('worker', 'Think slowly.'));
+
+    expect(result).toMatchObject({ status: 'failed', reason: 'timeout' });
+    expect(clock.now()).toBe(5_000);
+    expect(model.calls[0]!.signal.aborted).toBe(true);
+    await runtime.shutdown();
+  });
+
+  it('restarts the timer at every step, so steady progress never times out', async () => {
+    const clock = simulatedClock();
+    const { tool } = echoTool();
+    const model = new ScriptedModel([toolReply(call('echo', { text: '1' })), toolReply(call('echo', { text: '2' })), 'done'], {
+      latencyMs: 4_000,
+    });
+    const runtime = createRuntime({ model, agents: [worker('worker', ['echo'])], tools: [tool], clock, idleTimeoutMs: 5_000 });
+    const result = await advanceUntilSettled(clock, runtime.run('worker', 'Go.'));
+    expect(result.status).toBe('completed');
+    expect(clock.now()).toBe(12_000);
+    await runtime.shutdown();
+  });
+
+  it('pauses while an interactive tool waits for a person', async () => {
+    const clock = simulatedClock();
+    let answer: (text: string) => void = () => {};
+    const ask = defineTool({
+      name: 'ask_person',
+      description: 'Asks a person and waits.',
+      parameters: z.object({ question: z.string() }),
+      kind: 'other',
+      interactive: true,
+      execute: () => new Promise<string>((resolve) => (answer = resolve)),
+    });
+    const model = new ScriptedModel([toolReply(call('ask_person', { question: 'Ship it?' })), 'Shipped.']);
+    const agent = defineAgent({ name: 'asker', description: 'Asks.', systemPrompt: 'Ask.', tools: [ask] });
+    const runtime = createRuntime({ model, agents: [agent], clock, idleTimeoutMs: 5_000 });
+    const run = runtime.run('asker', 'Ask before shipping.');
+    let settled = false;
+    void run.then(() => (settled = true));
+
+    await new Promise((resolve) => setImmediate(resolve));
+    clock.increment(60_000); // a person takes a minute: far past the idle timeout
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(settled).toBe(false);
+    expect(runtime.metrics().agents[[...Object.keys(runtime.metrics().agents)][0]!]!.state).toBe('running');
+
+    answer('yes');
+    const result = await advanceUntilSettled(clock, run);
+    expect(result).toMatchObject({ status: 'completed', output: 'Shipped.' });
+    await runtime.shutdown();
+  });
+
+  it('still times out a non-interactive tool that hangs', async () => {
+    const clock = simulatedClock();
+    const hang = defineTool({
+      name: 'hang',
+      description: 'Hangs.',
+      parameters: z.object({}),
+      kind: 'read',
+      execute: (_, { signal }) => new Promise((_resolve, reject) => signal.addEventListener('abort', () => reject(new Error('aborted')))),
+    });
+    let aborted = false;
+    const watch = defineTool({ ...hang, name: 'watch', execute: (_, { signal }) => new Promise(() => signal.addEventListener('abort', () => (aborted = true))) });
+    const model = new ScriptedModel([toolReply(call('hang', {}), call('watch', {}))]);
+    const agent = defineAgent({ name: 'stuck', description: 'Stuck.', systemPrompt: 'Wait.', tools: [hang, watch] });
+    const runtime = createRuntime({ model, agents: [agent], clock, idleTimeoutMs: 5_000 });
+    const result = await advanceUntilSettled(clock, runtime.run('stuck', 'Wait forever.'));
+    expect(result).toMatchObject({ status: 'failed', reason: 'timeout' });
+    expect(aborted).toBe(true);
+    await runtime.shutdown();
+  });
+});
+
+describe('cancelling an agent', () => {
+  it('aborts its model call through the AbortSignal and fails it with cancelled', async () => {
+    const clock = simulatedClock();
+    const model = new ScriptedModel(['never seen'], { latencyMs: 1_000 });
+    const runtime = createRuntime({ model, agents: [worker()], clock });
+    const events: TroupeEvent[] = collect(runtime.events$);
+    const handle = runtime.spawn('worker', 'Think.');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(model.calls).toHaveLength(1);
+
+    runtime.cancel(handle.id);
+    const result = await handle.result;
+
+    expect(result).toMatchObject({ status: 'failed', reason: 'cancelled' });
+    expect(model.calls[0]!.signal.aborted).toBe(true);
+    expect(events.at(-1)).toMatchObject({ type: 'agent.failed', reason: 'cancelled' });
+    await runtime.shutdown();
+  });
+
+  it('aborts its running tools through their AbortSignal', async () => {
+    let toolSignal: AbortSignal | undefined;
+    const wait = defineTool({
+      name: 'wait',
+      description: 'Waits until aborted.',
+      parameters: z.object({}),
+      kind: 'read',
+      execute: (_, { signal }) => {
+        toolSignal = signal;
+        return new Promise(() => {});
+      },
+    });
+    const model = new ScriptedModel([toolReply(call('wait', {}))]);
+    const agent = defineAgent({ name: 'waiter', description: 'Waits.', systemPrompt: 'Wait.', tools: [wait] });
+    const runtime = createRuntime({ model, agents: [agent] });
+    const handle = runtime.spawn('waiter', 'Wait.');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(toolSignal?.aborted).toBe(false);
+    runtime.cancel(handle.id);
+    expect(await handle.result).toMatchObject({ status: 'failed', reason: 'cancelled' });
+    expect(toolSignal?.aborted).toBe(true);
+    await runtime.shutdown();
+  });
+});

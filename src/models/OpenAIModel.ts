@@ -1,0 +1,264 @@
+import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
+import type {
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChatCompletionCreateParamsNonStreaming,
+  ChatCompletionMessageParam,
+  ChatCompletionTool,
+} from 'openai/resources/chat/completions';
+import type { CompletionUsage } from 'openai/resources/completions';
+import { AbortedError, ConfigurationError, ModelError, errorMessage } from '../errors.js';
+import type { ChatMessage, Model, ModelReply, ModelRequest, ToolCall, ToolSchema, Usage } from './Model.js';
+import { parseXmlToolCalls, toXmlConversation } from './xmlToolCalls.js';
+
+/** Options of {@link OpenAIModel}. */
+export interface OpenAIModelOptions {
+  /** The model to ask, such as `gpt-4.1-mini` or `llama3.1` (an agent's `model` overrides it per request). */
+  model: string;
+  /**
+   * The API key. Default `process.env.OPENAI_API_KEY`; when neither is set but a `baseURL` is (a local server
+   * such as Ollama or vLLM), the placeholder `not-needed` is sent.
+   */
+  apiKey?: string;
+  /**
+   * The base URL of an OpenAI-compatible server, such as `http://localhost:11434/v1` for Ollama. Default
+   * `process.env.OPENAI_BASE_URL`, else the OpenAI API.
+   */
+  baseURL?: string;
+  /**
+   * Use streamed Chat Completions (default false). The reply is still returned whole; streaming keeps long
+   * answers from hitting proxy timeouts and lets an abort stop generation mid-answer.
+   */
+  stream?: boolean;
+  /** How many times the SDK retries a failed request (connection errors, 408, 409, 429, 5xx). Default 2. */
+  maxRetries?: number;
+  /** The SDK's time limit for one request, in milliseconds (default: the SDK's, 10 minutes). */
+  timeoutMs?: number;
+  /** Sampling temperature, used when the request names none (default: the server's). */
+  temperature?: number;
+  /**
+   * How tools reach the model. `native` (default) uses the API's `tools` and `tool_calls`. `xml` is for models
+   * without native tool calling: the tools are described in the system prompt and calls are read from
+   * `<tool_call name="…">{…}</tool_call>` blocks in the reply text (see `xmlToolCalls.ts`).
+   */
+  toolCallFormat?: 'native' | 'xml';
+}
+
+/** The placeholder key sent to servers that need none (Ollama, vLLM, …). */
+const PLACEHOLDER_API_KEY = 'not-needed';
+
+/**
+ * A {@link Model} backed by the OpenAI Chat Completions API, or any server that speaks it (Ollama, vLLM, LM Studio,
+ * llama.cpp, OpenRouter, …). Every failure rejects with a typed error: {@link AbortedError} when
+ * `request.signal` was aborted, {@link ModelError} (with the HTTP `status` when there was one) otherwise.
+ *
+ * @example
+ * const model = new OpenAIModel({ model: 'gpt-4.1-mini' });
+ * const local = new OpenAIModel({ model: 'qwen2.5', baseURL: 'http://localhost:11434/v1', toolCallFormat: 'xml' });
+ */
+export class OpenAIModel implements Model {
+  /** The default model name. */
+  readonly name: string;
+  private readonly client: OpenAI;
+  private readonly options: OpenAIModelOptions;
+
+  constructor(options: OpenAIModelOptions) {
+    if (typeof options.model !== 'string' || options.model.trim() === '') {
+      throw new ConfigurationError('OpenAIModel needs a model name, such as { model: "gpt-4.1-mini" }.');
+    }
+    if (options.maxRetries !== undefined && !(Number.isInteger(options.maxRetries) && options.maxRetries >= 0)) {
+      throw new ConfigurationError(`OpenAIModel maxRetries must be a whole number ≥ 0, got ${options.maxRetries}.`);
+    }
+    if (options.timeoutMs !== undefined && !(options.timeoutMs > 0)) {
+      throw new ConfigurationError(`OpenAIModel timeoutMs must be a positive number, got ${options.timeoutMs}.`);
+    }
+    const baseURL = options.baseURL ?? nonEmpty(process.env.OPENAI_BASE_URL);
+    const apiKey = options.apiKey ?? nonEmpty(process.env.OPENAI_API_KEY) ?? (baseURL ? PLACEHOLDER_API_KEY : undefined);
+    if (apiKey === undefined) {
+      throw new ConfigurationError(
+        'OpenAIModel needs an API key: pass { apiKey }, set OPENAI_API_KEY, or give a baseURL for a local server.',
+      );
+    }
+    this.options = options;
+    this.name = options.model;
+    this.client = new OpenAI({
+      apiKey,
+      baseURL,
+      maxRetries: options.maxRetries ?? 2,
+      ...(options.timeoutMs !== undefined && { timeout: options.timeoutMs }),
+    });
+  }
+
+  /** Answers one turn through the Chat Completions API. */
+  async complete(request: ModelRequest): Promise<ModelReply> {
+    const model = request.model ?? this.options.model;
+    const xml = this.options.toolCallFormat === 'xml';
+    const temperature = request.temperature ?? this.options.temperature;
+    const body: ChatCompletionCreateParamsNonStreaming = {
+      model,
+      messages: toChatMessages(xml ? toXmlConversation(request.messages, request.tools) : request.messages),
+      ...(!xml && request.tools.length > 0 && { tools: request.tools.map(toChatTool) }),
+      ...(temperature !== undefined && { temperature }),
+    };
+    const { signal } = request;
+    if (signal.aborted) throw aborted(model);
+    let reply: ModelReply;
+    try {
+      reply = this.options.stream === true ? await this.streamed(body, signal) : await this.whole(body, signal);
+    } catch (error) {
+      throw toTroupeError(error, model, signal);
+    }
+    // A stream cut short by the signal ends quietly in the SDK: the partial answer must not pass as a reply.
+    if (signal.aborted) throw aborted(model);
+    reply.model ||= model;
+    return xml ? withXmlToolCalls(reply) : reply;
+  }
+
+  private async whole(body: ChatCompletionCreateParamsNonStreaming, signal: AbortSignal): Promise<ModelReply> {
+    const completion: ChatCompletion = await this.client.chat.completions.create(body, { signal });
+    const message = completion.choices?.[0]?.message;
+    if (message === undefined) {
+      throw new ModelError(`Model "${body.model}" answered without a choice.`);
+    }
+    const toolCalls: ToolCall[] = [];
+    for (const call of message.tool_calls ?? []) {
+      if (call.type !== 'function') continue;
+      toolCalls.push({
+        id: call.id || `call_${toolCalls.length + 1}`,
+        name: call.function.name,
+        arguments: call.function.arguments ?? '',
+      });
+    }
+    return makeReply(message.content ?? message.refusal ?? '', toolCalls, completion.usage, completion.model);
+  }
+
+  private async streamed(body: ChatCompletionCreateParamsNonStreaming, signal: AbortSignal): Promise<ModelReply> {
+    const stream = await this.client.chat.completions.create(
+      { ...body, stream: true, stream_options: { include_usage: true } },
+      { signal },
+    );
+    const assembled = new StreamedReply();
+    for await (const chunk of stream) assembled.add(chunk);
+    return assembled.reply();
+  }
+}
+
+/** Assembles the chunks of a streamed completion: text, tool calls by index, usage from the final chunk. */
+class StreamedReply {
+  private content = '';
+  private readonly calls = new Map<number, ToolCall>();
+  private usage: CompletionUsage | null | undefined;
+  private model = '';
+
+  add(chunk: ChatCompletionChunk): void {
+    if (chunk.model) this.model = chunk.model;
+    if (chunk.usage) this.usage = chunk.usage;
+    const choice = chunk.choices?.find((candidate) => candidate.index === 0) ?? chunk.choices?.[0];
+    const delta = choice?.delta;
+    if (delta === undefined || delta === null) return;
+    if (typeof delta.content === 'string') this.content += delta.content;
+    for (const part of delta.tool_calls ?? []) {
+      const index = typeof part.index === 'number' ? part.index : this.calls.size;
+      const call = this.calls.get(index) ?? { id: '', name: '', arguments: '' };
+      if (part.id) call.id = part.id;
+      if (part.function?.name) call.name = part.function.name;
+      if (part.function?.arguments) call.arguments += part.function.arguments;
+      this.calls.set(index, call);
+    }
+  }
+
+  reply(): ModelReply {
+    const toolCalls = [...this.calls.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([, call], position) => ({ ...call, id: call.id || `call_${position + 1}` }));
+    return makeReply(this.content, toolCalls, this.usage, this.model);
+  }
+}
+
+function makeReply(content: string, toolCalls: ToolCall[], usage: CompletionUsage | null | undefined, model: string): ModelReply {
+  const result: ModelReply = { content, model };
+  if (toolCalls.length > 0) result.toolCalls = toolCalls;
+  if (usage) result.usage = toUsage(usage);
+  return result;
+}
+
+function toUsage(usage: CompletionUsage): Usage {
+  return { inputTokens: tokens(usage.prompt_tokens), outputTokens: tokens(usage.completion_tokens) };
+}
+
+function tokens(value: unknown): number {
+  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.round(value) : 0;
+}
+
+/** Reads the XML tool call blocks out of the reply text (keeping any native calls a server sent anyway). */
+function withXmlToolCalls(reply: ModelReply): ModelReply {
+  const native = reply.toolCalls ?? [];
+  const parsed = parseXmlToolCalls(reply.content, { makeId: (index) => `call_${native.length + index + 1}` });
+  const toolCalls = [...native, ...parsed.toolCalls];
+  const result: ModelReply = { ...reply, content: parsed.content };
+  if (toolCalls.length > 0) result.toolCalls = toolCalls;
+  else delete result.toolCalls;
+  return result;
+}
+
+/** troupe's messages in the Chat Completions shape. */
+function toChatMessages(messages: readonly ChatMessage[]): ChatCompletionMessageParam[] {
+  return messages.map((message): ChatCompletionMessageParam => {
+    switch (message.role) {
+      case 'system':
+      case 'user':
+        return { role: message.role, content: message.content };
+      case 'assistant':
+        if (message.toolCalls === undefined || message.toolCalls.length === 0) {
+          return { role: 'assistant', content: message.content };
+        }
+        return {
+          role: 'assistant',
+          // Some servers reject an empty string next to tool calls; null is what the API itself sends.
+          content: message.content === '' ? null : message.content,
+          tool_calls: message.toolCalls.map((call) => ({
+            id: call.id,
+            type: 'function' as const,
+            function: { name: call.name, arguments: call.arguments },
+          })),
+        };
+      case 'tool':
+        return { role: 'tool', tool_call_id: message.toolCallId, content: message.content };
+    }
+  });
+}
+
+function toChatTool(tool: ToolSchema): ChatCompletionTool {
+  return { type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.parameters } };
+}
+
+function aborted(model: string): AbortedError {
+  return new AbortedError(`The call to model "${model}" was aborted.`);
+}
+
+/** Any failure of a call as a troupe error. */
+function toTroupeError(error: unknown, model: string, signal: AbortSignal): Error {
+  if (signal.aborted || error instanceof APIUserAbortError) return aborted(model);
+  if (error instanceof ModelError) return error;
+  if (error instanceof APIConnectionTimeoutError) {
+    return new ModelError(`The call to model "${model}" timed out.`, { cause: error });
+  }
+  if (error instanceof APIConnectionError) {
+    return new ModelError(`Could not reach the server for model "${model}": ${connectionDetail(error)}`, { cause: error });
+  }
+  if (error instanceof APIError) {
+    const status = typeof error.status === 'number' ? error.status : undefined;
+    const what = status === undefined ? 'failed' : `failed with HTTP ${status}`;
+    return new ModelError(`The call to model "${model}" ${what}: ${error.message}`, { status, cause: error });
+  }
+  return new ModelError(`The reply of model "${model}" could not be read: ${errorMessage(error)}`, { cause: error });
+}
+
+function connectionDetail(error: APIConnectionError): string {
+  const cause: unknown = error.cause;
+  return cause instanceof Error && cause.message !== '' ? `${error.message} (${cause.message})` : error.message;
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === '' ? undefined : value;
+}

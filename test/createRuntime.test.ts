@@ -148,7 +148,7 @@ describe('events and metrics', () => {
     expect(costs.reduce((a, b) => a + b, 0)).toBeCloseTo(cost, 12);
     expect(agents[lead.id]!.subtree.modelCalls).toBe(4);
     expect(agents[lead.id]!.own.modelCalls).toBe(2);
-    expect((await lead.result).metrics.subtree.modelCalls).toBe(4);
+    expect((await lead.result).metrics.own.modelCalls).toBe(2);
     for (const event of events) expect(TroupeEvent.safeParse(event).success).toBe(true);
     await runtime.shutdown();
   });

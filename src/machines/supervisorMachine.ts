@@ -1,4 +1,4 @@
-import { createActor, setup, type ActorRefFrom } from 'xstate';
+import { createActor, enqueueActions, setup, type ActorRefFrom } from 'xstate';
 import type { AgentActorRef, AgentInput, AgentOutcome, agentMachine } from './agentMachine.js';
 import { AgentTable } from './agentTable.js';
 import { errorMessage } from '../errors.js';
@@ -66,20 +66,6 @@ export const supervisorMachine = setup({
     observeAgent: (_, _params: { id: string }) => {},
     /** Provided by the runtime: deliver an ended agent's outcome. */
     reportOutcome: (_, _params: { outcome: AgentOutcome }) => {},
-    admit: ({ context, self }, { request }: { request: SpawnRequest }) => {
-      const { input } = request;
-      const actor: AgentActorRef = createActor(context.agentLogic, {
-        id: input.id,
-        systemId: input.id,
-        parent: self,
-        input,
-      });
-      context.agents.add(
-        { id: input.id, name: input.name, parentId: input.parentId, depth: input.depth, state: 'pending' },
-        actor,
-      );
-      context.agents.queue.push(input.id, request.priority);
-    },
     startActor: ({ context }, { id }: { id: string }) => {
       context.agents.actor(id)?.start();
     },
@@ -90,7 +76,8 @@ export const supervisorMachine = setup({
         if (id === undefined) break;
         const record = agents.record(id);
         const actor = agents.actor(id);
-        if (record?.state !== 'pending' || !actor) continue; // cancelled while it waited
+        // Skip agents that ended while they waited (cancelled; their done event may still be in the mailbox).
+        if (record?.state !== 'pending' || !actor || actor.getSnapshot().status !== 'active') continue;
         record.state = 'running';
         agents.running += 1;
         actor.send({ type: 'START' });
@@ -123,12 +110,25 @@ export const supervisorMachine = setup({
     open: {
       on: {
         SPAWN: {
-          actions: [
-            { type: 'admit', params: ({ event }) => ({ request: event.request }) },
-            { type: 'observeAgent', params: ({ event }) => ({ id: event.request.input.id }) },
-            { type: 'startActor', params: ({ event }) => ({ id: event.request.input.id }) },
-            'startQueued',
-          ],
+          // The agent's actor is made while the transition is resolved, not inside a custom action: making an
+          // actor evaluates its machine's initial context, which XState expects outside custom actions.
+          actions: enqueueActions(({ context, event, self, enqueue }) => {
+            const { input, priority } = event.request;
+            const actor: AgentActorRef = createActor(context.agentLogic, {
+              id: input.id,
+              systemId: input.id,
+              parent: self,
+              input,
+            });
+            context.agents.add(
+              { id: input.id, name: input.name, parentId: input.parentId, depth: input.depth, state: 'pending' },
+              actor,
+            );
+            context.agents.queue.push(input.id, priority);
+            enqueue({ type: 'observeAgent', params: { id: input.id } });
+            enqueue({ type: 'startActor', params: { id: input.id } });
+            enqueue('startQueued');
+          }),
         },
         CANCEL: { actions: { type: 'cancelSubtree', params: ({ event }) => ({ id: event.id, error: event.error }) } },
         'xstate.done.actor.*': { actions: [...whenAgentEnds, 'startQueued'] },

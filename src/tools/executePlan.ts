@@ -1,0 +1,134 @@
+/**
+ * Runs a {@link ToolPlan}: a greedy list scheduler that starts each call as soon as everything it depends on
+ * has settled, up to a concurrency cap. With no cap, every call starts the moment its last dependency settles,
+ * so the batch takes as long as its longest dependency chain.
+ */
+import { ConfigurationError } from '../errors.js';
+import type { ToolPlan } from './schedule.js';
+
+/** The options of {@link executePlan}. */
+export interface ExecutePlanOptions {
+  /** At most this many calls run at a time (rounded down; at least 1). Defaults to no limit. */
+  maxConcurrency?: number | undefined;
+  /** Once aborted, no further call is started; the calls already running are awaited. */
+  signal?: AbortSignal | undefined;
+}
+
+/**
+ * Runs every call of `plan` once through `run`, starting a call when all its dependencies have settled and a
+ * slot is free; calls that are ready together start in index order. A dependency that fails (a `run` that
+ * rejects or throws) still counts as settled, so it never blocks the calls after it, and the returned promise
+ * still resolves: `run` is expected to turn failures into results itself.
+ *
+ * Once `options.signal` is aborted nothing new starts, and the promise resolves when the running calls settle.
+ * Uses no timers. Only `plan.dependsOn` is read; `plan.stages` is for display.
+ *
+ * @throws ConfigurationError (as a rejection, before any call starts) when `maxConcurrency` is below 1 or not a
+ * number, or when `plan.dependsOn` names a call that does not exist or has a cycle.
+ */
+export async function executePlan(
+  plan: ToolPlan,
+  run: (index: number) => Promise<void>,
+  options: ExecutePlanOptions = {},
+): Promise<void> {
+  const limit = concurrencyLimit(options.maxConcurrency);
+  const dependents = dependentsOf(plan.dependsOn);
+  const waitingFor = plan.dependsOn.map((deps) => new Set(deps).size);
+  const ready = waitingFor.flatMap((count, index) => (count === 0 ? [index] : []));
+  const { signal } = options;
+
+  await new Promise<void>((resolve) => {
+    let running = 0;
+
+    const settle = (index: number): void => {
+      running--;
+      for (const next of dependents[index] ?? []) {
+        const left = (waitingFor[next] ?? 0) - 1;
+        waitingFor[next] = left;
+        if (left === 0) insertSorted(ready, next);
+      }
+      pump();
+    };
+
+    const pump = (): void => {
+      while (running < limit && ready.length > 0 && !signal?.aborted) {
+        const index = ready.shift() as number;
+        running++;
+        startSettled(run, index).then(() => settle(index));
+      }
+      if (running === 0) resolve();
+    };
+
+    pump();
+  });
+}
+
+/** Starts one call; the returned promise fulfils when the call settles, however it settles. */
+function startSettled(run: (index: number) => Promise<void>, index: number): Promise<void> {
+  try {
+    return Promise.resolve(run(index)).then(ignore, ignore);
+  } catch {
+    return Promise.resolve();
+  }
+}
+
+function ignore(): void {}
+
+/** The cap as a whole number of slots. */
+function concurrencyLimit(maxConcurrency: number | undefined): number {
+  if (maxConcurrency === undefined) return Infinity;
+  if (typeof maxConcurrency !== 'number' || !(maxConcurrency >= 1)) {
+    throw new ConfigurationError(`maxConcurrency must be at least 1 (got ${String(maxConcurrency)}).`);
+  }
+  return Math.floor(maxConcurrency);
+}
+
+/**
+ * For each call, the calls that wait for it (each once). Checks that every dependency names an existing call and
+ * that the graph has no cycle, so that every call is eventually started.
+ */
+function dependentsOf(dependsOn: readonly (readonly number[])[]): number[][] {
+  const n = dependsOn.length;
+  const dependents: number[][] = Array.from({ length: n }, () => []);
+  dependsOn.forEach((deps, index) => {
+    for (const dep of new Set(deps)) {
+      if (!Number.isInteger(dep) || dep < 0 || dep >= n || dep === index) {
+        throw new ConfigurationError(`Call ${index} of the plan depends on ${String(dep)}, which is not another call.`);
+      }
+      (dependents[dep] as number[]).push(index);
+    }
+  });
+  if (!isAcyclic(dependsOn, dependents)) throw cycleError();
+  return dependents;
+}
+
+/** Kahn's algorithm: true when every call can be reached by removing settled calls one by one. */
+function isAcyclic(dependsOn: readonly (readonly number[])[], dependents: readonly (readonly number[])[]): boolean {
+  const left = dependsOn.map((deps) => new Set(deps).size);
+  const queue = left.flatMap((count, index) => (count === 0 ? [index] : []));
+  let visited = 0;
+  for (let head = 0; head < queue.length; head++) {
+    visited++;
+    for (const next of dependents[queue[head] as number] ?? []) {
+      left[next] = (left[next] ?? 0) - 1;
+      if (left[next] === 0) queue.push(next);
+    }
+  }
+  return visited === dependsOn.length;
+}
+
+function cycleError(): ConfigurationError {
+  return new ConfigurationError('The plan has a dependency cycle, so some calls could never start.');
+}
+
+/** Inserts `value` into the ascending array `sorted`, keeping it ascending. */
+function insertSorted(sorted: number[], value: number): void {
+  let low = 0;
+  let high = sorted.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if ((sorted[middle] as number) < value) low = middle + 1;
+    else high = middle;
+  }
+  sorted.splice(low, 0, value);
+}

@@ -1,0 +1,155 @@
+/**
+ * The planner for one model turn's tool calls: which calls must wait for which, so that independent calls run
+ * side by side and conflicting ones run in the order the model wrote them.
+ *
+ * Two calls conflict unless both are reads, and a conflict only orders them when their targets overlap. A later
+ * call waits for every earlier call it conflicts with, directly or through other calls.
+ */
+import type { ToolKind } from './defineTool.js';
+
+/** What the planner needs to know about one call. */
+export interface PlannedCall {
+  /** How the call's tool touches the world. */
+  readonly kind: ToolKind;
+  /**
+   * The paths or keys the call touches. `undefined` means unknown: the call may touch anything, so a non-read
+   * overlaps every call and a read overlaps every non-read. An empty list touches nothing.
+   */
+  readonly targets?: readonly string[] | undefined;
+}
+
+/** The plan for one batch of calls; every number is an index into the calls given to {@link schedule}. */
+export interface ToolPlan {
+  /**
+   * For each call, the earlier calls it must wait for, in ascending order. The list is minimal: a call that is
+   * already waited for through another listed call is left out. Every index is smaller than the call's own.
+   */
+  dependsOn: number[][];
+  /**
+   * The levels of the dependency graph, for display: stage 0 holds the calls that wait for nothing, and a
+   * call's stage is one more than the highest stage among its dependencies. Each stage is in ascending order.
+   */
+  stages: number[][];
+}
+
+/**
+ * Plans one batch of tool calls. Call `j` depends on an earlier call `i` when they conflict (not both reads)
+ * and their targets overlap (see {@link targetsOverlap}); `dependsOn[j]` keeps only the dependencies not
+ * already implied through another one. Runs in O(n² · t²) for n calls of t targets each.
+ *
+ * @example
+ * schedule([
+ *   { kind: 'read', targets: ['a.ts'] },
+ *   { kind: 'write', targets: ['a.ts'] },
+ *   { kind: 'write', targets: ['b.ts'] },
+ * ]);
+ * // => { dependsOn: [[], [0], []], stages: [[0, 2], [1]] }
+ */
+export function schedule(calls: readonly PlannedCall[]): ToolPlan {
+  const normalised = calls.map(normaliseCall);
+  const dependsOn = reducedDependencies(normalised.length, (i, j) =>
+    conflictNormalised(normalised[i] as PlannedCall, normalised[j] as PlannedCall),
+  );
+  return { dependsOn, stages: stagesOf(dependsOn) };
+}
+
+/**
+ * True when two targets may name the same thing: they are equal, or one is a path prefix of the other at a
+ * `/` boundary. Trailing slashes are ignored, so `src/` and `src` are equal; `src` overlaps `src/a.ts` but not
+ * `srcx`; `/` overlaps every absolute path. The empty string overlaps only itself. Nothing else is
+ * normalised (`./a` and `a` differ).
+ */
+export function targetsOverlap(a: string, b: string): boolean {
+  return overlapNormalised(normaliseTarget(a), normaliseTarget(b));
+}
+
+/**
+ * True when two calls must not run at the same time, so the later one waits: they are not both reads, and
+ * their targets overlap (an unknown-target non-read overlaps everything; an unknown-target read overlaps
+ * every non-read).
+ */
+export function callsConflict(a: PlannedCall, b: PlannedCall): boolean {
+  return conflictNormalised(normaliseCall(a), normaliseCall(b));
+}
+
+/** {@link callsConflict} for calls whose targets are already normalised. */
+function conflictNormalised(a: PlannedCall, b: PlannedCall): boolean {
+  if (a.kind === 'read' && b.kind === 'read') return false;
+  if (a.targets === undefined || b.targets === undefined) return true;
+  return anyOverlap(a.targets, b.targets);
+}
+
+/** Strips trailing slashes, keeping a lone `/` (the root). */
+function normaliseTarget(target: string): string {
+  const stripped = target.replace(/\/+$/, '');
+  return stripped === '' && target !== '' ? '/' : stripped;
+}
+
+/** The call with its targets normalised once, so conflict checks need not redo it. */
+function normaliseCall(call: PlannedCall): PlannedCall {
+  if (call.targets === undefined) return { kind: call.kind };
+  return { kind: call.kind, targets: call.targets.map(normaliseTarget) };
+}
+
+/** Overlap of two normalised targets. */
+function overlapNormalised(a: string, b: string): boolean {
+  return a === b || isPathPrefix(a, b) || isPathPrefix(b, a);
+}
+
+/** True when `prefix` is a proper path prefix of `path` (both normalised). */
+function isPathPrefix(prefix: string, path: string): boolean {
+  if (prefix === '' || path.length <= prefix.length || !path.startsWith(prefix)) return false;
+  return prefix.endsWith('/') || path[prefix.length] === '/';
+}
+
+/** True when some target of `a` overlaps some target of `b` (both normalised). */
+function anyOverlap(a: readonly string[], b: readonly string[]): boolean {
+  return a.some((x) => b.some((y) => overlapNormalised(x, y)));
+}
+
+/**
+ * The transitive reduction of the "conflicts with an earlier call" graph. Earlier conflicting calls are visited
+ * from the nearest back; one already reachable through a chosen dependency is skipped. Reachability is kept as
+ * one bit set of ancestors per call, so a batch of n calls costs O(n²) conflict checks and O(n³ / 32) word ORs.
+ */
+function reducedDependencies(n: number, conflict: (earlier: number, later: number) => boolean): number[][] {
+  const words = Math.ceil(n / 32);
+  const ancestors = Array.from({ length: n }, () => new Uint32Array(words));
+  const dependsOn: number[][] = [];
+  for (let j = 0; j < n; j++) {
+    const mine = ancestors[j] as Uint32Array;
+    const deps: number[] = [];
+    for (let i = j - 1; i >= 0; i--) {
+      if (hasBit(mine, i) || !conflict(i, j)) continue;
+      deps.push(i);
+      setBit(mine, i);
+      orInto(mine, ancestors[i] as Uint32Array);
+    }
+    dependsOn.push(deps.reverse());
+  }
+  return dependsOn;
+}
+
+/** The levels of a dependency graph whose edges point to smaller indices. */
+function stagesOf(dependsOn: readonly (readonly number[])[]): number[][] {
+  const stageOf: number[] = [];
+  const stages: number[][] = [];
+  dependsOn.forEach((deps, i) => {
+    const stage = deps.reduce((highest, d) => Math.max(highest, (stageOf[d] ?? 0) + 1), 0);
+    stageOf[i] = stage;
+    (stages[stage] ??= []).push(i);
+  });
+  return stages;
+}
+
+function hasBit(set: Uint32Array, index: number): boolean {
+  return (((set[index >>> 5] ?? 0) >>> (index & 31)) & 1) === 1;
+}
+
+function setBit(set: Uint32Array, index: number): void {
+  set[index >>> 5] = (set[index >>> 5] ?? 0) | (1 << (index & 31));
+}
+
+function orInto(target: Uint32Array, source: Uint32Array): void {
+  for (let w = 0; w < target.length; w++) target[w] = (target[w] ?? 0) | (source[w] ?? 0);
+}

@@ -1,0 +1,21 @@
+import fc from 'fast-check';
+import type { PlannedCall } from '../../src/tools/schedule.js';
+
+/** A small set of targets that overlap in every way the planner knows (prefixes, the root, look-alikes). */
+export const TARGETS = [
+  ...['src', 'src/', 'src/a.ts', 'src/b.ts', 'src/lib', 'src/lib/c.ts', 'srcx'],
+  ...['docs/x.md', '/', '/etc/hosts'],
+];
+
+/** Random batches of tool calls over {@link TARGETS}; a fifth of them have unknown targets. */
+export const callsArbitrary = (maxLength = 14): fc.Arbitrary<PlannedCall[]> =>
+  fc.array(
+    fc.record(
+      {
+        kind: fc.constantFrom<PlannedCall['kind']>('read', 'write', 'other'),
+        targets: fc.option(fc.array(fc.constantFrom(...TARGETS), { maxLength: 3 }), { nil: undefined, freq: 5 }),
+      },
+      { requiredKeys: ['kind'] },
+    ),
+    { maxLength },
+  );

@@ -176,6 +176,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       },
     }),
     {
+      id: 'supervisor',
+      systemId: 'supervisor',
       input: { agentLogic, maxParallel: settings.maxParallel },
       clock: options.clock ?? realClock,
       ...(options.inspect ? { inspect: options.inspect } : {}),

@@ -1,13 +1,14 @@
 import { customAlphabet } from 'nanoid';
 import { Observable, Subject, mergeAll, share, shareReplay, type Subscription } from 'rxjs';
 import { createActor, toPromise, type InspectionEvent, type Observer } from 'xstate';
-import type { ResolvedAgent } from './actors/agentEnvironment.js';
+import type { AgentEnvironment } from './actors/agentEnvironment.js';
 import { createCallModel } from './actors/callModel.js';
 import { createRunTools } from './actors/runTools.js';
-import { defineAgent, type Agent, type AgentDefinition } from './catalog/defineAgent.js';
+import { AgentCatalog } from './catalog/AgentCatalog.js';
+import type { Agent, AgentDefinition } from './catalog/defineAgent.js';
 import { realClock, type Clock } from './clock.js';
-import { ConfigurationError, RuntimeClosedError, UnknownAgentError } from './errors.js';
-import type { FailureReason, TroupeEvent } from './events/events.js';
+import { ConfigurationError, DelegationError, RuntimeClosedError, UnknownAgentError, UnknownRequestError } from './errors.js';
+import type { TroupeEvent } from './events/events.js';
 import { foldMetrics } from './events/foldMetrics.js';
 import { createMetrics, emptyFigures, type Figures, type MetricsSnapshot } from './events/metrics.js';
 import { agentMachine, type AgentActorRef, type AgentBudget, type AgentOutcome } from './machines/agentMachine.js';
@@ -15,7 +16,13 @@ import type { AgentRecord } from './machines/agentTable.js';
 import { supervisorMachine } from './machines/supervisorMachine.js';
 import type { ChatMessage, Model } from './models/Model.js';
 import { defaultPrices, type PriceTable } from './models/prices.js';
-import { indexTools, type Tool } from './tools/defineTool.js';
+import { AgentResults, type AgentResult } from './runtime/AgentResults.js';
+import { Approvals, type PendingApproval } from './runtime/Approvals.js';
+import type { DelegationPolicy, TaskOutput, TaskOutputOptions } from './runtime/Delegation.js';
+import { Delegator, type Launch } from './runtime/Delegator.js';
+import type { Tool } from './tools/defineTool.js';
+
+export type { AgentResult, ResultMetrics } from './runtime/AgentResults.js';
 
 /** The options of {@link createRuntime}. */
 export interface RuntimeOptions {
@@ -23,9 +30,9 @@ export interface RuntimeOptions {
   model?: Model;
   /** The agents that may be spawned, made with `defineAgent` (plain definitions are validated the same way). */
   agents: readonly (Agent | AgentDefinition)[];
-  /** Tools agents may name in their `tools` list. */
+  /** Tools agents may name in their `tools` list (the delegation tools are built in). */
   tools?: readonly Tool[];
-  /** At most this many agents run at once; the rest wait in `pending` (default 5). */
+  /** At most this many agents think or run tools at once; the rest wait in `pending` (default 5). */
   maxParallel?: number;
   /** Model turns an agent may take before it fails with `max_turns` (default 10). */
   maxTurns?: number;
@@ -33,6 +40,10 @@ export interface RuntimeOptions {
   idleTimeoutMs?: number;
   /** At most this many tool calls of one turn run at once (default 3). */
   maxToolConcurrency?: number;
+  /** Agents at this depth (top-level agents are at 0) get no delegation tools (default 3). */
+  maxDepth?: number;
+  /** Decides every delegation an agent asks for: allow, deny, or ask a person (default: allow all). */
+  delegationPolicy?: DelegationPolicy;
   /** The actor system's clock: pass XState's `SimulatedClock` to run in simulated time (default: real time). */
   clock?: Clock;
   /** An inspection observer handed to `createActor`: it sees the supervisor and every agent actor. */
@@ -45,7 +56,7 @@ export interface RuntimeOptions {
 
 /** Per-spawn options. */
 export interface SpawnOptions {
-  /** The agent that spawns this one (for delegation); its subtree metrics include this agent's. */
+  /** The agent that spawns this one; its subtree metrics include this agent's, and cancelling it cancels this one. */
   parentId?: string;
   /** The parent's tool call that started this agent. */
   toolCallId?: string;
@@ -59,34 +70,13 @@ export interface SpawnOptions {
   budget?: AgentBudget;
   /** Messages to start from, after the system prompt and before the task. */
   history?: ChatMessage[];
-}
-
-/** An agent's figures: its own, and its subtree's (itself plus every agent it spawned, recursively). */
-export interface ResultMetrics {
-  own: Figures;
-  subtree: Figures;
-}
-
-/** How an agent ended. Plain JSON. */
-export interface AgentResult {
-  /** The agent's id. */
-  id: string;
-  /** The name of its definition. */
-  agent: string;
-  /** `completed` with an `output`, or `failed` with a `reason` and an `error`. */
-  status: 'completed' | 'failed';
-  /** The final answer of a completed agent. */
-  output?: string;
-  /** Why a failed agent failed. */
-  reason?: FailureReason;
-  /** What went wrong, for a failed agent. */
-  error?: string;
-  /** Model turns taken. */
-  turns: number;
-  /** Tool calls executed (error results included). */
-  toolCallsExecuted: number;
-  /** Tokens, cost, calls and time. */
-  metrics: ResultMetrics;
+  /** A short summary of the task, shown in events and logs. */
+  description?: string;
+  /**
+   * Marks a background sub-agent: nobody waits for it; get its result later from the handle or with
+   * `runtime.taskOutput(id)`. (`spawn` never blocks either way; this is what events and inspectors show.)
+   */
+  background?: boolean;
 }
 
 /** What {@link Runtime.spawn} returns. */
@@ -106,7 +96,7 @@ export interface AgentHandle {
 export interface Runtime {
   /** The id stamped on every event. */
   readonly runId: string;
-  /** The names of the agents that may be spawned. */
+  /** The names of the agents that may be spawned now (agents made with `spawn_agent` included). */
   readonly agentNames: readonly string[];
   /** Every event of every agent, merged. Hot: subscribe before spawning to see everything. */
   readonly events$: Observable<TroupeEvent>;
@@ -116,8 +106,23 @@ export interface Runtime {
   spawn(agentName: string, task: string, options?: SpawnOptions): AgentHandle;
   /** Spawns an agent and waits for its result. */
   run(agentName: string, task: string, options?: SpawnOptions): Promise<AgentResult>;
-  /** Cancels an agent and all its descendants; they fail with `cancelled`. Unknown ids throw. */
+  /**
+   * Continues an ended agent's session under the same id: its whole earlier conversation, then `task`. Throws a
+   * `DelegationError` for an unknown id or an agent that has not ended.
+   */
+  resume(id: string, task: string, options?: Omit<SpawnOptions, 'history'>): AgentHandle;
+  /** Says whether an agent still runs, or returns its result; `blocking` waits up to `timeoutMs`. */
+  taskOutput(id: string, options?: TaskOutputOptions): Promise<TaskOutput>;
+  /** Cancels an agent and all its descendants (background ones included); they fail with `cancelled`. */
   cancel(id: string): void;
+  /** Lets a delegation that waits for a person go ahead. Throws `UnknownRequestError` if it is not waiting. */
+  approve(requestId: string): void;
+  /** Refuses a delegation that waits for a person: its sub-agent fails with `denied`, its caller gets an error. */
+  deny(requestId: string, reason?: string): void;
+  /** The delegations waiting for a person, oldest first. */
+  pendingApprovals(): PendingApproval[];
+  /** Removes the temporary agents made with `spawn_agent` that are left, cancelling any still running. */
+  cleanupTemporary(): string[];
   /** The latest metrics snapshot. */
   metrics(): MetricsSnapshot;
   /** The supervisor's record of an agent (kept after it ends). */
@@ -128,7 +133,7 @@ export interface Runtime {
   shutdown(): Promise<void>;
 }
 
-const DEFAULTS = { maxParallel: 5, maxTurns: 10, idleTimeoutMs: 5 * 60_000, maxToolConcurrency: 3 } as const;
+const DEFAULTS = { maxParallel: 5, maxTurns: 10, idleTimeoutMs: 5 * 60_000, maxToolConcurrency: 3, maxDepth: 3 } as const;
 const agentKey = customAlphabet('0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ', 10);
 
 /**
@@ -141,29 +146,48 @@ const agentKey = customAlphabet('0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJK
  */
 export function createRuntime(options: RuntimeOptions): Runtime {
   const settings = readSettings(options);
-  const resolved = resolveAgents(options, settings.maxToolConcurrency);
-  const prices: PriceTable = { ...defaultPrices, ...options.prices };
-  const environment = {
-    prices,
-    resolve(name: string): ResolvedAgent {
-      const agent = resolved.get(name);
-      if (!agent) throw new UnknownAgentError(name, [...resolved.keys()]);
-      return agent;
-    },
-  };
-  const runId = options.runId ?? agentKey();
-  const agentLogic = agentMachine.provide({
-    actors: { callModel: createCallModel(environment), runTools: createRunTools(environment) },
+  const catalog = new AgentCatalog(options.agents, {
+    ...(options.model ? { model: options.model } : {}),
+    tools: options.tools ?? [],
+    maxToolConcurrency: settings.maxToolConcurrency,
+    maxDepth: settings.maxDepth,
   });
+  const prices: PriceTable = { ...defaultPrices, ...options.prices };
+  const clock = options.clock ?? realClock;
+  const runId = options.runId ?? agentKey();
+  const results = new AgentResults();
+  const approvals = new Approvals();
 
   const streams = new Subject<Observable<TroupeEvent>>();
   const events$ = streams.pipe(mergeAll(), share());
   const metrics$ = events$.pipe(foldMetrics(), shareReplay({ bufferSize: 1, refCount: false }));
   let latest: MetricsSnapshot = createMetrics();
-  const waiting = new Map<string, (result: AgentResult) => void>();
   const watchers = new Map<string, HandleStream>();
   const idleWaiters: (() => void)[] = [];
   const subscriptions: Subscription[] = [];
+
+  const delegator: Delegator = new Delegator({
+    catalog,
+    results,
+    approvals,
+    clock,
+    maxDepth: settings.maxDepth,
+    policy: options.delegationPolicy,
+    record: (id) => table.record(id),
+    launch: (request) => launch(request).id,
+    send: (event) => supervisor.send(event),
+  });
+  const environment: AgentEnvironment = {
+    prices,
+    resolve: (name) => catalog.resolve(name),
+    toolSchemas: (agent, depth, agentId) => catalog.toolSchemas(agent, depth, agentId),
+    toolFor: (agent, depth, toolName) => catalog.toolFor(agent, depth, toolName),
+    plan: (tool, args) => catalog.plan(tool, args),
+    delegation: (caller) => delegator.forCaller(caller),
+  };
+  const agentLogic = agentMachine.provide({
+    actors: { callModel: createCallModel(environment), runTools: createRunTools(environment) },
+  });
 
   const supervisor = createActor(
     supervisorMachine.provide({
@@ -179,7 +203,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       id: 'supervisor',
       systemId: 'supervisor',
       input: { agentLogic, maxParallel: settings.maxParallel },
-      clock: options.clock ?? realClock,
+      clock,
       ...(options.inspect ? { inspect: options.inspect } : {}),
     },
   );
@@ -201,67 +225,131 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   }
 
   function settle(outcome: AgentOutcome): void {
-    const result = toResult(outcome, latest);
-    const resolve = waiting.get(outcome.id);
-    waiting.delete(outcome.id);
-    resolve?.(result);
+    approvals.drop(outcome.id);
+    results.settle(toResult(outcome, latest, results.baseline(outcome.id)), outcome.messages);
     const watcher = watchers.get(outcome.id);
     watchers.delete(outcome.id);
     watcher?.complete();
+    if (catalog.lifecycleOf(outcome.agent) === 'temporary') catalog.remove(outcome.agent);
     if (table.active === 0) for (const wake of idleWaiters.splice(0)) wake();
   }
 
-  function start(agentName: string, task: string, spawnOptions: SpawnOptions, watch: boolean): AgentHandle {
+  /** Starts an agent (or resumes an ended one): checks the request, makes the input, sends `SPAWN`. */
+  function launch(request: Launch & Omit<SpawnOptions, 'parentId'> & { watch?: boolean }): AgentHandle {
     if (closed) throw new RuntimeClosedError();
-    const agent = resolved.get(agentName);
-    if (!agent) throw new UnknownAgentError(agentName, [...resolved.keys()]);
-    if (typeof task !== 'string' || task.trim() === '') {
-      throw new ConfigurationError(`The task for "${agentName}" must be a non-empty string.`);
+    const agent = catalog.get(request.agent);
+    if (!agent) throw new UnknownAgentError(request.agent, catalog.names());
+    if (typeof request.task !== 'string' || request.task.trim() === '') {
+      throw new ConfigurationError(`The task for "${request.agent}" must be a non-empty string.`);
     }
-    const parent = spawnOptions.parentId === undefined ? undefined : table.record(spawnOptions.parentId);
-    if (spawnOptions.parentId !== undefined && !parent) throw new UnknownAgentError(spawnOptions.parentId);
+    const parent = request.parentId == null ? undefined : table.record(request.parentId);
+    if (request.parentId != null && !parent) throw new UnknownAgentError(request.parentId);
     const definition = agent.definition;
-    let id = `agent:${agentName}:${agentKey()}`;
-    while (table.record(id)) id = `agent:${agentName}:${agentKey()}`;
-    const result = new Promise<AgentResult>((resolve) => waiting.set(id, resolve));
-    const watcher = watch ? new HandleStream() : undefined;
+    let id = request.resume;
+    if (id === undefined) {
+      id = `agent:${agent.name}:${agentKey()}`;
+      while (table.record(id)) id = `agent:${agent.name}:${agentKey()}`;
+    }
+    const result = results.begin(id, request.resume === undefined ? undefined : { ...(latest.agents[id]?.subtree ?? emptyFigures()) });
+    const watcher = request.watch ? new HandleStream() : undefined;
     if (watcher) watchers.set(id, watcher);
+    const approval = request.approval ? { requestId: `approval:${agentKey()}`, ...request.approval } : undefined;
+    if (approval) {
+      approvals.open({
+        requestId: approval.requestId,
+        agentId: id,
+        callerId: request.parentId ?? '',
+        agent: agent.name,
+        task: request.task,
+        risk: approval.risk,
+        ...(approval.reason === undefined ? {} : { reason: approval.reason }),
+      });
+    }
     supervisor.send({
       type: 'SPAWN',
       request: {
-        priority: spawnOptions.priority,
+        priority: request.priority,
+        ...(approval ? { approval } : {}),
+        ...(request.deny === undefined ? {} : { deny: request.deny }),
+        ...(request.waiter === undefined ? {} : { waiter: request.waiter }),
         input: {
           id,
-          name: agentName,
+          name: agent.name,
           runId,
           parentId: parent?.id ?? null,
-          toolCallId: spawnOptions.toolCallId ?? null,
+          toolCallId: request.toolCallId ?? null,
           depth: parent ? parent.depth + 1 : 0,
-          task,
+          task: request.task,
+          ...(request.description === undefined ? {} : { description: request.description }),
+          ...(request.background ? { background: true } : {}),
+          ...(request.resume === undefined ? {} : { resumed: true }),
           systemPrompt: definition.systemPrompt,
           model: agent.modelName ?? agent.model.name,
           tools: [...agent.tools.keys()],
-          maxTurns: positive(spawnOptions.maxTurns, 'maxTurns') ?? definition.maxTurns ?? settings.maxTurns,
-          idleTimeoutMs:
-            positive(spawnOptions.idleTimeoutMs, 'idleTimeoutMs') ?? definition.idleTimeoutMs ?? settings.idleTimeoutMs,
-          ...(spawnOptions.budget ? { budget: spawnOptions.budget } : {}),
-          ...(spawnOptions.history ? { history: spawnOptions.history } : {}),
+          maxTurns: positive(request.maxTurns, 'maxTurns') ?? definition.maxTurns ?? settings.maxTurns,
+          idleTimeoutMs: positive(request.idleTimeoutMs, 'idleTimeoutMs') ?? definition.idleTimeoutMs ?? settings.idleTimeoutMs,
+          ...(request.budget ? { budget: request.budget } : {}),
+          ...(request.history ? { history: request.history } : {}),
         },
       },
     });
     return { id, result, events$: watcher ? watcher.observable : events$ };
   }
 
+  function spawnFromCode(agentName: string, task: string, spawnOptions: SpawnOptions, watch: boolean): AgentHandle {
+    return launch({ ...spawnOptions, agent: agentName, task, parentId: spawnOptions.parentId ?? null, watch });
+  }
+
   return {
     runId,
-    agentNames: Object.freeze([...resolved.keys()]),
+    get agentNames() {
+      return Object.freeze(catalog.names());
+    },
     events$,
     metrics$,
-    spawn: (agentName, task, spawnOptions = {}) => start(agentName, task, spawnOptions, true),
-    run: (agentName, task, spawnOptions = {}) => start(agentName, task, spawnOptions, false).result,
+    spawn: (agentName, task, spawnOptions = {}) => spawnFromCode(agentName, task, spawnOptions, true),
+    run: (agentName, task, spawnOptions = {}) => spawnFromCode(agentName, task, spawnOptions, false).result,
+    resume(id, task, resumeOptions = {}) {
+      const record = table.record(id);
+      const conversation = results.conversation(id);
+      if (!record || !conversation) throw new DelegationError('unknown_session', `No agent session has the id "${id}".`);
+      if (record.state === 'pending' || record.state === 'running') {
+        throw new DelegationError('still_running', `Agent ${id} is still ${record.state}; it can be resumed once it has ended.`);
+      }
+      return launch({
+        ...resumeOptions,
+        agent: record.name,
+        task,
+        parentId: resumeOptions.parentId ?? record.parentId,
+        resume: id,
+        history: [...conversation],
+        watch: true,
+      });
+    },
+    taskOutput: (id, outputOptions) => delegator.taskOutput(id, outputOptions).then((output) => output),
     cancel(id) {
       if (!table.record(id)) throw new UnknownAgentError(id);
       supervisor.send({ type: 'CANCEL', id });
+    },
+    approve(requestId) {
+      const approval = approvals.take(requestId);
+      if (!approval) throw new UnknownRequestError(requestId);
+      supervisor.send({ type: 'APPROVE', id: approval.agentId });
+    },
+    deny(requestId, reason = 'Denied by a person.') {
+      const approval = approvals.take(requestId);
+      if (!approval) throw new UnknownRequestError(requestId);
+      supervisor.send({ type: 'DENY', id: approval.agentId, error: reason, requestId });
+    },
+    pendingApprovals: () => approvals.list(),
+    cleanupTemporary() {
+      const names = catalog.temporary();
+      for (const actor of [...table.liveActors()]) {
+        const record = table.record(actor.id);
+        if (record && names.includes(record.name)) supervisor.send({ type: 'CANCEL', id: record.id, error: 'Temporary agents were cleaned up.' });
+      }
+      for (const name of names) catalog.remove(name);
+      return names;
     },
     metrics: () => latest,
     record: (id) => table.record(id),
@@ -325,7 +413,8 @@ class HandleStream {
   }
 }
 
-function toResult(outcome: AgentOutcome, metrics: MetricsSnapshot): AgentResult {
+/** An outcome as a result: its own figures, and its subtree's for this run (since `baseline`). */
+function toResult(outcome: AgentOutcome, metrics: MetricsSnapshot, baseline: Figures): AgentResult {
   const subtree = metrics.agents[outcome.id]?.subtree;
   return {
     id: outcome.id,
@@ -335,7 +424,19 @@ function toResult(outcome: AgentOutcome, metrics: MetricsSnapshot): AgentResult 
     ...(outcome.reason === undefined ? {} : { reason: outcome.reason, error: outcome.error ?? '' }),
     turns: outcome.turns,
     toolCallsExecuted: outcome.toolCallsExecuted,
-    metrics: { own: { ...outcome.own }, subtree: subtree ? { ...subtree } : { ...emptyFigures(), ...outcome.own } },
+    metrics: { own: { ...outcome.own }, subtree: subtree ? difference(subtree, baseline) : { ...outcome.own } },
+  };
+}
+
+function difference(now: Figures, before: Figures): Figures {
+  return {
+    inputTokens: now.inputTokens - before.inputTokens,
+    outputTokens: now.outputTokens - before.outputTokens,
+    costUsd: Math.round((now.costUsd - before.costUsd) * 1e12) / 1e12,
+    modelCalls: now.modelCalls - before.modelCalls,
+    toolCalls: now.toolCalls - before.toolCalls,
+    toolErrors: now.toolErrors - before.toolErrors,
+    durationMs: now.durationMs - before.durationMs,
   };
 }
 
@@ -344,17 +445,26 @@ interface Settings {
   maxTurns: number;
   idleTimeoutMs: number;
   maxToolConcurrency: number;
+  maxDepth: number;
 }
 
 function readSettings(options: RuntimeOptions): Settings {
   if (!options || !Array.isArray(options.agents) || options.agents.length === 0) {
     throw new ConfigurationError('createRuntime needs at least one agent in `agents`.');
   }
+  const { maxDepth } = options;
+  if (maxDepth !== undefined && !(Number.isInteger(maxDepth) && maxDepth >= 0)) {
+    throw new ConfigurationError('maxDepth must be a whole number ≥ 0 (0: no agent may delegate).');
+  }
+  if (options.delegationPolicy !== undefined && typeof options.delegationPolicy !== 'function') {
+    throw new ConfigurationError('delegationPolicy must be a function of the delegation request.');
+  }
   return {
     maxParallel: positive(options.maxParallel, 'maxParallel') ?? DEFAULTS.maxParallel,
     maxTurns: positive(options.maxTurns, 'maxTurns') ?? DEFAULTS.maxTurns,
     idleTimeoutMs: positive(options.idleTimeoutMs, 'idleTimeoutMs') ?? DEFAULTS.idleTimeoutMs,
     maxToolConcurrency: positive(options.maxToolConcurrency, 'maxToolConcurrency') ?? DEFAULTS.maxToolConcurrency,
+    maxDepth: maxDepth ?? DEFAULTS.maxDepth,
   };
 }
 
@@ -362,48 +472,4 @@ function positive(value: number | undefined, field: string): number | undefined 
   if (value === undefined) return undefined;
   if (!(typeof value === 'number' && value > 0)) throw new ConfigurationError(`${field} must be a positive number.`);
   return value;
-}
-
-/** An agent's definition with its model and tools looked up, validated once when the runtime is made. */
-interface RuntimeAgent extends ResolvedAgent {
-  readonly definition: Agent;
-}
-
-function resolveAgents(options: RuntimeOptions, maxToolConcurrency: number): Map<string, RuntimeAgent> {
-  const shared = indexTools(options.tools ?? []);
-  const agents = new Map<string, RuntimeAgent>();
-  for (const given of options.agents) {
-    const definition = defineAgent(given);
-    if (agents.has(definition.name)) {
-      throw new ConfigurationError(`Two agents are named "${definition.name}"; agent names must be unique.`);
-    }
-    const model = typeof definition.model === 'object' ? definition.model : options.model;
-    if (!model) {
-      throw new ConfigurationError(`Agent "${definition.name}" has no model: pass createRuntime({ model }).`);
-    }
-    const tools = indexTools(
-      (definition.tools ?? []).map((tool) => {
-        if (typeof tool !== 'string') return tool;
-        const found = shared.get(tool);
-        if (!found) {
-          throw new ConfigurationError(
-            `Agent "${definition.name}" lists the tool "${tool}", which is not in createRuntime({ tools }).`,
-          );
-        }
-        return found;
-      }),
-    );
-    agents.set(definition.name, {
-      definition,
-      name: definition.name,
-      systemPrompt: definition.systemPrompt,
-      model,
-      ...(typeof definition.model === 'string' ? { modelName: definition.model } : {}),
-      ...(definition.temperature === undefined ? {} : { temperature: definition.temperature }),
-      tools,
-      toolSchemas: [...tools.values()].map((tool) => tool.schema),
-      maxToolConcurrency,
-    });
-  }
-  return agents;
 }

@@ -19,6 +19,8 @@ export type TroupeErrorCode =
   | 'model_error'
   | 'tool_error'
   | 'tool_timeout'
+  | 'delegation_refused'
+  | 'unknown_request'
   | 'aborted';
 
 /** The common base of every error troupe throws. */
@@ -139,6 +141,43 @@ export class ToolTimeoutError extends TroupeError {
     readonly timeoutMs: number,
   ) {
     super(`Tool "${toolName}" timed out after ${timeoutMs} ms.`);
+  }
+}
+
+/** Why a delegation was refused before any sub-agent was made. */
+export type DelegationRefusal =
+  | 'unknown_agent'
+  | 'not_allowed'
+  | 'depth_limit'
+  | 'unknown_session'
+  | 'still_running'
+  | 'wrong_agent'
+  | 'name_taken'
+  | 'invalid_tools';
+
+/**
+ * A delegation was refused before anything was spawned: an unknown or forbidden agent, the depth limit, or a resume
+ * of a session that cannot be resumed. Inside a tool it becomes an error result the model sees.
+ */
+export class DelegationError extends TroupeError {
+  readonly code = 'delegation_refused' as const;
+  constructor(
+    /** What made it refuse. */
+    readonly reason: DelegationRefusal,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** An approval request id that is not waiting for an answer (unknown, or already answered). */
+export class UnknownRequestError extends TroupeError {
+  readonly code = 'unknown_request' as const;
+  constructor(
+    /** The id given. */
+    readonly requestId: string,
+  ) {
+    super(`No approval request "${requestId}" is waiting for an answer.`);
   }
 }
 

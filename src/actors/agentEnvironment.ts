@@ -1,46 +1,79 @@
 import { ConfigurationError } from '../errors.js';
-import type { Model, ToolSchema } from '../models/Model.js';
+import type { Agent } from '../catalog/defineAgent.js';
+import type { ChatMessage, Model, ToolSchema } from '../models/Model.js';
 import type { PriceTable } from '../models/prices.js';
+import type { Delegation } from '../runtime/Delegation.js';
 import type { Tool } from '../tools/defineTool.js';
+import type { PlannedCall } from '../tools/schedule.js';
 
 /** An agent definition with its model and tools looked up: what the agent's actors need to run a turn. */
 export interface ResolvedAgent {
   /** The agent's name. */
   readonly name: string;
-  /** The system prompt. */
-  readonly systemPrompt: string;
+  /** The definition it was made from. */
+  readonly definition: Agent;
   /** The model that answers this agent. */
   readonly model: Model;
   /** A model name to ask the model for, if the definition names one. */
   readonly modelName?: string;
   /** Sampling temperature, if the definition sets one. */
   readonly temperature?: number;
-  /** The tools this agent may call, by name. */
+  /** The tools this agent lists, by name (delegation tools included; the depth limit may still refuse them). */
   readonly tools: ReadonlyMap<string, Tool>;
-  /** The same tools as the model sees them. */
-  readonly toolSchemas: readonly ToolSchema[];
   /** At most this many tool calls of one turn run at once. */
   readonly maxToolConcurrency: number;
 }
 
+/** Why a tool call may not run, before it runs. */
+export interface ToolRefusal {
+  reason: 'not_allowed' | 'unknown' | 'depth_limit';
+  error: string;
+}
+
+/** The agent on whose behalf a tool runs. */
+export interface Caller {
+  agentId: string;
+  agentName: string;
+  depth: number;
+  toolCallId: string;
+  /** The caller's conversation, up to the assistant message that made this call. */
+  messages: readonly ChatMessage[];
+  /** Aborted when the caller stops. */
+  signal: AbortSignal;
+}
+
 /**
- * What the agent's actors (`callModel`, `runTools`) are given by the runtime: the agents by name and the
- * prices. It stays outside the agent's input, which is plain JSON.
+ * What the agent's actors (`callModel`, `runTools`) are given by the runtime: agents and tools by name, what each
+ * agent may call at its depth, delegation, and prices. It stays outside the agent's input, which is plain JSON.
  */
 export interface AgentEnvironment {
   /** Looks up an agent by name; throws for an unknown name. */
   resolve(name: string): ResolvedAgent;
+  /** The tools an agent (of this id, at this depth) may call, as the model sees them. */
+  toolSchemas(agent: ResolvedAgent, depth: number, agentId: string): readonly ToolSchema[];
+  /** The tool a call names, or why this agent may not call it. Enforced where tools run. */
+  toolFor(agent: ResolvedAgent, depth: number, toolName: string): Tool | ToolRefusal;
+  /** How the planner should see one valid call (its kind and targets). */
+  plan(tool: Tool, args: unknown): PlannedCall;
+  /** What a tool may do with other agents on the caller's behalf. */
+  delegation(caller: Caller): Delegation;
   /** The price table for costs. */
   readonly prices: PriceTable;
 }
 
+const notProvided = (): never => {
+  throw new ConfigurationError(
+    'agentMachine has no model or tools: run agents through createRuntime(), or provide the callModel and ' +
+      'runTools actors with agentMachine.provide({ actors }).',
+  );
+};
+
 /** The environment of an agent machine that was not given one: every turn fails with a clear error. */
 export const missingEnvironment: AgentEnvironment = {
-  resolve() {
-    throw new ConfigurationError(
-      'agentMachine has no model or tools: run agents through createRuntime(), or provide the callModel and ' +
-        'runTools actors with agentMachine.provide({ actors }).',
-    );
-  },
+  resolve: notProvided,
+  toolSchemas: notProvided,
+  toolFor: notProvided,
+  plan: notProvided,
+  delegation: notProvided,
   prices: {},
 };

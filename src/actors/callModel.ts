@@ -9,6 +9,8 @@ import type { AgentEnvironment } from './agentEnvironment.js';
 export interface CallModelInput {
   agentId: string;
   agentName: string;
+  /** The agent's depth: an agent at the delegation limit is not offered delegation tools. */
+  depth: number;
   messages: readonly ChatMessage[];
 }
 
@@ -40,7 +42,7 @@ export function createCallModel(environment: AgentEnvironment) {
         model: agent.modelName,
         temperature: agent.temperature,
         messages: input.messages,
-        tools: agent.toolSchemas,
+        tools: environment.toolSchemas(agent, input.depth, input.agentId),
         signal,
         clock,
       });

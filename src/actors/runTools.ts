@@ -5,13 +5,18 @@ import { AbortedError, ToolTimeoutError, errorMessage } from '../errors.js';
 import type { ChatMessage, ToolCall } from '../models/Model.js';
 import type { Tool } from '../tools/defineTool.js';
 import { executePlan } from '../tools/executePlan.js';
-import { schedule } from '../tools/schedule.js';
-import type { AgentEnvironment, ResolvedAgent } from './agentEnvironment.js';
+import { schedule, type PlannedCall } from '../tools/schedule.js';
+import { isToolReply } from '../tools/toolReply.js';
+import type { AgentEnvironment, ResolvedAgent, ToolRefusal } from './agentEnvironment.js';
 
 /** What one batch of tool calls needs. */
 export interface RunToolsInput {
   agentId: string;
   agentName: string;
+  /** The agent's depth, for the delegation limit. */
+  depth: number;
+  /** The conversation so far; its last message is the assistant message with these calls. */
+  messages: readonly ChatMessage[];
   toolCalls: readonly ToolCall[];
 }
 
@@ -21,6 +26,7 @@ export type ToolMessage = Extract<ChatMessage, { role: 'tool' }>;
 /** The events `runTools` sends back to its agent while it works. */
 export type ToolProgress =
   | { type: 'TOOL.STARTED'; callId: string; tool: string; arguments: string }
+  | { type: 'TOOL.DENIED'; callId: string; tool: string; reason: ToolRefusal['reason']; error: string }
   | { type: 'TOOL.ENDED'; callId: string; tool: string; status: 'ok' | 'error'; durationMs: number; error?: string }
   | { type: 'TOOL.WAITING'; callId: string }
   | { type: 'TOOL.RESUMED'; callId: string }
@@ -32,12 +38,23 @@ interface ReadyCall {
   call: ToolCall;
   tool: Tool;
   args: unknown;
-  targets: readonly string[] | undefined;
+  planned: PlannedCall;
+}
+
+/** What one batch shares: the agent, its environment and clock, and the way back to the agent. */
+interface Batch {
+  agent: ResolvedAgent;
+  input: RunToolsInput;
+  environment: AgentEnvironment;
+  clock: Clock;
+  signal: AbortSignal;
+  send: (event: ToolProgress) => void;
 }
 
 /**
  * Makes the `runTools` actor logic: runs one turn's tool calls and sends back progress and, at the end, one tool
- * message per call, in the order of the calls. A call that names an unknown tool, whose arguments are not JSON or
+ * message per call, in the order of the calls. A call to a tool the agent may not use (not on its list, or a
+ * delegation tool past the depth limit) is refused with a `TOOL.DENIED`; a call whose arguments are not JSON or
  * fail the tool's schema, that throws, or that times out becomes an error message the model sees; nothing here
  * fails the agent. Valid calls run in the planner's order (reads side by side, conflicting writes one after
  * another). Stopping the actor aborts every running tool through its AbortSignal.
@@ -48,80 +65,77 @@ export function createRunTools(environment: AgentEnvironment) {
     const send = (event: ToolProgress) => {
       if (!controller.signal.aborted) sendBack(event);
     };
-    runBatch(environment.resolve(input.agentName), input, system._clock, controller.signal, send).then(
-      (messages) => send({ type: 'TOOLS.DONE', messages }),
-      (error: unknown) => send({ type: 'TOOLS.FAILED', error: errorMessage(error) }),
-    );
+    Promise.resolve()
+      .then(() =>
+        runBatch({ agent: environment.resolve(input.agentName), input, environment, clock: system._clock, signal: controller.signal, send }),
+      )
+      .then(
+        (messages) => send({ type: 'TOOLS.DONE', messages }),
+        (error: unknown) => send({ type: 'TOOLS.FAILED', error: errorMessage(error) }),
+      );
     return () => controller.abort(new AbortedError('The agent stopped while its tools ran.'));
   });
 }
 
-async function runBatch(
-  agent: ResolvedAgent,
-  input: RunToolsInput,
-  clock: Clock,
-  signal: AbortSignal,
-  send: (event: ToolProgress) => void,
-): Promise<ToolMessage[]> {
+async function runBatch(batch: Batch): Promise<ToolMessage[]> {
+  const { input, send } = batch;
   const messages: ToolMessage[] = new Array(input.toolCalls.length);
   const ready: { index: number; ready: ReadyCall }[] = [];
   input.toolCalls.forEach((call, index) => {
-    const checked = check(agent, call);
-    if (typeof checked === 'string') {
-      send({ type: 'TOOL.STARTED', callId: call.id, tool: call.name, arguments: call.arguments });
-      send({ type: 'TOOL.ENDED', callId: call.id, tool: call.name, status: 'error', durationMs: 0, error: checked });
-      messages[index] = { role: 'tool', toolCallId: call.id, content: `Error: ${checked}`, isError: true };
-    } else {
-      ready.push({ index, ready: checked });
+    const checked = check(batch, call);
+    if ('ready' in checked) {
+      ready.push({ index, ready: checked.ready });
+      return;
     }
+    send({ type: 'TOOL.STARTED', callId: call.id, tool: call.name, arguments: call.arguments });
+    if (checked.refusal) send({ type: 'TOOL.DENIED', callId: call.id, tool: call.name, ...checked.refusal });
+    send({ type: 'TOOL.ENDED', callId: call.id, tool: call.name, status: 'error', durationMs: 0, error: checked.error });
+    messages[index] = { role: 'tool', toolCallId: call.id, content: `Error: ${checked.error}`, isError: true };
   });
-  const plan = schedule(ready.map(({ ready: r }) => ({ kind: r.tool.kind, targets: r.targets })));
+  const plan = schedule(ready.map(({ ready: r }) => r.planned));
   await executePlan(
     plan,
     async (position) => {
       const entry = ready[position];
-      if (entry) messages[entry.index] = await runOne(agent, input, entry.ready, clock, signal, send);
+      if (entry) messages[entry.index] = await runOne(batch, entry.ready);
     },
-    { maxConcurrency: agent.maxToolConcurrency, signal },
+    { maxConcurrency: batch.agent.maxToolConcurrency, signal: batch.signal },
   );
-  if (signal.aborted) throw new AbortedError();
+  if (batch.signal.aborted) throw new AbortedError();
   return messages;
 }
 
-/** Checks one call; returns the reason it cannot run, or the call ready to run. */
-function check(agent: ResolvedAgent, call: ToolCall): ReadyCall | string {
-  const tool = agent.tools.get(call.name);
-  if (!tool) {
-    const known = [...agent.tools.keys()];
-    return `Unknown tool "${call.name}". ${known.length ? `Available tools: ${known.join(', ')}.` : 'This agent has no tools.'}`;
-  }
+/** Checks one call: it may run, or the reason it cannot (a refusal when the agent may not use the tool). */
+function check(
+  { agent, input, environment }: Batch,
+  call: ToolCall,
+): { ready: ReadyCall } | { error: string; refusal?: ToolRefusal } {
+  const found = environment.toolFor(agent, input.depth, call.name);
+  if (!('execute' in found)) return { error: found.error, refusal: found };
+  const tool = found;
   let raw: unknown;
   try {
     raw = call.arguments.trim() === '' ? {} : JSON.parse(call.arguments);
   } catch (error) {
-    return `The arguments of "${call.name}" are not valid JSON (${errorMessage(error)}). Send one JSON object that matches the tool's parameters.`;
+    return {
+      error: `The arguments of "${call.name}" are not valid JSON (${errorMessage(error)}). Send one JSON object that matches the tool's parameters.`,
+    };
   }
   const parsed = tool.parameters.safeParse(raw);
   if (!parsed.success) {
-    return `The arguments of "${call.name}" do not match its parameters:\n${z.prettifyError(parsed.error)}`;
+    return { error: `The arguments of "${call.name}" do not match its parameters:\n${z.prettifyError(parsed.error)}` };
   }
-  let targets: readonly string[] | undefined;
+  let planned: PlannedCall;
   try {
-    targets = tool.targets?.(parsed.data);
+    planned = environment.plan(tool, parsed.data);
   } catch {
-    targets = undefined; // unknown targets: the planner treats the call as touching everything
+    planned = { kind: tool.kind }; // unknown targets: the planner treats the call as touching everything
   }
-  return { call, tool, args: parsed.data, targets };
+  return { ready: { call, tool, args: parsed.data, planned } };
 }
 
-async function runOne(
-  agent: ResolvedAgent,
-  input: RunToolsInput,
-  { call, tool, args }: ReadyCall,
-  clock: Clock,
-  signal: AbortSignal,
-  send: (event: ToolProgress) => void,
-): Promise<ToolMessage> {
+async function runOne(batch: Batch, { call, tool, args }: ReadyCall): Promise<ToolMessage> {
+  const { agent, input, environment, clock, signal, send } = batch;
   const started = clockNow(clock);
   send({ type: 'TOOL.STARTED', callId: call.id, tool: call.name, arguments: call.arguments });
   if (tool.interactive) send({ type: 'TOOL.WAITING', callId: call.id });
@@ -148,23 +162,33 @@ async function runOne(
           toolCallId: call.id,
           signal: callController.signal,
           clock,
+          messages: input.messages,
+          delegation: environment.delegation({
+            agentId: input.agentId,
+            agentName: agent.name,
+            depth: input.depth,
+            toolCallId: call.id,
+            messages: input.messages,
+            signal: callController.signal,
+          }),
         }),
       ),
       ...limits,
     ]);
-    message = { role: 'tool', toolCallId: call.id, content: render(output) };
-    send({ type: 'TOOL.ENDED', callId: call.id, tool: call.name, status: 'ok', durationMs: clockNow(clock) - started });
-  } catch (error) {
-    const text = errorMessage(error);
-    message = { role: 'tool', toolCallId: call.id, content: `Error: ${text}`, isError: true };
+    message = toMessage(call.id, output);
+    const failed = message.isError === true;
     send({
       type: 'TOOL.ENDED',
       callId: call.id,
       tool: call.name,
-      status: 'error',
+      status: failed ? 'error' : 'ok',
       durationMs: clockNow(clock) - started,
-      error: text,
+      ...(failed ? { error: message.content } : {}),
     });
+  } catch (error) {
+    const text = errorMessage(error);
+    message = { role: 'tool', toolCallId: call.id, content: `Error: ${text}`, isError: true };
+    send({ type: 'TOOL.ENDED', callId: call.id, tool: call.name, status: 'error', durationMs: clockNow(clock) - started, error: text });
   } finally {
     signal.removeEventListener('abort', stop);
     if (!callController.signal.aborted) callController.abort(new AbortedError('The tool call ended.'));
@@ -180,6 +204,20 @@ function aborted(signal: AbortSignal): Promise<never> {
     if (signal.aborted) fail();
     else signal.addEventListener('abort', fail, { once: true });
   });
+}
+
+/** A tool's output as its tool message: a {@link toolReply} keeps its error flag and metadata. */
+function toMessage(toolCallId: string, output: unknown): ToolMessage {
+  if (isToolReply(output)) {
+    return {
+      role: 'tool',
+      toolCallId,
+      content: output.content,
+      ...(output.isError ? { isError: true } : {}),
+      ...(output.metadata === undefined ? {} : { metadata: { ...output.metadata } }),
+    };
+  }
+  return { role: 'tool', toolCallId, content: render(output) };
 }
 
 function render(output: unknown): string {

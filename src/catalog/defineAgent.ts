@@ -26,6 +26,23 @@ export interface AgentDefinition {
   maxTurns?: number;
   /** Idle timeout for this agent in ms (default: the runtime's, 5 minutes). */
   idleTimeoutMs?: number;
+  /**
+   * The agents this one may hand tasks to with `assign_task` and `parallel_tasks` (default: every other agent of
+   * the runtime, and the permanent agents made during the run). Delegation also needs those tools in `tools`.
+   */
+  subagents?: readonly string[];
+  /** Example tasks, shown to agents that may delegate to this one. */
+  examples?: readonly string[];
+  /**
+   * `write` for an agent that changes shared things: delegations to it in one turn run one after another, in the
+   * order asked, and reads asked after it wait for it. Default `read`: delegations run side by side.
+   */
+  role?: 'read' | 'write';
+  /**
+   * Start with the caller's conversation before the task when delegated to: `true` for all of it, a number for
+   * only the last N messages. Default: the sub-agent starts with its task alone.
+   */
+  shareContext?: boolean | number;
 }
 
 /** A validated agent definition. */
@@ -59,6 +76,21 @@ export function defineAgent(definition: AgentDefinition): Agent {
   if (model !== undefined && typeof model !== 'string' && typeof model?.complete !== 'function') {
     fail('model must be a Model or a model name');
   }
+  for (const [field, list] of [
+    ['subagents', definition.subagents],
+    ['examples', definition.examples],
+  ] as const) {
+    if (list !== undefined && !(Array.isArray(list) && list.every((item) => typeof item === 'string' && item.trim() !== ''))) {
+      fail(`${field} must be a list of non-empty strings`);
+    }
+  }
+  if (definition.role !== undefined && definition.role !== 'read' && definition.role !== 'write') {
+    fail('role must be "read" or "write"');
+  }
+  const { shareContext } = definition;
+  if (shareContext !== undefined && typeof shareContext !== 'boolean' && !(Number.isInteger(shareContext) && shareContext > 0)) {
+    fail('shareContext must be true, false or a positive whole number of messages');
+  }
   const seen = new Set<string>();
   for (const tool of definition.tools ?? []) {
     const toolName = typeof tool === 'string' ? tool : tool?.name;
@@ -66,7 +98,12 @@ export function defineAgent(definition: AgentDefinition): Agent {
     if (seen.has(toolName)) fail(`the tool "${toolName}" is listed twice`);
     seen.add(toolName);
   }
-  return Object.freeze({ ...definition, tools: definition.tools ? Object.freeze([...definition.tools]) : undefined });
+  return Object.freeze({
+    ...definition,
+    tools: definition.tools ? Object.freeze([...definition.tools]) : undefined,
+    subagents: definition.subagents ? Object.freeze([...definition.subagents]) : undefined,
+    examples: definition.examples ? Object.freeze([...definition.examples]) : undefined,
+  });
 }
 
 function positiveInteger(value: number | undefined, field: string, fail: (message: string) => never): void {

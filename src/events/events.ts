@@ -20,13 +20,22 @@ const base = {
   at: z.number(),
 };
 
-/** An agent was created; it waits in `pending` until the supervisor starts it. */
+/**
+ * An agent was created (or an ended one was resumed with a new task); it waits in `pending` until the supervisor
+ * starts it.
+ */
 export const AgentSpawned = z.object({
   type: z.literal('agent.spawned'),
   ...base,
   name: z.string(),
   depth: z.number().int().nonnegative(),
   task: z.string(),
+  /** The caller's short summary of the task, for a delegated agent. */
+  description: z.string().optional(),
+  /** True when the caller went on without waiting for this agent. */
+  background: z.boolean().optional(),
+  /** True when this continues an ended agent's session under the same id. */
+  resumed: z.boolean().optional(),
 });
 
 /** The supervisor started the agent. */
@@ -93,6 +102,50 @@ export const ToolResulted = z.object({
   error: z.string().optional(),
 });
 
+/** A tool call was refused before it ran: the tool is not on the agent's list, or delegation is out of reach. */
+export const ToolDenied = z.object({
+  type: z.literal('tool.denied'),
+  ...base,
+  callId: z.string(),
+  tool: z.string(),
+  /** `not_allowed`: not on the agent's list; `unknown`: no such tool; `depth_limit`: delegation is too deep. */
+  reason: z.enum(['not_allowed', 'unknown', 'depth_limit']),
+  error: z.string(),
+});
+
+/** How risky a delegation is, as the delegation policy judged it. */
+export const Risk = z.enum(['low', 'medium', 'high']);
+/** How risky a delegation is, as the delegation policy judged it. */
+export type Risk = z.infer<typeof Risk>;
+
+/**
+ * A delegation waits for a person: the sub-agent (this event's `agentId`) stays pending until
+ * `runtime.approve(requestId)` or `runtime.deny(requestId, reason)`.
+ */
+export const ApprovalRequested = z.object({
+  type: z.literal('approval.requested'),
+  ...base,
+  requestId: z.string(),
+  /** The name of the agent that would run. */
+  name: z.string(),
+  task: z.string(),
+  risk: Risk,
+  /** Why the policy asks, if it said. */
+  reason: z.string().optional(),
+});
+
+/** A person approved a delegation; the sub-agent joins the queue. */
+export const ApprovalGranted = z.object({ type: z.literal('approval.granted'), ...base, requestId: z.string() });
+
+/** A delegation was denied, by a person or by the policy; the sub-agent fails with `denied`. */
+export const ApprovalDenied = z.object({
+  type: z.literal('approval.denied'),
+  ...base,
+  /** The request a person denied, or null when the policy denied at once. */
+  requestId: z.string().nullable(),
+  reason: z.string(),
+});
+
 /** Every event troupe emits, told apart by `type`. */
 export const TroupeEvent = z.discriminatedUnion('type', [
   AgentSpawned,
@@ -103,6 +156,10 @@ export const TroupeEvent = z.discriminatedUnion('type', [
   ModelResponded,
   ToolCalled,
   ToolResulted,
+  ToolDenied,
+  ApprovalRequested,
+  ApprovalGranted,
+  ApprovalDenied,
 ]);
 /** Every event troupe emits, told apart by `type`. */
 export type TroupeEvent = z.infer<typeof TroupeEvent>;

@@ -60,7 +60,10 @@ export type AgentMetrics = {
   parentId: string | null;
   /** 0 for a top-level agent, its parent's depth plus one otherwise. */
   depth: number;
-  /** The `at` of its `agent.started` event (or of the first event that showed it running), null before. */
+  /**
+   * When its clock started: the `at` of its `agent.started` event (or of the first event that showed it running),
+   * moved back by the time it already ran when it was resumed; null before it runs.
+   */
   startedAt: number | null;
   /** The agent's own figures. */
   own: Figures;
@@ -103,7 +106,9 @@ export function createMetrics(): MetricsSnapshot {
  * Returns a new snapshot whose `total` is a fresh copy and whose `agents` is `state.agents`, mutated
  * in place (see {@link MetricsSnapshot}); `state.total` is left untouched.
  *
- * - `agent.spawned` adds the agent as `pending` and counts it in `agentsSpawned`.
+ * - `agent.spawned` adds the agent as `pending` and counts it in `agentsSpawned`. For an agent that ended and is
+ *   resumed under the same id, it makes the agent `pending` again (no longer counted as completed or failed),
+ *   moves it under the parent named by the event, and keeps its figures: its duration goes on from where it was.
  * - `agent.started` makes it `running` and starts its clock.
  * - `agent.completed` / `agent.failed` end it; only an agent that was running leaves `agentsRunning`,
  *   so one cancelled while still pending only counts as failed. A second ending is ignored.
@@ -132,6 +137,8 @@ export function applyEvent(state: MetricsSnapshot, event: TroupeEvent): MetricsS
     if (known) {
       known.name = event.name;
       known.depth = event.depth;
+      if (!closesCycle(agents, event.agentId, event.parentId)) known.parentId = event.parentId;
+      if (known.state === 'completed' || known.state === 'failed') reopen(known, total);
     } else {
       addAgent(agents, total, event.agentId, event.parentId, event.name, event.depth);
     }
@@ -144,7 +151,8 @@ export function applyEvent(state: MetricsSnapshot, event: TroupeEvent): MetricsS
       agent.name = event.name;
       if (agent.state === 'pending') {
         agent.state = 'running';
-        agent.startedAt = event.at;
+        // A resumed agent keeps the time it already ran: its clock starts that much earlier.
+        agent.startedAt = event.at - agent.own.durationMs;
         startRunning(total);
       }
       break;
@@ -229,6 +237,14 @@ function tick(agents: Record<string, AgentMetrics>, total: TotalMetrics, agent: 
   agent.subtree.durationMs += added;
   for (let up = parentOf(agents, agent); up; up = parentOf(agents, up)) up.subtree.durationMs += added;
   total.durationMs += added;
+}
+
+/** An ended agent resumed under the same id: pending again, and no longer counted as ended. */
+function reopen(agent: AgentMetrics, total: TotalMetrics): void {
+  if (agent.state === 'completed') total.agentsCompleted -= 1;
+  else total.agentsFailed -= 1;
+  agent.state = 'pending';
+  agent.startedAt = null;
 }
 
 function addAgent(

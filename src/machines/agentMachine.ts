@@ -1,96 +1,23 @@
 import { assign, emit, setup, type ActorRefFrom } from 'xstate';
 import { createCallModel, type ModelTurn } from '../actors/callModel.js';
 import { missingEnvironment } from '../actors/agentEnvironment.js';
-import { createRunTools, type ToolMessage, type ToolProgress } from '../actors/runTools.js';
+import { createRunTools, type ToolMessage } from '../actors/runTools.js';
 import { clockNow } from '../clock.js';
 import { errorMessage } from '../errors.js';
-import type { FailureReason, TroupeEvent } from '../events/events.js';
+import type { TroupeEvent } from '../events/events.js';
 import type { Figures } from '../events/metrics.js';
 import type { ChatMessage } from '../models/Model.js';
+import type {
+  AgentContext,
+  AgentEvent,
+  AgentInput,
+  AgentOutcome,
+  Announcement,
+  ApprovalHold,
+  Failure,
+} from './agentTypes.js';
 
-/** Limits on what one agent may spend; past them the agent fails with `budget` instead of calling more tools. */
-export interface AgentBudget {
-  /** Input plus output tokens over all turns. */
-  maxTokens?: number;
-  /** USD over all turns. */
-  maxCostUsd?: number;
-}
-
-/** The input of one agent actor: plain JSON, so an agent could run in another process. */
-export interface AgentInput {
-  /** The agent's id, such as `agent:researcher:V1StGXR8`. */
-  id: string;
-  /** The name of its definition. */
-  name: string;
-  /** The runtime's run id. */
-  runId: string;
-  /** The agent that spawned it, or null. */
-  parentId: string | null;
-  /** The parent's tool call that started it, or null. */
-  toolCallId: string | null;
-  /** 0 for a top-level agent, parent's depth + 1 for a sub-agent. */
-  depth: number;
-  /** The task, sent as the first user message. */
-  task: string;
-  /** The system prompt. */
-  systemPrompt: string;
-  /** The name of the model that answers it, for events. */
-  model: string;
-  /** The names of the tools it may call. */
-  tools: string[];
-  /** Messages to start from after the system prompt (an earlier conversation when resuming). */
-  history?: ChatMessage[];
-  /** Model turns allowed before the agent fails with `max_turns`. */
-  maxTurns: number;
-  /** How long the agent may make no progress before it fails with `timeout`. */
-  idleTimeoutMs: number;
-  /** Spending limits. */
-  budget?: AgentBudget;
-}
-
-/** How an agent ended: its answer or its failure, its own figures, and its conversation. */
-export interface AgentOutcome {
-  id: string;
-  agent: string;
-  status: 'completed' | 'failed';
-  output?: string;
-  reason?: FailureReason;
-  error?: string;
-  turns: number;
-  toolCallsExecuted: number;
-  own: Figures;
-  messages: ChatMessage[];
-}
-
-/** The events an agent actor accepts. */
-export type AgentEvent =
-  | { type: 'START' }
-  | { type: 'CANCEL'; error?: string }
-  | { type: 'DENY'; error: string }
-  | ToolProgress;
-
-/** The fields the agent adds to every event it announces. */
-type EventHeader = Pick<TroupeEvent, 'runId' | 'agentId' | 'parentId' | 'toolCallId' | 'at'>;
-type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
-/** An event as an action names it: the header is filled in when it is emitted. */
-type Announcement = DistributiveOmit<TroupeEvent, keyof EventHeader>;
-
-interface Failure {
-  reason: FailureReason;
-  error: string;
-}
-
-/** What an agent knows while it runs. */
-export interface AgentContext extends AgentInput {
-  messages: ChatMessage[];
-  turns: number;
-  own: Figures;
-  startedAt: number | null;
-  output: string | null;
-  failure: Failure | null;
-  /** Interactive tool calls now waiting for a person; the idle timeout is paused while any are. */
-  waitingForPeople: number;
-}
+export type { AgentBudget, AgentEvent, AgentInput, AgentOutcome, ApprovalHold } from './agentTypes.js';
 
 const zeroFigures = (): Figures => ({
   inputTokens: 0,
@@ -107,15 +34,24 @@ const pendingToolCalls = (messages: readonly ChatMessage[]) => {
   return last?.role === 'assistant' ? (last.toolCalls ?? []) : [];
 };
 
+/** The transition into `failed` with a reason, for the places that only differ in the message. */
+const failWith = (reason: Failure['reason'], error: (context: AgentContext) => string) => ({
+  target: '#agent.failed' as const,
+  actions: { type: 'fail' as const, params: ({ context }: { context: AgentContext }) => ({ reason, error: error(context) }) },
+});
+
 /**
  * One agent's lifecycle: `pending` → `running` (`thinking` ⇄ `acting`) → `completed` | `failed`.
  *
- * - `pending` waits for the supervisor's `START` (or a `CANCEL`/`DENY`).
+ * - `pending.queued` waits for the supervisor's `START`. A delegation that needs a person's approval waits in
+ *   `pending.awaitingApproval` until `APPROVE`; `DENY` fails it with `denied`, `CANCEL` with `cancelled`.
  * - `running.thinking` invokes `callModel`; a reply with tool calls goes to `acting`, one without completes the
  *   agent with its text. `running.acting` invokes `runTools` and goes back to `thinking`, or fails with
  *   `max_turns` once `maxTurns` model turns are used.
- * - An idle timeout on the actor system's clock fails the agent with `timeout`; it restarts on every step and
- *   is paused (`acting.waitingForPerson`) while an interactive tool runs.
+ * - An agent that waits for its sub-agents lends its slot to them (`YIELD`, `acting.waitingForAgents`) and gets
+ *   one back (`RESUME`) before it thinks again (`running.waitingForSlot` if its tools end first).
+ * - An idle timeout on the actor system's clock fails the agent with `timeout`; it restarts on every step and is
+ *   paused while an interactive tool waits for a person or the agent waits for its sub-agents.
  * - `CANCEL` stops the running model call or tools through their AbortSignal and fails with `cancelled`.
  *
  * Every step emits a {@link TroupeEvent}; the output is an {@link AgentOutcome}. The `callModel` and `runTools`
@@ -149,10 +85,15 @@ export const agentMachine = setup({
       );
     },
     turnsUsed: ({ context }) => context.turns >= context.maxTurns,
+    holdsSlot: ({ context }) => context.holdsSlot,
     lastPersonAnswered: ({ context }) => context.waitingForPeople <= 1,
+    lastPersonAnsweredWithSlot: ({ context }) => context.waitingForPeople <= 1 && context.holdsSlot,
   },
   actions: {
     markStarted: assign({ startedAt: ({ system }) => clockNow(system._clock) }),
+    takeSlot: assign({ holdsSlot: true }),
+    yieldSlot: assign({ holdsSlot: false }),
+    hold: assign({ approval: (_, hold: ApprovalHold) => hold }),
     beginTurn: assign({ turns: ({ context }) => context.turns + 1 }),
     recordTurn: assign(({ context }, turn: ModelTurn) => ({
       messages: [
@@ -232,33 +173,90 @@ export const agentMachine = setup({
     output: null,
     failure: null,
     waitingForPeople: 0,
+    holdsSlot: false,
+    approval: null,
   }),
   entry: {
     type: 'announce',
-    params: ({ context }) => ({ type: 'agent.spawned', name: context.name, depth: context.depth, task: context.task }),
+    params: ({ context }) => ({
+      type: 'agent.spawned',
+      name: context.name,
+      depth: context.depth,
+      task: context.task,
+      ...(context.description === undefined ? {} : { description: context.description }),
+      ...(context.background ? { background: true } : {}),
+      ...(context.resumed ? { resumed: true } : {}),
+    }),
   },
   initial: 'pending',
   states: {
     pending: {
       on: {
-        START: 'running',
         CANCEL: {
           target: 'failed',
           actions: { type: 'fail', params: ({ event }) => ({ reason: 'cancelled', error: event.error ?? 'Cancelled before it started.' }) },
         },
         DENY: {
           target: 'failed',
-          actions: { type: 'fail', params: ({ event }) => ({ reason: 'denied', error: event.error }) },
+          actions: [
+            {
+              type: 'announce',
+              params: ({ context, event }) => ({
+                type: 'approval.denied',
+                requestId: event.requestId ?? context.approval?.requestId ?? null,
+                reason: event.error,
+              }),
+            },
+            { type: 'fail', params: ({ event }) => ({ reason: 'denied', error: event.error }) },
+          ],
+        },
+      },
+      initial: 'queued',
+      states: {
+        queued: {
+          on: {
+            START: '#agent.running',
+            HOLD: {
+              target: 'awaitingApproval',
+              actions: [
+                { type: 'hold', params: ({ event: { requestId, risk, reason } }) => ({ requestId, risk, reason }) },
+                {
+                  type: 'announce',
+                  params: ({ context, event }) => ({
+                    type: 'approval.requested',
+                    requestId: event.requestId,
+                    name: context.name,
+                    task: context.task,
+                    risk: event.risk,
+                    ...(event.reason === undefined ? {} : { reason: event.reason }),
+                  }),
+                },
+              ],
+            },
+          },
+        },
+        awaitingApproval: {
+          on: {
+            APPROVE: {
+              target: 'queued',
+              actions: {
+                type: 'announce',
+                params: ({ context }) => ({ type: 'approval.granted', requestId: context.approval?.requestId ?? '' }),
+              },
+            },
+          },
         },
       },
     },
     running: {
-      entry: ['markStarted', { type: 'announce', params: ({ context }) => ({ type: 'agent.started', name: context.name }) }],
+      entry: ['markStarted', 'takeSlot', { type: 'announce', params: ({ context }) => ({ type: 'agent.started', name: context.name }) }],
       on: {
         CANCEL: {
           target: 'failed',
           actions: { type: 'fail', params: ({ event }) => ({ reason: 'cancelled', error: event.error ?? 'Cancelled.' }) },
         },
+        YIELD: { actions: 'yieldSlot' },
+        RESUME: { actions: 'takeSlot' },
       },
       initial: 'thinking',
       states: {
@@ -278,7 +276,12 @@ export const agentMachine = setup({
           ],
           invoke: {
             src: 'callModel',
-            input: ({ context }) => ({ agentId: context.id, agentName: context.name, messages: context.messages }),
+            input: ({ context }) => ({
+              agentId: context.id,
+              agentName: context.name,
+              depth: context.depth,
+              messages: context.messages,
+            }),
             onDone: [
               {
                 guard: { type: 'overBudget', params: ({ event }) => event.output },
@@ -322,13 +325,7 @@ export const agentMachine = setup({
             },
           },
           after: {
-            idleTimeout: {
-              target: '#agent.failed',
-              actions: {
-                type: 'fail',
-                params: ({ context }) => ({ reason: 'timeout', error: `No progress for ${context.idleTimeoutMs} ms while waiting for the model.` }),
-              },
-            },
+            idleTimeout: failWith('timeout', (context) => `No progress for ${context.idleTimeoutMs} ms while waiting for the model.`),
           },
         },
         acting: {
@@ -337,6 +334,8 @@ export const agentMachine = setup({
             input: ({ context }) => ({
               agentId: context.id,
               agentName: context.name,
+              depth: context.depth,
+              messages: context.messages,
               toolCalls: pendingToolCalls(context.messages),
             }),
           },
@@ -345,6 +344,12 @@ export const agentMachine = setup({
               actions: {
                 type: 'announce',
                 params: ({ event }) => ({ type: 'tool.call', callId: event.callId, tool: event.tool, arguments: event.arguments }),
+              },
+            },
+            'TOOL.DENIED': {
+              actions: {
+                type: 'announce',
+                params: ({ event }) => ({ type: 'tool.denied', callId: event.callId, tool: event.tool, reason: event.reason, error: event.error }),
               },
             },
             'TOOL.ENDED': {
@@ -375,7 +380,12 @@ export const agentMachine = setup({
                   },
                 ],
               },
-              { target: 'thinking', actions: { type: 'appendToolMessages', params: ({ event }) => event.messages } },
+              {
+                guard: 'holdsSlot',
+                target: 'thinking',
+                actions: { type: 'appendToolMessages', params: ({ event }) => event.messages },
+              },
+              { target: 'waitingForSlot', actions: { type: 'appendToolMessages', params: ({ event }) => event.messages } },
             ],
             'TOOLS.FAILED': {
               target: '#agent.failed',
@@ -385,27 +395,34 @@ export const agentMachine = setup({
           initial: 'working',
           states: {
             working: {
-              on: { 'TOOL.WAITING': { target: 'waitingForPerson', actions: 'personWaiting' } },
+              on: {
+                'TOOL.WAITING': { target: 'waitingForPerson', actions: 'personWaiting' },
+                YIELD: { target: 'waitingForAgents', actions: 'yieldSlot' },
+              },
               after: {
-                idleTimeout: {
-                  target: '#agent.failed',
-                  actions: {
-                    type: 'fail',
-                    params: ({ context }) => ({ reason: 'timeout', error: `No progress for ${context.idleTimeoutMs} ms while tools ran.` }),
-                  },
-                },
+                idleTimeout: failWith('timeout', (context) => `No progress for ${context.idleTimeoutMs} ms while tools ran.`),
               },
             },
             waitingForPerson: {
               on: {
                 'TOOL.WAITING': { actions: 'personWaiting' },
                 'TOOL.RESUMED': [
-                  { guard: 'lastPersonAnswered', target: 'working', actions: 'personAnswered' },
+                  { guard: 'lastPersonAnsweredWithSlot', target: 'working', actions: 'personAnswered' },
+                  { guard: 'lastPersonAnswered', target: 'waitingForAgents', actions: 'personAnswered' },
                   { actions: 'personAnswered' },
                 ],
               },
             },
+            waitingForAgents: {
+              on: {
+                'TOOL.WAITING': { target: 'waitingForPerson', actions: 'personWaiting' },
+                RESUME: { target: 'working', actions: 'takeSlot' },
+              },
+            },
           },
+        },
+        waitingForSlot: {
+          on: { RESUME: { target: 'thinking', actions: 'takeSlot' } },
         },
       },
     },

@@ -10,28 +10,38 @@ export interface AgentRecord {
   readonly id: string;
   /** The name of its definition. */
   readonly name: string;
-  /** The agent that spawned it, or null. */
-  readonly parentId: string | null;
+  /** The agent that spawned it (or last resumed it), or null. */
+  parentId: string | null;
   /** 0 for a top-level agent. */
-  readonly depth: number;
+  depth: number;
   /** Its state as the supervisor last saw it. */
   state: AgentState;
   /** The ids of the agents it spawned (undefined until it spawns one). */
   children?: string[];
+  /** True while it holds one of the `maxParallel` slots. */
+  holdsSlot?: boolean;
+  /** True while its delegation waits for a person's approval. */
+  held?: boolean;
+  /** How many of its sub-agents it is waiting for now; it lends its slot while it waits. */
+  waits?: number;
+  /** The agents waiting for this one to end (one entry per wait). */
+  waiters?: string[];
 }
 
 /**
  * The supervisor's book of agents: a record for every agent it spawned (kept after the agent ends), the actor of
- * every live agent (released when it ends), and the queue of agents waiting for a slot. The supervisor keeps the
- * actors here rather than as XState children, so spawning and releasing cost the same with 10 live agents or
- * 100,000.
+ * every live agent (released when it ends), the queue of agents waiting for a slot, and the agents that want
+ * their slot back after waiting for their sub-agents. The supervisor keeps the actors here rather than as XState
+ * children, so spawning and releasing cost the same with 10 live agents or 100,000.
  */
 export class AgentTable {
   private readonly records = new Map<string, AgentRecord>();
   private readonly actors = new Map<string, AgentActorRef>();
-  /** Agents waiting for a slot. */
+  /** Agents waiting for a slot to start. */
   readonly queue = new AgentQueue();
-  /** Agents now running. */
+  /** Running agents that lent their slot and want it back; served before `queue`, first come first served. */
+  readonly resuming: string[] = [];
+  /** Agents now holding a slot. */
   running = 0;
 
   /** Agents not yet ended (pending or running). */
@@ -39,14 +49,27 @@ export class AgentTable {
     return this.actors.size;
   }
 
-  /** Adds a new, pending agent with its actor. */
+  /**
+   * Adds a pending agent with its actor. An id that is already known is an ended agent resumed with a new task:
+   * its record becomes pending again, under the parent given now.
+   */
   add(record: AgentRecord, actor: AgentActorRef): void {
-    this.records.set(record.id, record);
-    this.actors.set(record.id, actor);
-    if (record.parentId !== null) {
-      const parent = this.records.get(record.parentId);
-      if (parent) (parent.children ??= []).push(record.id);
+    const known = this.records.get(record.id);
+    if (known) {
+      this.unlink(known);
+      known.parentId = record.parentId;
+      known.depth = record.depth;
+      known.state = 'pending';
+      known.holdsSlot = false;
+      known.held = false;
+      known.waits = 0;
+      known.waiters = undefined;
+      this.link(known);
+    } else {
+      this.records.set(record.id, record);
+      this.link(record);
     }
+    this.actors.set(record.id, actor);
   }
 
   /** The record of an agent, live or ended. */
@@ -64,15 +87,31 @@ export class AgentTable {
     return this.actors.values();
   }
 
-  /** Marks an agent as ended and lets its actor go; returns the state it was in. */
-  release(id: string, state: 'completed' | 'failed'): AgentState | undefined {
+  /** Gives an agent a slot. */
+  takeSlot(record: AgentRecord): void {
+    record.holdsSlot = true;
+    this.running += 1;
+  }
+
+  /** Takes an agent's slot away (it waits, or it ended). */
+  freeSlot(record: AgentRecord): void {
+    if (!record.holdsSlot) return;
+    record.holdsSlot = false;
+    this.running -= 1;
+  }
+
+  /** Marks an agent as ended and lets its actor go; returns the agents that were waiting for it. */
+  release(id: string, state: 'completed' | 'failed'): string[] {
     const record = this.records.get(id);
-    if (!record) return undefined;
-    const was = record.state;
-    if (was === 'running') this.running -= 1;
+    if (!record) return [];
+    this.freeSlot(record);
     record.state = state;
+    record.held = false;
+    record.waits = 0;
+    const waiters = record.waiters ?? [];
+    record.waiters = undefined;
     this.actors.delete(id);
-    return was;
+    return waiters;
   }
 
   /** The agent and all its descendants, parents before children. */
@@ -92,5 +131,18 @@ export class AgentTable {
   /** A summary for inspectors and logs, instead of every record. */
   toJSON(): { agents: number; active: number; running: number; queued: number } {
     return { agents: this.records.size, active: this.active, running: this.running, queued: this.queue.size };
+  }
+
+  private link(record: AgentRecord): void {
+    if (record.parentId === null) return;
+    const parent = this.records.get(record.parentId);
+    if (parent) (parent.children ??= []).push(record.id);
+  }
+
+  private unlink(record: AgentRecord): void {
+    if (record.parentId === null) return;
+    const siblings = this.records.get(record.parentId)?.children;
+    const index = siblings?.indexOf(record.id) ?? -1;
+    if (siblings && index >= 0) siblings.splice(index, 1);
   }
 }

@@ -1,19 +1,33 @@
 import { createActor, enqueueActions, setup, type ActorRefFrom } from 'xstate';
-import type { AgentActorRef, AgentInput, AgentOutcome, agentMachine } from './agentMachine.js';
+import type { AgentActorRef, AgentInput, AgentOutcome, ApprovalHold, agentMachine } from './agentMachine.js';
 import { AgentTable } from './agentTable.js';
 import { errorMessage } from '../errors.js';
 
-/** A request to spawn one agent. */
+/** A request to spawn one agent (or to resume an ended one under its id). */
 export interface SpawnRequest {
   /** The new agent's input (its id included). */
   input: AgentInput;
   /** Higher runs first among waiting agents; equal priorities run first come, first served. Default 0. */
   priority?: number;
+  /** Hold the agent until a person approves (`APPROVE`) or denies (`DENY`) the delegation. */
+  approval?: ApprovalHold;
+  /** Deny the delegation at once: the agent fails with `denied` and this error. */
+  deny?: string;
+  /** The id of an agent that waits for this one to end, lending its slot meanwhile. */
+  waiter?: string;
 }
 
 /** The events the supervisor accepts. */
 export type SupervisorEvent =
   | { type: 'SPAWN'; request: SpawnRequest }
+  /** A person approved the held agent `id`. */
+  | { type: 'APPROVE'; id: string }
+  /** The held agent `id` is denied. */
+  | { type: 'DENY'; id: string; error: string; requestId?: string }
+  /** Agent `id` waits for agent `on` to end, and lends its slot meanwhile. */
+  | { type: 'WAIT'; id: string; on: string }
+  /** Agent `id` stops waiting for agent `on` (it gave up before `on` ended). */
+  | { type: 'UNWAIT'; id: string; on: string }
   | { type: 'CANCEL'; id: string; error?: string }
   | { type: 'SHUTDOWN' }
   | { type: `xstate.done.actor.${string}`; output: AgentOutcome }
@@ -23,7 +37,7 @@ export type SupervisorEvent =
 export interface SupervisorInput {
   /** The agent logic to run (the agent machine with its actors provided). */
   agentLogic: typeof agentMachine;
-  /** At most this many agents run at once; the rest wait in `pending`. */
+  /** At most this many agents hold a slot (think or run tools) at once; the rest wait. */
   maxParallel: number;
 }
 
@@ -37,7 +51,7 @@ export interface SupervisorContext {
 const DONE = 'xstate.done.actor.';
 const ERROR = 'xstate.error.actor.';
 
-/** What the supervisor does when an agent's actor ends: release it, then hand its outcome to the runtime. */
+/** What the supervisor does when an agent's actor ends: release it, end the waits on it, report its outcome. */
 const whenAgentEnds = [
   { type: 'release', params: ({ event }: { event: SupervisorEvent }) => ({ outcome: outcomeOf(event) }) },
   { type: 'reportOutcome', params: ({ event }: { event: SupervisorEvent }) => ({ outcome: outcomeOf(event) }) },
@@ -46,8 +60,13 @@ const whenAgentEnds = [
 /**
  * The supervisor: spawns every agent as an actor of its actor system (id and systemId `agent:<name>:<nanoid>`,
  * parent: the supervisor), keeps a record of each with its parent and depth, starts pending agents in priority
- * then FIFO order while fewer than `maxParallel` run, cancels whole subtrees, and releases each agent's actor
- * when it ends (the record stays).
+ * then FIFO order while fewer than `maxParallel` hold a slot, cancels whole subtrees, and releases each agent's
+ * actor when it ends (the record stays).
+ *
+ * Delegation: an agent spawned with an `approval` hold waits for `APPROVE` or `DENY`; one spawned with `deny`
+ * fails at once. An agent that waits for its sub-agents (`waiter`, `WAIT`) lends its slot to them (`YIELD`), so
+ * nested delegation never deadlocks under `maxParallel`; when the last of them ends it gets a slot back
+ * (`RESUME`) before any pending agent starts.
  *
  * `open` accepts work; `SHUTDOWN` cancels every live agent and waits in `closing` until the last one has ended,
  * then the supervisor is `closed` (final) and leaves no actor or timer behind.
@@ -66,12 +85,47 @@ export const supervisorMachine = setup({
     observeAgent: (_, _params: { id: string }) => {},
     /** Provided by the runtime: deliver an ended agent's outcome. */
     reportOutcome: (_, _params: { outcome: AgentOutcome }) => {},
-    startActor: ({ context }, { id }: { id: string }) => {
-      context.agents.actor(id)?.start();
+    admit: ({ context }, { request }: { request: SpawnRequest }) => {
+      const { agents } = context;
+      const { id } = request.input;
+      const actor = agents.actor(id);
+      actor?.start();
+      if (request.deny !== undefined) {
+        actor?.send({ type: 'DENY', error: request.deny });
+      } else if (request.approval) {
+        const record = agents.record(id);
+        if (record) record.held = true;
+        actor?.send({ type: 'HOLD', ...request.approval });
+      } else {
+        agents.queue.push(id, request.priority);
+      }
+      // A denied agent ends at once: its caller need not lend its slot for it.
+      if (request.waiter !== undefined && request.deny === undefined) beginWait(agents, request.waiter, id);
     },
+    approve: ({ context }, { id }: { id: string }) => {
+      const record = context.agents.record(id);
+      if (!record?.held) return;
+      record.held = false;
+      context.agents.actor(id)?.send({ type: 'APPROVE' });
+      context.agents.queue.push(id);
+    },
+    deny: ({ context }, { id, error, requestId }: { id: string; error: string; requestId?: string }) => {
+      context.agents.actor(id)?.send({ type: 'DENY', error, ...(requestId === undefined ? {} : { requestId }) });
+    },
+    wait: ({ context }, { id, on }: { id: string; on: string }) => beginWait(context.agents, id, on),
+    unwait: ({ context }, { id, on }: { id: string; on: string }) => endWait(context.agents, id, on),
     startQueued: ({ context }) => {
       const { agents } = context;
       while (agents.running < context.maxParallel) {
+        const resumer = agents.resuming.shift();
+        if (resumer !== undefined) {
+          const record = agents.record(resumer);
+          // Skip agents that ended, or began waiting again, since they asked.
+          if (record?.state !== 'running' || record.holdsSlot || (record.waits ?? 0) > 0) continue;
+          agents.takeSlot(record);
+          agents.actor(resumer)?.send({ type: 'RESUME' });
+          continue;
+        }
         const id = agents.queue.take();
         if (id === undefined) break;
         const record = agents.record(id);
@@ -79,12 +133,13 @@ export const supervisorMachine = setup({
         // Skip agents that ended while they waited (cancelled; their done event may still be in the mailbox).
         if (record?.state !== 'pending' || !actor || actor.getSnapshot().status !== 'active') continue;
         record.state = 'running';
-        agents.running += 1;
+        agents.takeSlot(record);
         actor.send({ type: 'START' });
       }
     },
     release: ({ context }, { outcome }: { outcome: AgentOutcome }) => {
-      context.agents.release(outcome.id, outcome.status);
+      const { agents } = context;
+      for (const waiter of agents.release(outcome.id, outcome.status)) endWait(agents, waiter, outcome.id, false);
     },
     cancelSubtree: ({ context }, { id, error }: { id: string; error?: string }) => {
       // Children first, so no parent ends while one of its sub-agents could still report to it.
@@ -113,7 +168,7 @@ export const supervisorMachine = setup({
           // The agent's actor is made while the transition is resolved, not inside a custom action: making an
           // actor evaluates its machine's initial context, which XState expects outside custom actions.
           actions: enqueueActions(({ context, event, self, enqueue }) => {
-            const { input, priority } = event.request;
+            const { input } = event.request;
             const actor: AgentActorRef = createActor(context.agentLogic, {
               id: input.id,
               systemId: input.id,
@@ -124,12 +179,15 @@ export const supervisorMachine = setup({
               { id: input.id, name: input.name, parentId: input.parentId, depth: input.depth, state: 'pending' },
               actor,
             );
-            context.agents.queue.push(input.id, priority);
             enqueue({ type: 'observeAgent', params: { id: input.id } });
-            enqueue({ type: 'startActor', params: { id: input.id } });
+            enqueue({ type: 'admit', params: { request: event.request } });
             enqueue('startQueued');
           }),
         },
+        APPROVE: { actions: [{ type: 'approve', params: ({ event }) => event }, 'startQueued'] },
+        DENY: { actions: { type: 'deny', params: ({ event }) => event } },
+        WAIT: { actions: [{ type: 'wait', params: ({ event }) => event }, 'startQueued'] },
+        UNWAIT: { actions: [{ type: 'unwait', params: ({ event }) => event }, 'startQueued'] },
         CANCEL: { actions: { type: 'cancelSubtree', params: ({ event }) => ({ id: event.id, error: event.error }) } },
         'xstate.done.actor.*': { actions: [...whenAgentEnds, 'startQueued'] },
         'xstate.error.actor.*': { actions: [...whenAgentEnds, 'startQueued'] },
@@ -158,6 +216,36 @@ export const supervisorMachine = setup({
     closed: { type: 'final' },
   },
 });
+
+/** Agent `waiterId` starts waiting for `childId`; its first wait lends its slot. */
+function beginWait(agents: AgentTable, waiterId: string, childId: string): void {
+  const waiter = agents.record(waiterId);
+  const child = agents.record(childId);
+  if (waiter?.state !== 'running' || !child || !agents.actor(childId)) return;
+  (child.waiters ??= []).push(waiterId);
+  waiter.waits = (waiter.waits ?? 0) + 1;
+  if (waiter.waits === 1 && waiter.holdsSlot) {
+    agents.freeSlot(waiter);
+    agents.actor(waiterId)?.send({ type: 'YIELD' });
+  }
+}
+
+/**
+ * Agent `waiterId` stops waiting for `childId` (it ended, or the waiter gave up); with its last wait over it asks for
+ * a slot back. `registered` is false when the child already dropped its list of waiters (it ended).
+ */
+function endWait(agents: AgentTable, waiterId: string, childId: string, registered = true): void {
+  if (registered) {
+    const list = agents.record(childId)?.waiters;
+    const index = list?.indexOf(waiterId) ?? -1;
+    if (!list || index < 0) return; // the wait already ended
+    list.splice(index, 1);
+  }
+  const waiter = agents.record(waiterId);
+  if (!waiter || waiter.state !== 'running' || !waiter.waits) return;
+  waiter.waits -= 1;
+  if (waiter.waits === 0 && !waiter.holdsSlot) agents.resuming.push(waiterId);
+}
 
 /** The outcome carried by an agent's done event, or a failure made from its error event. */
 function outcomeOf(event: SupervisorEvent): AgentOutcome {

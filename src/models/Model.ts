@@ -25,6 +25,8 @@ export const ChatMessage = z.discriminatedUnion('role', [
     content: z.string(),
     /** True when the tool call failed and `content` is the error the model should see. */
     isError: z.boolean().optional(),
+    /** Data for programs and sessions (such as a sub-agent's id); never sent to the model. */
+    metadata: z.record(z.string(), z.unknown()).optional(),
   }),
 ]);
 /** One message of a conversation, in the OpenAI chat shape. */

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import type { Clock } from '../clock.js';
 import { InvalidToolError, errorMessage } from '../errors.js';
-import type { ToolSchema } from '../models/Model.js';
+import type { ChatMessage, ToolSchema } from '../models/Model.js';
+import type { Delegation } from '../runtime/Delegation.js';
 
 /** How a tool touches the world; the planner runs reads side by side and orders conflicting writes. */
 export type ToolKind = 'read' | 'write' | 'other';
@@ -18,9 +19,16 @@ export interface ToolContext {
   signal: AbortSignal;
   /** The actor system's clock (simulated in tests). */
   clock: Clock;
+  /** The calling agent's conversation, up to the assistant message that made this call. */
+  messages: readonly ChatMessage[];
+  /** Hands work to other agents on the caller's behalf (what `assign_task` and `task_output` use). */
+  delegation: Delegation;
 }
 
-/** What a tool returns: a string is given to the model as it is, anything else as JSON. */
+/**
+ * What a tool returns: a string is given to the model as it is, a {@link toolReply} with its error flag and
+ * metadata, anything else as JSON.
+ */
 export type ToolOutput = unknown;
 
 /** The options of {@link defineTool}. */

@@ -13,7 +13,10 @@ export function formatEvent(event: TroupeEvent): string {
   const line = (text: string) => `${time}  ${who} ${text}`;
   switch (event.type) {
     case 'agent.spawned':
-      return line(`spawned${event.parentId ? ` by ${shortId(event.parentId)}` : ''}: ${clip(event.task, 60)}`);
+      return line(
+        `${event.resumed ? 'resumed' : 'spawned'}${event.parentId ? ` by ${shortId(event.parentId)}` : ''}` +
+          `${event.background ? ' in the background' : ''}: ${clip(event.description ?? event.task, 60)}`,
+      );
     case 'agent.started':
       return line('started');
     case 'model.request':
@@ -27,6 +30,14 @@ export function formatEvent(event: TroupeEvent): string {
       return line(`→ ${event.tool} ${clip(event.arguments, 50)}`);
     case 'tool.result':
       return line(`← ${event.tool} ${event.status}${event.error ? `: ${clip(event.error, 50)}` : ''}`);
+    case 'tool.denied':
+      return line(`✗ ${event.tool} denied (${event.reason})`);
+    case 'approval.requested':
+      return line(`awaits approval ${event.requestId} (${event.risk} risk)${event.reason ? `: ${clip(event.reason, 50)}` : ''}`);
+    case 'approval.granted':
+      return line(`approved (${event.requestId})`);
+    case 'approval.denied':
+      return line(`denied: ${clip(event.reason, 60)}`);
     case 'agent.completed':
       return line(`completed: ${clip(event.output, 60)}`);
     case 'agent.failed':

@@ -1,0 +1,251 @@
+import type { ResolvedAgent, ToolRefusal } from '../actors/agentEnvironment.js';
+import { ConfigurationError, UnknownAgentError } from '../errors.js';
+import type { Model, ToolSchema } from '../models/Model.js';
+import type { AgentSummary } from '../runtime/Delegation.js';
+import { builtinTools, DELEGATION_TOOLS } from '../tools/builtinTools.js';
+import { indexTools, type Tool } from '../tools/defineTool.js';
+import type { PlannedCall } from '../tools/schedule.js';
+import { defineAgent, type Agent, type AgentDefinition } from './defineAgent.js';
+import { describeAssignTask, describeParallelTasks } from './describeAgents.js';
+
+/** Where an agent of the catalog came from. */
+export type AgentLifecycle = 'catalog' | 'temporary' | 'permanent';
+
+/** The options of an {@link AgentCatalog}. */
+export interface AgentCatalogOptions {
+  /** The model of agents that name none. */
+  model?: Model;
+  /** Tools agents may list by name. */
+  tools: readonly Tool[];
+  /** Tool calls of one turn running at once. */
+  maxToolConcurrency: number;
+  /** Agents at this depth or deeper get no delegation tools. */
+  maxDepth: number;
+}
+
+interface Entry extends ResolvedAgent {
+  readonly lifecycle: AgentLifecycle;
+  /** For agents made during the run: the id and name of the agent that made them. */
+  readonly createdBy?: { id: string; name: string };
+}
+
+/**
+ * The runtime's agents by name, with their models and tools looked up: the ones it was created with, and the ones
+ * agents make during the run (`spawn_agent`). It answers what each agent may call at its depth, whom it may
+ * delegate to, and how `assign_task` reads to it.
+ */
+export class AgentCatalog {
+  private readonly entries = new Map<string, Entry>();
+  private readonly tools: Map<string, Tool>;
+  private readonly options: AgentCatalogOptions;
+  /** Bumped whenever an agent is added or removed, so cached tool descriptions are rebuilt. */
+  private version = 0;
+  private readonly schemas = new Map<string, { version: number; schemas: readonly ToolSchema[] }>();
+
+  constructor(definitions: readonly (Agent | AgentDefinition)[], options: AgentCatalogOptions) {
+    this.options = options;
+    for (const tool of options.tools) {
+      if (DELEGATION_TOOLS.has(tool.name)) {
+        throw new ConfigurationError(`The tool name "${tool.name}" belongs to a built-in delegation tool; pick another name.`);
+      }
+    }
+    this.tools = indexTools([...builtinTools, ...options.tools]);
+    for (const given of definitions) this.insert(defineAgent(given), 'catalog');
+    for (const entry of this.entries.values()) {
+      for (const name of entry.definition.subagents ?? []) {
+        if (!this.entries.has(name)) {
+          throw new ConfigurationError(`Agent "${entry.name}" lists "${name}" in subagents, but no agent has that name.`);
+        }
+      }
+    }
+  }
+
+  /** Every agent's name. */
+  names(): string[] {
+    return [...this.entries.keys()];
+  }
+
+  /** The agent of that name, if there is one. */
+  get(name: string): ResolvedAgent | undefined {
+    return this.entries.get(name);
+  }
+
+  /** The agent of that name; throws {@link UnknownAgentError} when there is none. */
+  resolve(name: string): ResolvedAgent {
+    const entry = this.entries.get(name);
+    if (!entry) throw new UnknownAgentError(name, this.names());
+    return entry;
+  }
+
+  /** Where an agent came from, or undefined for an unknown name. */
+  lifecycleOf(name: string): AgentLifecycle | undefined {
+    return this.entries.get(name)?.lifecycle;
+  }
+
+  /** Adds an agent made during the run by another agent. Throws for a bad definition or a name in use. */
+  add(definition: AgentDefinition, lifecycle: 'temporary' | 'permanent', createdBy: { id: string; name: string }): ResolvedAgent {
+    const agent = defineAgent(definition);
+    if (this.entries.has(agent.name)) {
+      throw new ConfigurationError(`An agent named "${agent.name}" already exists.`);
+    }
+    return this.insert(agent, lifecycle, createdBy);
+  }
+
+  /** Removes an agent made during the run; agents the runtime was created with stay. Returns true if removed. */
+  remove(name: string): boolean {
+    const entry = this.entries.get(name);
+    if (!entry || entry.lifecycle === 'catalog') return false;
+    this.entries.delete(name);
+    this.version += 1;
+    return true;
+  }
+
+  /** The names of the temporary agents still in the catalog. */
+  temporary(): string[] {
+    return [...this.entries.values()].filter((entry) => entry.lifecycle === 'temporary').map((entry) => entry.name);
+  }
+
+  /**
+   * The agents a caller may delegate to: its `subagents` list (default: every other agent that is not temporary),
+   * plus the agents the caller itself made. Temporary agents made by others are never listed.
+   */
+  delegatesOf(caller: { id: string; name: string }): ResolvedAgent[] {
+    const self = this.entries.get(caller.name);
+    const chosen = self?.definition.subagents;
+    const result: ResolvedAgent[] = [];
+    for (const entry of this.entries.values()) {
+      const mine = entry.createdBy?.id === caller.id;
+      const listed = chosen
+        ? chosen.includes(entry.name) || (entry.lifecycle === 'permanent' && entry.createdBy?.name === caller.name)
+        : entry.lifecycle !== 'temporary' && entry.name !== caller.name;
+      if (mine || listed) result.push(entry);
+    }
+    return result;
+  }
+
+  /** True when the caller may hand work to the named agent. */
+  mayDelegate(caller: { id: string; name: string }, agentName: string): boolean {
+    return this.delegatesOf(caller).some((agent) => agent.name === agentName);
+  }
+
+  /** An agent as a delegation tool describes it. */
+  summary(agent: ResolvedAgent): AgentSummary {
+    return {
+      name: agent.name,
+      description: agent.definition.description,
+      tools: [...agent.tools.keys()],
+      examples: [...(agent.definition.examples ?? [])],
+    };
+  }
+
+  /**
+   * The tools an agent at this depth is offered, as the model sees them. At the depth limit the delegation tools
+   * are left out; `assign_task` and `parallel_tasks` list only the agents this agent may delegate to, and are left
+   * out when there are none.
+   */
+  toolSchemas(agent: ResolvedAgent, depth: number, callerId: string): readonly ToolSchema[] {
+    const atLimit = depth >= this.options.maxDepth;
+    const delegates = [...agent.tools.keys()].some((name) => DELEGATION_TOOLS.has(name)) && !atLimit;
+    // Agents an agent made are only its own, so a caller's list is personal once it has made one.
+    const personal = delegates && [...this.entries.values()].some((entry) => entry.createdBy?.id === callerId);
+    const key = `${agent.name}|${atLimit}|${personal ? callerId : ''}`;
+    const cached = this.schemas.get(key);
+    if (cached && cached.version === this.version) return cached.schemas;
+    const summaries = delegates ? this.delegatesOf({ id: callerId, name: agent.name }).map((entry) => this.summary(entry)) : [];
+    const schemas: ToolSchema[] = [];
+    for (const tool of agent.tools.values()) {
+      if (!DELEGATION_TOOLS.has(tool.name)) schemas.push(tool.schema);
+      else if (atLimit) continue;
+      else if (tool.name === 'assign_task' || tool.name === 'parallel_tasks') {
+        if (summaries.length === 0) continue;
+        const describe = tool.name === 'assign_task' ? describeAssignTask : describeParallelTasks;
+        schemas.push({ ...tool.schema, description: describe(summaries) });
+      } else schemas.push(tool.schema);
+    }
+    this.schemas.set(key, { version: this.version, schemas });
+    return schemas;
+  }
+
+  /** The tool a call names, or why this agent may not call it: the allow-list, enforced where tools run. */
+  toolFor(agent: ResolvedAgent, depth: number, toolName: string): Tool | ToolRefusal {
+    const atLimit = depth >= this.options.maxDepth;
+    const own = [...agent.tools.keys()].filter((name) => !(atLimit && DELEGATION_TOOLS.has(name)));
+    const listing = own.length > 0 ? `Its tools: ${own.join(', ')}.` : 'It has no tools.';
+    const tool = agent.tools.get(toolName);
+    if (tool && atLimit && DELEGATION_TOOLS.has(toolName)) {
+      return {
+        reason: 'depth_limit',
+        error: `"${toolName}" is refused: agent "${agent.name}" is at depth ${depth}, the runtime's delegation limit (maxDepth ${this.options.maxDepth}). Do the work yourself.`,
+      };
+    }
+    if (tool) return tool;
+    if (this.isKnownTool(toolName)) {
+      return { reason: 'not_allowed', error: `Tool "${toolName}" is not allowed for agent "${agent.name}". ${listing}` };
+    }
+    return {
+      reason: 'unknown',
+      error: `Unknown tool "${toolName}". ${own.length > 0 ? `Available tools: ${own.join(', ')}.` : 'This agent has no tools.'}`,
+    };
+  }
+
+  /** How the planner sees a call: delegations by the role of the agents they go to, other tools by kind and targets. */
+  plan(tool: Tool, args: unknown): PlannedCall {
+    const roleOf = (name: unknown) => (typeof name === 'string' ? this.entries.get(name)?.definition.role : undefined);
+    const input = args as Record<string, unknown>;
+    switch (tool.name) {
+      case 'assign_task':
+        return { kind: roleOf(input.agent) === 'write' ? 'write' : 'read' };
+      case 'parallel_tasks': {
+        const tasks = Array.isArray(input.tasks) ? (input.tasks as { agent?: unknown }[]) : [];
+        return { kind: tasks.some((task) => roleOf(task.agent) === 'write') ? 'write' : 'read' };
+      }
+      case 'spawn_agent': {
+        const names = Array.isArray(input.tools) ? (input.tools as unknown[]) : [];
+        const writes = names.some((name) => typeof name === 'string' && this.tools.get(name)?.kind !== 'read');
+        return { kind: writes ? 'write' : 'read' };
+      }
+      default:
+        return { kind: tool.kind, targets: tool.targets?.(args as never) };
+    }
+  }
+
+  private isKnownTool(name: string): boolean {
+    if (this.tools.has(name)) return true;
+    for (const entry of this.entries.values()) if (entry.tools.has(name)) return true;
+    return false;
+  }
+
+  private insert(definition: Agent, lifecycle: AgentLifecycle, createdBy?: { id: string; name: string }): Entry {
+    if (this.entries.has(definition.name)) {
+      throw new ConfigurationError(`Two agents are named "${definition.name}"; agent names must be unique.`);
+    }
+    const model = typeof definition.model === 'object' ? definition.model : this.options.model;
+    if (!model) throw new ConfigurationError(`Agent "${definition.name}" has no model: pass createRuntime({ model }).`);
+    const tools = indexTools(
+      (definition.tools ?? []).map((tool) => {
+        if (typeof tool !== 'string') return tool;
+        const found = this.tools.get(tool);
+        if (!found) {
+          throw new ConfigurationError(
+            `Agent "${definition.name}" lists the tool "${tool}", which is not in createRuntime({ tools }) nor a built-in tool.`,
+          );
+        }
+        return found;
+      }),
+    );
+    const entry: Entry = {
+      name: definition.name,
+      definition,
+      model,
+      ...(typeof definition.model === 'string' ? { modelName: definition.model } : {}),
+      ...(definition.temperature === undefined ? {} : { temperature: definition.temperature }),
+      tools,
+      maxToolConcurrency: this.options.maxToolConcurrency,
+      lifecycle,
+      ...(createdBy ? { createdBy } : {}),
+    };
+    this.entries.set(definition.name, entry);
+    this.version += 1;
+    return entry;
+  }
+}

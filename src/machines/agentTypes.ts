@@ -1,0 +1,117 @@
+import type { ToolProgress } from '../actors/runTools.js';
+import type { FailureReason, Risk, TroupeEvent } from '../events/events.js';
+import type { Figures } from '../events/metrics.js';
+import type { ChatMessage } from '../models/Model.js';
+
+/** Limits on what one agent may spend; past them the agent fails with `budget` instead of calling more tools. */
+export interface AgentBudget {
+  /** Input plus output tokens over all turns. */
+  maxTokens?: number;
+  /** USD over all turns. */
+  maxCostUsd?: number;
+}
+
+/** The input of one agent actor: plain JSON, so an agent could run in another process. */
+export interface AgentInput {
+  /** The agent's id, such as `agent:researcher:V1StGXR8`. */
+  id: string;
+  /** The name of its definition. */
+  name: string;
+  /** The runtime's run id. */
+  runId: string;
+  /** The agent that spawned it, or null. */
+  parentId: string | null;
+  /** The parent's tool call that started it, or null. */
+  toolCallId: string | null;
+  /** 0 for a top-level agent, parent's depth + 1 for a sub-agent. */
+  depth: number;
+  /** The task, sent as the last user message. */
+  task: string;
+  /** The caller's short summary of the task, for a delegated agent. */
+  description?: string;
+  /** True when the caller does not wait for this agent. */
+  background?: boolean;
+  /** True when this continues an ended agent's session (its `history`) under the same id. */
+  resumed?: boolean;
+  /** The system prompt. */
+  systemPrompt: string;
+  /** The name of the model that answers it, for events. */
+  model: string;
+  /** The names of the tools it may call. */
+  tools: string[];
+  /** Messages to start from after the system prompt (an earlier conversation, or the caller's shared context). */
+  history?: ChatMessage[];
+  /** Model turns allowed before the agent fails with `max_turns` (counted anew when it is resumed). */
+  maxTurns: number;
+  /** How long the agent may make no progress before it fails with `timeout`. */
+  idleTimeoutMs: number;
+  /** Spending limits. */
+  budget?: AgentBudget;
+}
+
+/** How an agent ended: its answer or its failure, its own figures, and its conversation. */
+export interface AgentOutcome {
+  id: string;
+  agent: string;
+  status: 'completed' | 'failed';
+  output?: string;
+  reason?: FailureReason;
+  error?: string;
+  turns: number;
+  toolCallsExecuted: number;
+  own: Figures;
+  messages: ChatMessage[];
+}
+
+/** A delegation that waits for a person, as the supervisor tells the sub-agent. */
+export interface ApprovalHold {
+  requestId: string;
+  risk: Risk;
+  reason?: string;
+}
+
+/** The events an agent actor accepts. */
+export type AgentEvent =
+  /** The supervisor gives the agent a slot: it starts running. */
+  | { type: 'START' }
+  /** Stop now and fail with `cancelled`. */
+  | { type: 'CANCEL'; error?: string }
+  /** The delegation that made this agent needs a person's approval first. */
+  | ({ type: 'HOLD' } & ApprovalHold)
+  /** A person approved the delegation. */
+  | { type: 'APPROVE' }
+  /** The delegation was denied (by a person or the policy): fail with `denied`. */
+  | { type: 'DENY'; error: string; requestId?: string }
+  /** The agent waits for its sub-agents and lends its slot to them. */
+  | { type: 'YIELD' }
+  /** The agent has a slot again. */
+  | { type: 'RESUME' }
+  | ToolProgress;
+
+/** The fields the agent adds to every event it announces. */
+export type EventHeader = Pick<TroupeEvent, 'runId' | 'agentId' | 'parentId' | 'toolCallId' | 'at'>;
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+/** An event as an action names it: the header is filled in when it is emitted. */
+export type Announcement = DistributiveOmit<TroupeEvent, keyof EventHeader>;
+
+/** Why an agent failed, as it is kept until the agent ends. */
+export interface Failure {
+  reason: FailureReason;
+  error: string;
+}
+
+/** What an agent knows while it runs. */
+export interface AgentContext extends AgentInput {
+  messages: ChatMessage[];
+  turns: number;
+  own: Figures;
+  startedAt: number | null;
+  output: string | null;
+  failure: Failure | null;
+  /** Interactive tool calls now waiting for a person; the idle timeout is paused while any are. */
+  waitingForPeople: number;
+  /** True while the agent holds one of the supervisor's `maxParallel` slots. */
+  holdsSlot: boolean;
+  /** The approval request the agent waits for, while it does. */
+  approval: ApprovalHold | null;
+}

@@ -1,0 +1,284 @@
+import type { Caller } from '../actors/agentEnvironment.js';
+import type { AgentCatalog } from '../catalog/AgentCatalog.js';
+import { clockNow, sleep, type Clock } from '../clock.js';
+import { AbortedError, DelegationError, errorMessage } from '../errors.js';
+import type { AgentRecord } from '../machines/agentTable.js';
+import type { SupervisorEvent } from '../machines/supervisorMachine.js';
+import type { ChatMessage } from '../models/Model.js';
+import type { AgentResult, AgentResults } from './AgentResults.js';
+import type { Approvals } from './Approvals.js';
+import type {
+  Delegation,
+  DelegationPolicy,
+  DelegationRequest,
+  DelegateRequest,
+  DelegationResult,
+  SpawnAgentRequest,
+  TaskOutput,
+  TaskOutputOptions,
+  TaskResult,
+  TaskRunning,
+} from './Delegation.js';
+import { sharedContext } from './sharedContext.js';
+import { DEFAULT_TASK_OUTPUT_TIMEOUT_MS } from '../tools/taskOutput.js';
+
+/** What the runtime does to start an agent for a delegation: the parts of a spawn the delegator decides. */
+export interface Launch {
+  agent: string;
+  task: string;
+  parentId: string | null;
+  toolCallId?: string;
+  description?: string;
+  background?: boolean;
+  /** The id of the ended agent to resume. */
+  resume?: string;
+  history?: ChatMessage[];
+  approval?: { risk: 'low' | 'medium' | 'high'; reason?: string };
+  deny?: string;
+  /** The agent that waits for this one. */
+  waiter?: string;
+}
+
+/** What the delegator needs from the runtime. */
+export interface DelegatorHost {
+  readonly catalog: AgentCatalog;
+  readonly results: AgentResults;
+  readonly approvals: Approvals;
+  readonly clock: Clock;
+  readonly maxDepth: number;
+  readonly policy: DelegationPolicy | undefined;
+  /** The supervisor's record of an agent. */
+  record(id: string): AgentRecord | undefined;
+  /** Starts an agent; returns its id. */
+  launch(launch: Launch): string;
+  /** Sends an event to the supervisor. */
+  send(event: SupervisorEvent): void;
+}
+
+/**
+ * Carries out delegations for agents and for code: checks them (known agent, allow-list, depth, resumable
+ * session), asks the delegation policy, starts the sub-agent under the caller, and waits for it (lending the
+ * caller's slot), or returns its id when it runs in the background.
+ */
+export class Delegator {
+  constructor(private readonly host: DelegatorHost) {}
+
+  /** The delegation service a tool gets, bound to the agent that called it. */
+  forCaller(caller: Caller): Delegation {
+    return {
+      agents: () =>
+        caller.depth >= this.host.maxDepth
+          ? []
+          : this.host.catalog.delegatesOf(who(caller)).map((agent) => this.host.catalog.summary(agent)),
+      delegate: (request) => this.delegate(caller, request),
+      taskOutput: (agentId, options) => this.taskOutput(agentId, options, caller),
+      spawnAgent: (request) => this.spawnAgent(caller, request),
+    };
+  }
+
+  /** Hands a task to an agent on the caller's behalf (see {@link Delegation.delegate}). */
+  async delegate(caller: Caller, request: DelegateRequest): Promise<DelegationResult | TaskRunning> {
+    const { catalog, maxDepth } = this.host;
+    const started = clockNow(this.host.clock);
+    if (caller.depth >= maxDepth) {
+      throw new DelegationError(
+        'depth_limit',
+        `Agent "${caller.agentName}" is at depth ${caller.depth}, the delegation limit (maxDepth ${maxDepth}); it cannot delegate.`,
+      );
+    }
+    const agent = catalog.get(request.agent);
+    const allowed = catalog.delegatesOf(who(caller)).map((entry) => entry.name);
+    if (!agent) {
+      throw new DelegationError('unknown_agent', `Unknown agent "${request.agent}". ${listing(allowed)}`);
+    }
+    if (!allowed.includes(agent.name)) {
+      throw new DelegationError('not_allowed', `Agent "${caller.agentName}" may not delegate to "${agent.name}". ${listing(allowed)}`);
+    }
+    let history: ChatMessage[] | undefined;
+    if (request.resume !== undefined) {
+      history = this.resumable(request.resume, agent.name);
+    } else if (agent.definition.shareContext) {
+      const { shareContext } = agent.definition;
+      history = sharedContext(caller.messages, typeof shareContext === 'number' ? shareContext : undefined);
+    }
+    const background = request.background === true;
+    const decision = await this.decide({
+      caller: who(caller, true),
+      agent: agent.name,
+      task: request.task,
+      depth: caller.depth + 1,
+      background,
+      ...(request.resume === undefined ? {} : { resume: request.resume }),
+    });
+    if (caller.signal.aborted) throw new AbortedError('The caller stopped before the delegation started.');
+    const id = this.host.launch({
+      agent: agent.name,
+      task: request.task,
+      parentId: caller.agentId,
+      toolCallId: caller.toolCallId,
+      ...(request.description === undefined ? {} : { description: request.description }),
+      background,
+      ...(request.resume === undefined ? {} : { resume: request.resume }),
+      ...(history === undefined ? {} : { history }),
+      ...decision,
+      ...(background ? {} : { waiter: caller.agentId }),
+    });
+    if (background) return this.running(id);
+    const result = await this.until(id, caller);
+    return { ...taskResult(result), executionTimeMs: Math.max(0, clockNow(this.host.clock) - started) };
+  }
+
+  /** Says whether an agent still runs, or returns its result; a blocking call waits up to `timeoutMs`. */
+  async taskOutput(agentId: string, options: TaskOutputOptions = {}, caller?: Caller): Promise<TaskOutput> {
+    const record = this.host.record(agentId);
+    if (!record) throw new DelegationError('unknown_session', `No agent has the id "${agentId}".`);
+    const ended = this.host.results.ended(agentId);
+    if (ended) return taskResult(ended);
+    if (!options.blocking) return this.running(agentId);
+    const timeoutMs = options.timeoutMs ?? DEFAULT_TASK_OUTPUT_TIMEOUT_MS;
+    const waiting = caller !== undefined && caller.agentId !== agentId;
+    if (waiting) this.host.send({ type: 'WAIT', id: caller.agentId, on: agentId });
+    const timer = new AbortController();
+    const stop = () => timer.abort();
+    caller?.signal.addEventListener('abort', stop, { once: true });
+    try {
+      const result = await Promise.race([
+        this.host.results.wait(agentId)!,
+        sleep(this.host.clock, timeoutMs, timer.signal).then(() => null, () => null),
+      ]);
+      if (caller?.signal.aborted) throw new AbortedError('The caller stopped while it waited.');
+      if (result) return taskResult(result);
+      // The deadline passed. An agent that ended at that same instant may still be settling: let it finish first.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      const late = this.host.results.ended(agentId);
+      if (late) return taskResult(late);
+      return { ...this.running(agentId), timedOut: true };
+    } finally {
+      timer.abort();
+      caller?.signal.removeEventListener('abort', stop);
+      if (waiting && !this.host.results.ended(agentId)) this.host.send({ type: 'UNWAIT', id: caller.agentId, on: agentId });
+    }
+  }
+
+  /** Adds an agent made on the spot by the caller (see {@link Delegation.spawnAgent}). */
+  spawnAgent(caller: Caller, request: SpawnAgentRequest): void {
+    const { catalog, maxDepth } = this.host;
+    if (caller.depth >= maxDepth) {
+      throw new DelegationError('depth_limit', `Agent "${caller.agentName}" is at the delegation limit (maxDepth ${maxDepth}).`);
+    }
+    if (catalog.get(request.name)) {
+      throw new DelegationError('name_taken', `An agent named "${request.name}" already exists; choose another name.`);
+    }
+    const creator = catalog.resolve(caller.agentName);
+    const tools = request.tools ?? [];
+    const foreign = tools.filter((name) => !creator.tools.has(name));
+    if (foreign.length > 0) {
+      throw new DelegationError(
+        'invalid_tools',
+        `A spawned agent may only get tools of its creator; "${caller.agentName}" does not have ${foreign.join(', ')}. ` +
+          `Its tools: ${[...creator.tools.keys()].join(', ') || 'none'}.`,
+      );
+    }
+    try {
+      catalog.add(
+        {
+          name: request.name,
+          description: request.description ?? `Made by ${caller.agentName} for one kind of task.`,
+          systemPrompt: request.systemPrompt,
+          tools,
+          ...(creator.definition.model === undefined ? {} : { model: creator.definition.model }),
+          ...(creator.temperature === undefined ? {} : { temperature: creator.temperature }),
+        },
+        request.lifecycle ?? 'temporary',
+        who(caller),
+      );
+    } catch (error) {
+      throw new DelegationError('invalid_tools', `The agent could not be made: ${errorMessage(error)}`);
+    }
+  }
+
+  /** The conversation of an ended agent to resume, or a refusal naming why it cannot be resumed. */
+  private resumable(id: string, agentName: string): ChatMessage[] {
+    const record = this.host.record(id);
+    const conversation = this.host.results.conversation(id);
+    if (!record || !conversation) throw new DelegationError('unknown_session', `No agent session has the id "${id}".`);
+    if (record.name !== agentName) {
+      throw new DelegationError('wrong_agent', `Agent ${id} is a "${record.name}", not a "${agentName}".`);
+    }
+    if (record.state === 'pending' || record.state === 'running') {
+      throw new DelegationError('still_running', `Agent ${id} is still ${record.state}; wait for it with task_output before resuming it.`);
+    }
+    return [...conversation];
+  }
+
+  /** Asks the policy; returns how to launch: as asked, held for a person, or denied at once. */
+  private async decide(request: DelegationRequest): Promise<Pick<Launch, 'approval' | 'deny'>> {
+    const { policy } = this.host;
+    if (!policy) return {};
+    let decision;
+    try {
+      decision = await policy(request);
+    } catch (error) {
+      return { deny: `The delegation policy failed, so the delegation is denied: ${errorMessage(error)}` };
+    }
+    if (decision === 'allow' || decision?.decision === 'allow') return {};
+    if (decision?.decision === 'deny') return { deny: decision.reason || 'Denied by the delegation policy.' };
+    if (decision?.decision === 'ask') {
+      return { approval: { risk: decision.risk, ...(decision.reason === undefined ? {} : { reason: decision.reason }) } };
+    }
+    return { deny: `The delegation policy gave an answer it may not give: ${JSON.stringify(decision)}.` };
+  }
+
+  /** Waits for an agent's result; if the caller stops first, stops waiting (and gives the wait back). */
+  private async until(id: string, caller: Caller): Promise<AgentResult> {
+    const result = this.host.results.wait(id)!;
+    if (caller.signal.aborted) throw new AbortedError('The caller stopped.');
+    let stop: () => void = () => {};
+    const aborted = new Promise<never>((_, reject) => {
+      stop = () => reject(new AbortedError('The caller stopped while it waited for its sub-agent.'));
+      caller.signal.addEventListener('abort', stop, { once: true });
+    });
+    try {
+      return await Promise.race([result, aborted]);
+    } catch (error) {
+      if (!this.host.results.ended(id)) this.host.send({ type: 'UNWAIT', id: caller.agentId, on: id });
+      throw error;
+    } finally {
+      caller.signal.removeEventListener('abort', stop);
+    }
+  }
+
+  private running(id: string): TaskRunning {
+    const record = this.host.record(id);
+    return {
+      status: record?.state === 'running' ? 'running' : 'pending',
+      agentId: id,
+      agentName: record?.name ?? id,
+    };
+  }
+}
+
+/** A result as a caller sees it. */
+export function taskResult(result: AgentResult): TaskResult {
+  return {
+    status: result.status,
+    agentId: result.id,
+    agentName: result.agent,
+    ...(result.output === undefined ? {} : { output: result.output }),
+    ...(result.reason === undefined ? {} : { reason: result.reason, error: result.error ?? '' }),
+    toolCallsExecuted: result.toolCallsExecuted,
+    metrics: result.metrics,
+  };
+}
+
+function who(caller: Caller): { id: string; name: string };
+function who(caller: Caller, withDepth: true): { id: string; name: string; depth: number };
+function who(caller: Caller, withDepth = false) {
+  return withDepth
+    ? { id: caller.agentId, name: caller.agentName, depth: caller.depth }
+    : { id: caller.agentId, name: caller.agentName };
+}
+
+function listing(names: readonly string[]): string {
+  return names.length > 0 ? `Agents you may delegate to: ${names.join(', ')}.` : 'You may not delegate to any agent.';
+}

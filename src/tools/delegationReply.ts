@@ -1,0 +1,42 @@
+import type { DelegationResult, TaskOutput, TaskRunning } from '../runtime/Delegation.js';
+import { toolReply, type ToolReply } from './toolReply.js';
+
+/**
+ * What the model sees of a sub-agent: its answer with its id (to resume it), a note that it runs in the
+ * background, or an error naming why it failed. The metadata carries the id, figures and timing for programs.
+ */
+export function delegationReply(outcome: DelegationResult | TaskOutput, options: { timeoutMs?: number } = {}): ToolReply {
+  const who = `${outcome.agentName} (${outcome.agentId})`;
+  if (isRunning(outcome)) {
+    const waited = outcome.timedOut ? ` after waiting ${options.timeoutMs ?? 0} ms` : '';
+    return toolReply({
+      content:
+        `Agent ${who} is ${outcome.status === 'pending' ? 'waiting to start' : 'still running'}${waited}. ` +
+        `Call task_output with agent_id "${outcome.agentId}" to get its answer.`,
+      metadata: { agentId: outcome.agentId, agentName: outcome.agentName, status: outcome.status, ...(outcome.timedOut ? { timedOut: true } : {}) },
+    });
+  }
+  const metadata = {
+    agentId: outcome.agentId,
+    agentName: outcome.agentName,
+    status: outcome.status,
+    toolCallsExecuted: outcome.toolCallsExecuted,
+    ...('executionTimeMs' in outcome ? { executionTimeMs: outcome.executionTimeMs } : {}),
+    metrics: outcome.metrics,
+  };
+  if (outcome.status === 'failed') {
+    return toolReply({
+      content: `Agent ${who} failed (${outcome.reason ?? 'error'}): ${outcome.error ?? 'no reason given'}`,
+      isError: true,
+      metadata: { ...metadata, reason: outcome.reason ?? 'error', error: outcome.error ?? '' },
+    });
+  }
+  return toolReply({
+    content: `${outcome.output ?? ''}\n\n[agent_id: ${outcome.agentId}. Pass it as "resume" to continue this agent's session.]`,
+    metadata,
+  });
+}
+
+function isRunning(outcome: DelegationResult | TaskOutput): outcome is TaskRunning {
+  return outcome.status === 'pending' || outcome.status === 'running';
+}

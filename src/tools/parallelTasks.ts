@@ -1,0 +1,56 @@
+import { z } from 'zod';
+import { errorMessage } from '../errors.js';
+import { defineTool } from './defineTool.js';
+import { toolReply } from './toolReply.js';
+
+/** One line of a `parallel_tasks` report. */
+export interface TaskReport {
+  agent: string;
+  agentId?: string;
+  status: 'completed' | 'failed';
+  output?: string;
+  reason?: string;
+  error?: string;
+}
+
+/**
+ * `parallel_tasks`: fans several tasks out to agents at once and returns when all have ended, with
+ * `{ completed, failed, reports }`. A task that could not be handed over (an unknown agent, say) is a failed
+ * report; the others still run.
+ */
+export const parallelTasks = defineTool({
+  name: 'parallel_tasks',
+  description: 'Runs several tasks at once, each by an agent, and reports on each when all have ended.',
+  parameters: z.object({
+    tasks: z
+      .array(
+        z.object({
+          agent: z.string().min(1).describe('The name of the agent for this task.'),
+          task: z.string().min(1).describe('The whole task for that agent.'),
+        }),
+      )
+      .min(1)
+      .max(50)
+      .describe('The tasks to run at the same time.'),
+  }),
+  kind: 'other',
+  execute: async ({ tasks }, { delegation }) => {
+    const reports = await Promise.all(
+      tasks.map(async ({ agent, task }): Promise<TaskReport> => {
+        try {
+          const result = await delegation.delegate({ agent, task, description: `parallel task for ${agent}` });
+          if (result.status === 'completed') return { agent, agentId: result.agentId, status: 'completed', output: result.output ?? '' };
+          if (result.status === 'failed') {
+            return { agent, agentId: result.agentId, status: 'failed', reason: result.reason ?? 'error', error: result.error ?? '' };
+          }
+          return { agent, agentId: result.agentId, status: 'failed', error: 'The agent did not end.' };
+        } catch (error) {
+          return { agent, status: 'failed', reason: 'refused', error: errorMessage(error) };
+        }
+      }),
+    );
+    const completed = reports.filter((report) => report.status === 'completed').length;
+    const summary = { completed, failed: reports.length - completed, reports };
+    return toolReply({ content: JSON.stringify(summary, null, 2), isError: completed === 0, metadata: summary });
+  },
+});

@@ -11,6 +11,30 @@ export type {
   SpawnOptions,
 } from './createRuntime.js';
 export { realClock, sleep } from './clock.js';
+export type { PendingApproval } from './runtime/Approvals.js';
+
+// ── Delegation ──────────────────────────────────────────────────────────────────────────────────────────
+export { assignTask } from './tools/assignTask.js';
+export { taskOutput, DEFAULT_TASK_OUTPUT_TIMEOUT_MS } from './tools/taskOutput.js';
+export { spawnAgent } from './tools/spawnAgent.js';
+export { parallelTasks } from './tools/parallelTasks.js';
+export type { TaskReport } from './tools/parallelTasks.js';
+export { builtinTools, DELEGATION_TOOLS } from './tools/builtinTools.js';
+export { sharedContext } from './runtime/sharedContext.js';
+export type {
+  AgentSummary,
+  DelegateRequest,
+  Delegation,
+  DelegationDecision,
+  DelegationPolicy,
+  DelegationRequest,
+  DelegationResult,
+  SpawnAgentRequest,
+  TaskOutput,
+  TaskOutputOptions,
+  TaskResult,
+  TaskRunning,
+} from './runtime/Delegation.js';
 export type { Clock, TroupeClock } from './clock.js';
 
 // ── Agents and tools ────────────────────────────────────────────────────────────────────────────────────
@@ -18,6 +42,8 @@ export { AGENT_NAME, defineAgent } from './catalog/defineAgent.js';
 export type { Agent, AgentDefinition } from './catalog/defineAgent.js';
 export { TOOL_NAME, defineTool } from './tools/defineTool.js';
 export type { Tool, ToolContext, ToolDefinition, ToolKind, ToolOutput } from './tools/defineTool.js';
+export { isToolReply, toolReply } from './tools/toolReply.js';
+export type { ToolReply } from './tools/toolReply.js';
 export { schedule } from './tools/schedule.js';
 export type { PlannedCall, ToolPlan } from './tools/schedule.js';
 
@@ -33,7 +59,14 @@ export type { ModelPrice, PriceTable } from './models/prices.js';
 
 // ── Machines (for inspection, tests and custom runtimes) ────────────────────────────────────────────────
 export { agentMachine } from './machines/agentMachine.js';
-export type { AgentActorRef, AgentBudget, AgentEvent, AgentInput, AgentOutcome } from './machines/agentMachine.js';
+export type {
+  AgentActorRef,
+  AgentBudget,
+  AgentEvent,
+  AgentInput,
+  AgentOutcome,
+  ApprovalHold,
+} from './machines/agentMachine.js';
 export { supervisorMachine } from './machines/supervisorMachine.js';
 export type { SpawnRequest, SupervisorEvent, SupervisorInput } from './machines/supervisorMachine.js';
 export type { AgentRecord, AgentState } from './machines/agentTable.js';
@@ -44,10 +77,15 @@ export {
   AgentFailed,
   AgentSpawned,
   AgentStarted,
+  ApprovalDenied,
+  ApprovalGranted,
+  ApprovalRequested,
   FailureReason,
+  Risk,
   ModelRequested,
   ModelResponded,
   ToolCalled,
+  ToolDenied,
   ToolResulted,
   TroupeEvent,
 } from './events/events.js';
@@ -60,6 +98,7 @@ export type { AgentMetrics, Figures, MetricsSnapshot, TotalMetrics } from './eve
 export {
   AbortedError,
   ConfigurationError,
+  DelegationError,
   InvalidAgentError,
   InvalidToolError,
   ModelError,
@@ -69,9 +108,10 @@ export {
   ToolTimeoutError,
   TroupeError,
   UnknownAgentError,
+  UnknownRequestError,
   errorMessage,
 } from './errors.js';
-export type { TroupeErrorCode } from './errors.js';
+export type { DelegationRefusal, TroupeErrorCode } from './errors.js';
 
 // ── Views ───────────────────────────────────────────────────────────────────────────────────────────────
 export { formatEvent, shortId } from './views/formatEvent.js';

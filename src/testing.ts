@@ -9,6 +9,16 @@ export function settleMicrotasks(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
+/**
+ * Lets everything due at the current simulated instant finish: two rounds of {@link settleMicrotasks}, so work that
+ * yields once to the event loop (troupe does, to let an agent that ends at a deadline settle before the deadline
+ * is judged) runs before the clock moves on.
+ */
+async function settleInstant(): Promise<void> {
+  await settleMicrotasks();
+  await settleMicrotasks();
+}
+
 /** When the earliest timer of a `SimulatedClock` is due, or undefined when none is set. */
 export function nextTimerAt(clock: SimulatedClock): number | undefined {
   // SimulatedClock keeps its timers in a private map; reading it lets a simulation jump from timer to timer.
@@ -28,7 +38,7 @@ export interface AdvanceOptions {
 }
 
 /**
- * Drives a `SimulatedClock` until `promise` settles: lets pending callbacks run, then moves the clock to the next
+ * Drives a `SimulatedClock` until `promise` settles: lets the work of the current instant finish, then moves the clock to the next
  * due timer, and again, so a whole run (latencies, timeouts) happens in simulated time with no real waiting.
  * Returns the promise's value. Rejects if nothing is left to wait for before it settles (a deadlock) or the
  * limit passes.
@@ -45,11 +55,11 @@ export async function advanceUntilSettled<T>(
   );
   const limit = clock.now() + (options.limitMs ?? 86_400_000);
   for (;;) {
-    await settleMicrotasks();
+    await settleInstant();
     if (settled) return promise;
     const next = nextTimerAt(clock);
     if (next === undefined) {
-      await settleMicrotasks();
+      await settleInstant();
       if (settled) return promise;
       throw new Error(`Nothing is left to wait for at ${clock.now()} ms, but the promise has not settled.`);
     }

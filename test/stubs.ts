@@ -1,7 +1,7 @@
 // Shared fakes for the tests: small agents, tools that record what they did, and event collectors.
 import { SimulatedClock } from 'xstate';
 import { z } from 'zod';
-import { defineAgent, defineTool, type TroupeEvent } from 'troupe';
+import { defineAgent, defineTool, type AgentDefinition, type ChatMessage, type TroupeEvent } from 'troupe';
 import type { Observable } from 'rxjs';
 
 /** A tool call as a model would send it. */
@@ -46,3 +46,33 @@ export function echoTool() {
 export function worker(name = 'worker', tools: string[] = []) {
   return defineAgent({ name, description: `The ${name}.`, systemPrompt: `You are the ${name}.`, tools });
 }
+
+/** A delegation call as a model would send it. */
+export function assign(agent: string, task: string, extra: Record<string, unknown> = {}, id = `call_${agent}`) {
+  return call('assign_task', { description: `work for ${agent}`, agent, task, ...extra }, id);
+}
+
+/** The last tool message of a request, or undefined. */
+export function lastToolMessage(request: { messages: readonly ChatMessage[] }) {
+  const found = [...request.messages].reverse().find((message) => message.role === 'tool');
+  return found?.role === 'tool' ? found : undefined;
+}
+
+/** The events of one type. */
+export function ofType<T extends TroupeEvent['type']>(events: readonly TroupeEvent[], type: T) {
+  return events.filter((event): event is Extract<TroupeEvent, { type: T }> => event.type === type);
+}
+
+/** An agent that may delegate, with the given tools besides the delegation ones. */
+export function leader(name = 'lead', options: Partial<AgentDefinition> = {}) {
+  return defineAgent({
+    name,
+    description: `The ${name}.`,
+    systemPrompt: `You are the ${name}; hand work to specialists.`,
+    tools: ['assign_task', 'task_output'],
+    ...options,
+  });
+}
+
+/** Lets every pending callback run. */
+export const tick = () => new Promise<void>((resolve) => setImmediate(resolve));

@@ -200,14 +200,15 @@ export class Delegator {
   /** The conversation of an ended agent to resume, or a refusal naming why it cannot be resumed. */
   private resumable(id: string, agentName: string): ChatMessage[] {
     const record = this.host.record(id);
-    const conversation = this.host.results.conversation(id);
-    if (!record || !conversation) throw new DelegationError('unknown_session', `No agent session has the id "${id}".`);
+    if (!record) throw new DelegationError('unknown_session', `No agent session has the id "${id}".`);
     if (record.name !== agentName) {
       throw new DelegationError('wrong_agent', `Agent ${id} is a "${record.name}", not a "${agentName}".`);
     }
     if (record.state === 'pending' || record.state === 'running') {
       throw new DelegationError('still_running', `Agent ${id} is still ${record.state}; wait for it with task_output before resuming it.`);
     }
+    const conversation = this.host.results.conversation(id);
+    if (!conversation) throw new DelegationError('unknown_session', `Agent ${id} left no conversation to resume.`);
     return [...conversation];
   }
 

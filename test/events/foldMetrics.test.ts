@@ -258,6 +258,21 @@ describe('applyEvent', () => {
     });
   });
 
+  it('reopens an ended agent that is resumed: pending again, counted once, its duration going on', () => {
+    const resumed = { ...spawned('child', 100), resumed: true };
+    const metrics = fold([
+      spawned('root'), started('root'),
+      spawned('child'), started('child', 0), response('child', 40, 10, 1, 0), completed('child', 50),
+      resumed, started('child', 200), response('child', 230, 5, 1, 0),
+    ]);
+    expect(metrics.total).toMatchObject({ agentsSpawned: 2, agentsCompleted: 0, agentsRunning: 2 });
+    expect(metrics.agents.child).toMatchObject({ state: 'running', own: figures({ inputTokens: 15, outputTokens: 2, modelCalls: 2, durationMs: 80 }) });
+    const ended = applyEvent(metrics, completed('child', 260));
+    expect(ended.total).toMatchObject({ agentsCompleted: 1, agentsRunning: 1 });
+    expect(ended.agents.child!.own.durationMs).toBe(110);
+    expect(ended.agents.root!.subtree.inputTokens).toBe(15);
+  });
+
   it('drops a parent link that would close a cycle', () => {
     const bad = { ...spawned('root'), parentId: 'root' };
     const state = fold([bad, response('root', 1, 1, 1, 0)]);

@@ -1,0 +1,103 @@
+import { describe, expect, it } from 'vitest';
+import { createRuntime, DelegationError, defineAgent } from 'troupe';
+import { ScriptedModel, advanceUntilSettled } from 'troupe/testing';
+import { assign, collect, lastToolMessage, leader, ofType, simulatedClock, toolReply, worker } from '../stubs.js';
+
+/** The sub-agent id in an assign_task answer. */
+const idIn = (content: string | undefined) => /\[agent_id: (agent:[^.\s]+)/.exec(content ?? '')?.[1] ?? 'missing';
+
+describe('resuming a sub-agent', () => {
+  it("continues its session under the same id, with the first task's whole conversation in the model request", async () => {
+    const model = ScriptedModel.perAgent({
+      lead: [
+        toolReply(assign('analyst', 'List the modules in src/.', {}, 'first')),
+        (request) => toolReply(assign('analyst', 'Which of those has no tests?', { resume: idIn(lastToolMessage(request)?.content) }, 'second')),
+        (request) => `Answer: ${lastToolMessage(request)?.content}`,
+      ],
+      analyst: ['Modules: core, cli, views.', 'The cli module has no tests.'],
+    });
+    const runtime = createRuntime({ model, agents: [leader(), worker('analyst')] });
+    const events = collect(runtime.events$);
+
+    const result = await runtime.run('lead', 'Find untested modules.');
+
+    const analystCalls = model.calls.filter((request) => request.agentName === 'analyst');
+    expect(analystCalls).toHaveLength(2);
+    expect(analystCalls[1]!.agentId).toBe(analystCalls[0]!.agentId);
+    expect(analystCalls[1]!.messages.map((message) => [message.role, message.content])).toEqual([
+      ['system', 'You are the analyst.'],
+      ['user', 'List the modules in src/.'],
+      ['assistant', 'Modules: core, cli, views.'],
+      ['user', 'Which of those has no tests?'],
+    ]);
+    expect(result.output).toContain('The cli module has no tests.');
+    const spawns = ofType(events, 'agent.spawned').filter((event) => event.name === 'analyst');
+    expect(spawns.map((event) => event.resumed ?? false)).toEqual([false, true]);
+    const metrics = runtime.metrics();
+    expect(metrics.total).toMatchObject({ agentsSpawned: 2, agentsCompleted: 2 });
+    expect(metrics.agents[spawns[0]!.agentId]!.own.modelCalls).toBe(2);
+    await runtime.shutdown();
+  });
+
+  it('refuses to resume an unknown id, or an agent of another name, with an error result', async () => {
+    const model = ScriptedModel.perAgent({
+      lead: [
+        toolReply(assign('analyst', 'Go on.', { resume: 'agent:analyst:nope' }, 'a')),
+        toolReply(assign('analyst', 'Look.', {}, 'b')),
+        (request) => toolReply(assign('critic', 'Go on.', { resume: idIn(lastToolMessage(request)?.content) }, 'c')),
+        'done',
+      ],
+      analyst: ['Looked.'],
+    });
+    const runtime = createRuntime({ model, agents: [leader(), worker('analyst'), worker('critic')] });
+
+    await runtime.run('lead', 'Try.');
+
+    const leadCalls = model.calls.filter((request) => request.agentName === 'lead');
+    expect(lastToolMessage(leadCalls[1]!)).toMatchObject({ isError: true, content: expect.stringMatching(/No agent session has the id "agent:analyst:nope"/) });
+    expect(lastToolMessage(leadCalls[3]!)).toMatchObject({ isError: true, content: expect.stringMatching(/is a "analyst", not a "critic"/) });
+    await runtime.shutdown();
+  });
+
+  it('refuses to resume an agent that is still running', async () => {
+    const model = ScriptedModel.perAgent({
+      lead: [
+        toolReply(assign('analyst', 'Take your time.', { run_in_background: true }, 'bg')),
+        (request) => {
+          const id = /\((agent:[^)]+)\)/.exec(lastToolMessage(request)?.content ?? '')?.[1] ?? '';
+          return toolReply(assign('analyst', 'Hurry.', { resume: id }, 'again'));
+        },
+        'done',
+      ],
+      analyst: ['finally'],
+    }, { latencyMs: (request) => (request.agentName === 'analyst' ? 1_000 : 0) });
+    const clock = simulatedClock();
+    const runtime = createRuntime({ model, agents: [leader(), worker('analyst')], clock });
+
+    await advanceUntilSettled(clock, runtime.run('lead', 'Try.'));
+
+    const message = lastToolMessage(model.calls.filter((request) => request.agentName === 'lead').at(-1)!)!;
+    expect(message).toMatchObject({ isError: true });
+    expect(message.content).toMatch(/is still running/);
+    await advanceUntilSettled(clock, runtime.idle());
+    await runtime.shutdown();
+  });
+
+  it('resumes from code with runtime.resume, and refuses what cannot be resumed', async () => {
+    const model = ScriptedModel.perAgent({ writer: ['Draft one.', 'Draft two, shorter.'] });
+    const writer = defineAgent({ name: 'writer', description: 'Writes.', systemPrompt: 'Write.' });
+    const runtime = createRuntime({ model, agents: [writer] });
+    const first = await runtime.run('writer', 'Write a draft.');
+
+    const second = runtime.resume(first.id, 'Make it shorter.');
+    expect(second.id).toBe(first.id);
+    expect(() => runtime.resume(first.id, 'Again, at once.')).toThrow(DelegationError);
+    const result = await second.result;
+
+    expect(result).toMatchObject({ id: first.id, status: 'completed', output: 'Draft two, shorter.', turns: 1 });
+    expect(result.metrics.subtree.modelCalls).toBe(1);
+    expect(model.calls[1]!.messages.map((message) => message.content)).toEqual(['Write.', 'Write a draft.', 'Draft one.', 'Make it shorter.']);
+    expect(() => runtime.resume('agent:writer:unknown', 'x')).toThrow(/No agent session/);
+    await runtime.shutdown();
+  });
+});

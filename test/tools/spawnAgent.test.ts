@@ -1,0 +1,179 @@
+import { describe, expect, it } from 'vitest';
+import { createRuntime, defineAgent, type ModelRequest } from 'troupe';
+import { ScriptedModel } from 'troupe/testing';
+import { assign, call, collect, echoTool, lastToolMessage, leader, ofType, tick, toolReply } from '../stubs.js';
+
+const spawnCall = (args: Record<string, unknown>, id = 'spawn') =>
+  call('spawn_agent', { task: 'Translate "hello" to French.', system_prompt: 'You translate.', ...args }, id);
+
+describe('spawn_agent', () => {
+  it('makes an agent outside the catalog with some of its creator tools, runs it, and removes it when temporary', async () => {
+    const { tool, calls } = echoTool();
+    const model = ScriptedModel.perAgent({
+      lead: [toolReply(spawnCall({ name: 'translator', tools: ['echo'] })), (request) => `Got: ${lastToolMessage(request)?.content}`],
+      translator: [toolReply(call('echo', { text: 'bonjour' })), 'bonjour'],
+    });
+    const lead = leader('lead', { tools: ['assign_task', 'spawn_agent', 'echo'] });
+    const runtime = createRuntime({ model, agents: [lead], tools: [tool] });
+    const events = collect(runtime.events$);
+
+    const result = await runtime.run('lead', 'Say hello in French.');
+
+    expect(result.output).toMatch(/^Got: bonjour/);
+    expect(calls).toEqual(['bonjour']);
+    const translatorCalls = model.calls.filter((request) => request.agentName === 'translator');
+    expect(translatorCalls[0]!.messages[0]).toEqual({ role: 'system', content: 'You translate.' });
+    expect(translatorCalls[0]!.tools.map((schema) => schema.name)).toEqual(['echo']);
+    expect(ofType(events, 'agent.spawned').find((event) => event.name === 'translator')?.parentId).toBe(result.id);
+    expect(runtime.agentNames).toEqual(['lead']);
+    await runtime.shutdown();
+  });
+
+  it('keeps a permanent agent for later assign_task calls, listed in the description', async () => {
+    const seen: ModelRequest[] = [];
+    const model = ScriptedModel.perAgent({
+      lead: [
+        toolReply(spawnCall({ name: 'translator', description: 'Translates short texts.', lifecycle: 'permanent' })),
+        (request) => (seen.push(request), toolReply(assign('translator', 'Translate "bye".'))),
+        'done',
+      ],
+      // Each run of the permanent agent is a new sub-agent: it answers by what it is asked.
+      translator: [(request) => (String(request.messages.at(-1)?.content).includes('bye') ? 'au revoir' : 'bonjour')],
+    });
+    const lead = leader('lead', { tools: ['assign_task', 'spawn_agent'] });
+    const runtime = createRuntime({ model, agents: [lead] });
+
+    await runtime.run('lead', 'Translate twice.');
+
+    expect(seen[0]!.tools.find((schema) => schema.name === 'assign_task')?.description).toContain('- translator: Translates short texts.');
+    expect(lastToolMessage(model.calls.at(-1)!)?.content).toContain('au revoir');
+    expect(runtime.agentNames).toContain('translator');
+    expect(runtime.cleanupTemporary()).toEqual([]);
+    await runtime.shutdown();
+  });
+
+  it('refuses tools the creator does not have, and names already taken', async () => {
+    const model = ScriptedModel.perAgent({
+      lead: [toolReply(spawnCall({ name: 'rogue', tools: ['wipe_disk'] }, 'a'), spawnCall({ name: 'lead' }, 'b')), 'ok'],
+    });
+    const runtime = createRuntime({ model, agents: [leader('lead', { tools: ['spawn_agent'] })] });
+    const events = collect(runtime.events$);
+
+    await runtime.run('lead', 'Try.');
+
+    const tools = model.calls.at(-1)!.messages.filter((message) => message.role === 'tool');
+    expect(tools[0]).toMatchObject({ isError: true, content: expect.stringMatching(/does not have wipe_disk/) });
+    expect(tools[1]).toMatchObject({ isError: true, content: expect.stringMatching(/"lead" already exists/) });
+    expect(ofType(events, 'agent.spawned')).toHaveLength(1);
+    await runtime.shutdown();
+  });
+
+  it('cleanupTemporary removes temporary agents left running, cancelling them', async () => {
+    const model = ScriptedModel.perAgent({
+      lead: [toolReply(spawnCall({ name: 'sleeper' }))],
+      sleeper: [() => new Promise<string>(() => {})],
+    });
+    const runtime = createRuntime({ model, agents: [leader('lead', { tools: ['spawn_agent'] })] });
+    const events = collect(runtime.events$);
+    const lead = runtime.spawn('lead', 'Start one.');
+    for (let i = 0; i < 20 && !ofType(events, 'model.request').some((event) => event.agentId.includes('sleeper')); i++) await tick();
+
+    expect(runtime.cleanupTemporary()).toEqual(['sleeper']);
+    await tick();
+
+    expect(runtime.agentNames).toEqual(['lead']);
+    expect(ofType(events, 'agent.failed').find((event) => event.name === 'sleeper')).toMatchObject({ reason: 'cancelled' });
+    runtime.cancel(lead.id);
+    await runtime.shutdown();
+  });
+});
+
+describe('parallel_tasks', () => {
+  it('fans out, waits for all, and reports completed and failed tasks', async () => {
+    const model = ScriptedModel.perAgent({
+      lead: [
+        toolReply(
+          call('parallel_tasks', {
+            tasks: [
+              { agent: 'auditor', task: 'Audit.' },
+              { agent: 'broken', task: 'Break.' },
+              { agent: 'nobody', task: 'Vanish.' },
+            ],
+          }),
+        ),
+        'Reported.',
+      ],
+      auditor: ['Clean.'],
+      broken: [new Error('crashed')],
+    });
+    const lead = leader('lead', { tools: ['parallel_tasks'] });
+    const auditor = defineAgent({ name: 'auditor', description: 'Audits.', systemPrompt: 'Audit.' });
+    const broken = defineAgent({ name: 'broken', description: 'Breaks.', systemPrompt: 'Break.' });
+    const runtime = createRuntime({ model, agents: [lead, auditor, broken] });
+
+    await runtime.run('lead', 'Do three things.');
+
+    const message = lastToolMessage(model.calls.at(-1)!)!;
+    const report = JSON.parse(message.content) as { completed: number; failed: number; reports: Record<string, unknown>[] };
+    expect(report.completed).toBe(1);
+    expect(report.failed).toBe(2);
+    expect(report.reports[0]).toMatchObject({ agent: 'auditor', status: 'completed', output: 'Clean.' });
+    expect(report.reports[1]).toMatchObject({ agent: 'broken', status: 'failed', reason: 'error', error: 'crashed' });
+    expect(report.reports[2]).toMatchObject({ agent: 'nobody', status: 'failed', error: expect.stringMatching(/Unknown agent "nobody"/) });
+    expect(message.isError).toBeUndefined();
+    await runtime.shutdown();
+  });
+});
+
+describe('context sharing', () => {
+  it('starts a shareContext agent with the caller conversation before its task, and others with the task alone', async () => {
+    const model = ScriptedModel.perAgent({
+      lead: [
+        toolReply(call('echo', { text: 'facts' }, 'e1')),
+        { content: 'Now delegating.', toolCalls: [assign('insider', 'Use what we found.', {}, 'i'), assign('outsider', 'Start fresh.', {}, 'o')] },
+        'done',
+      ],
+      insider: ['ok'],
+      outsider: ['ok'],
+    });
+    const { tool } = echoTool();
+    const insider = defineAgent({ name: 'insider', description: 'Sees context.', systemPrompt: 'Inside.', shareContext: true });
+    const lastTwo = defineAgent({ name: 'outsider', description: 'Does not.', systemPrompt: 'Outside.' });
+    const runtime = createRuntime({ model, agents: [leader('lead', { tools: ['assign_task', 'echo'] }), insider, lastTwo], tools: [tool] });
+
+    await runtime.run('lead', 'Find facts, then delegate.');
+
+    const first = (name: string) => model.calls.find((request) => request.agentName === name)!.messages;
+    expect(first('insider').map((message) => [message.role, message.content])).toEqual([
+      ['system', 'Inside.'],
+      ['user', 'Find facts, then delegate.'],
+      ['assistant', ''],
+      ['tool', 'echo: facts'],
+      ['assistant', 'Now delegating.'],
+      ['user', 'Use what we found.'],
+    ]);
+    expect(first('outsider').map((message) => message.role)).toEqual(['system', 'user']);
+    await runtime.shutdown();
+  });
+
+  it('shares only the last N messages, never starting with a tool answer cut from its call', async () => {
+    const model = ScriptedModel.perAgent({
+      lead: [toolReply(call('echo', { text: 'facts' }, 'e1')), toolReply(assign('two', 'Go.', {}, 'a'), assign('one', 'Go.', {}, 'b')), 'done'],
+      one: ['ok'],
+      two: ['ok'],
+    });
+    const { tool } = echoTool();
+    const two = defineAgent({ name: 'two', description: 'Sees two.', systemPrompt: 'Two.', shareContext: 2 });
+    const one = defineAgent({ name: 'one', description: 'Sees one.', systemPrompt: 'One.', shareContext: 1 });
+    const runtime = createRuntime({ model, agents: [leader('lead', { tools: ['assign_task', 'echo'] }), two, one], tools: [tool] });
+
+    await runtime.run('lead', 'Go.');
+
+    const roles = (name: string) => model.calls.find((request) => request.agentName === name)!.messages.map((message) => message.role);
+    // The lead's last two messages before the delegation are the echo call and its answer: a whole pair.
+    expect(roles('two')).toEqual(['system', 'assistant', 'tool', 'user']);
+    // The last one alone is a tool answer without its call: it is left out.
+    expect(roles('one')).toEqual(['system', 'user']);
+    await runtime.shutdown();
+  });
+});

@@ -21,6 +21,12 @@ export const realClock: TroupeClock = {
   now: () => performance.now(),
 };
 
+/** A real clock that reads 0 when it is made: what a runtime without a `clock` option uses, so its events start at 0. */
+export function realClockFromNow(): TroupeClock {
+  const origin = performance.now();
+  return { setTimeout: realClock.setTimeout, clearTimeout: realClock.clearTimeout, now: () => performance.now() - origin };
+}
+
 /** Reads the time from a clock; a clock without `now()` reads as the real clock. */
 export function clockNow(clock: Clock): number {
   const withNow = clock as Partial<TroupeClock>;

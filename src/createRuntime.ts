@@ -6,7 +6,7 @@ import { createCallModel } from './actors/callModel.js';
 import { createRunTools } from './actors/runTools.js';
 import { AgentCatalog } from './catalog/AgentCatalog.js';
 import type { Agent, AgentDefinition } from './catalog/defineAgent.js';
-import { realClock, type Clock } from './clock.js';
+import { realClockFromNow, type Clock } from './clock.js';
 import { ConfigurationError, DelegationError, RuntimeClosedError, UnknownAgentError, UnknownRequestError } from './errors.js';
 import type { TroupeEvent } from './events/events.js';
 import { foldMetrics } from './events/foldMetrics.js';
@@ -44,7 +44,10 @@ export interface RuntimeOptions {
   maxDepth?: number;
   /** Decides every delegation an agent asks for: allow, deny, or ask a person (default: allow all). */
   delegationPolicy?: DelegationPolicy;
-  /** The actor system's clock: pass XState's `SimulatedClock` to run in simulated time (default: real time). */
+  /**
+   * The actor system's clock: pass XState's `SimulatedClock` to run in simulated time (default: real time, reading
+   * 0 when the runtime is made, so event times are milliseconds since then).
+   */
   clock?: Clock;
   /** An inspection observer handed to `createActor`: it sees the supervisor and every agent actor. */
   inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
@@ -153,7 +156,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     maxDepth: settings.maxDepth,
   });
   const prices: PriceTable = { ...defaultPrices, ...options.prices };
-  const clock = options.clock ?? realClock;
+  const clock = options.clock ?? realClockFromNow();
   const runId = options.runId ?? agentKey();
   const results = new AgentResults();
   const approvals = new Approvals();

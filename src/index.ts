@@ -10,7 +10,7 @@ export type {
   RuntimeOptions,
   SpawnOptions,
 } from './createRuntime.js';
-export { realClock, sleep } from './clock.js';
+export { realClock, realClockFromNow, sleep } from './clock.js';
 export type { PendingApproval } from './runtime/Approvals.js';
 
 // ── Delegation ──────────────────────────────────────────────────────────────────────────────────────────
@@ -116,3 +116,5 @@ export type { DelegationRefusal, TroupeErrorCode } from './errors.js';
 // ── Views ───────────────────────────────────────────────────────────────────────────────────────────────
 export { formatEvent, shortId } from './views/formatEvent.js';
 export { formatMetrics } from './views/formatMetrics.js';
+export { formatTimeline } from './views/formatTimeline.js';
+export type { TimelineOptions } from './views/formatTimeline.js';

@@ -5,8 +5,17 @@ import { createRunTools, type ToolMessage } from '../actors/runTools.js';
 import { clockNow } from '../clock.js';
 import { errorMessage } from '../errors.js';
 import type { TroupeEvent } from '../events/events.js';
-import type { Figures } from '../events/metrics.js';
-import type { ChatMessage } from '../models/Model.js';
+import {
+  initialContext,
+  outcomeOf,
+  pendingToolCalls,
+  replyAnnouncement,
+  spawnAnnouncement,
+  approvalRequest,
+  withToolMessages,
+  withTurn,
+  withoutPendingToolCalls,
+} from './agentContext.js';
 import type {
   AgentContext,
   AgentEvent,
@@ -18,21 +27,6 @@ import type {
 } from './agentTypes.js';
 
 export type { AgentBudget, AgentEvent, AgentInput, AgentOutcome, ApprovalHold } from './agentTypes.js';
-
-const zeroFigures = (): Figures => ({
-  inputTokens: 0,
-  outputTokens: 0,
-  costUsd: 0,
-  modelCalls: 0,
-  toolCalls: 0,
-  toolErrors: 0,
-  durationMs: 0,
-});
-
-const pendingToolCalls = (messages: readonly ChatMessage[]) => {
-  const last = messages[messages.length - 1];
-  return last?.role === 'assistant' ? (last.toolCalls ?? []) : [];
-};
 
 /** The transition into `failed` with a reason, for the places that only differ in the message. */
 const failWith = (reason: Failure['reason'], error: (context: AgentContext) => string) => ({
@@ -95,29 +89,11 @@ export const agentMachine = setup({
     yieldSlot: assign({ holdsSlot: false }),
     hold: assign({ approval: (_, hold: ApprovalHold) => hold }),
     beginTurn: assign({ turns: ({ context }) => context.turns + 1 }),
-    recordTurn: assign(({ context }, turn: ModelTurn) => ({
-      messages: [
-        ...context.messages,
-        turn.toolCalls.length > 0
-          ? { role: 'assistant' as const, content: turn.content, toolCalls: turn.toolCalls }
-          : { role: 'assistant' as const, content: turn.content },
-      ],
-      own: {
-        ...context.own,
-        inputTokens: context.own.inputTokens + turn.inputTokens,
-        outputTokens: context.own.outputTokens + turn.outputTokens,
-        costUsd: context.own.costUsd + turn.costUsd,
-        modelCalls: context.own.modelCalls + 1,
-      },
-    })),
-    dropToolCalls: assign(({ context }) => {
-      const last = context.messages[context.messages.length - 1];
-      if (last?.role !== 'assistant') return {};
-      return { messages: [...context.messages.slice(0, -1), { role: 'assistant' as const, content: last.content }] };
-    }),
+    recordTurn: assign(({ context }, turn: ModelTurn) => withTurn(context, turn)),
+    dropToolCalls: assign({ messages: ({ context }) => withoutPendingToolCalls(context.messages) }),
     answer: assign({ output: (_, turn: ModelTurn) => turn.content }),
     appendToolMessages: assign({
-      messages: ({ context }, messages: ToolMessage[]) => [...context.messages, ...messages],
+      messages: ({ context }, answers: ToolMessage[]) => withToolMessages(context.messages, answers),
     }),
     countTool: assign({
       own: ({ context }, ended: { status: 'ok' | 'error' }) => ({
@@ -144,50 +120,18 @@ export const agentMachine = setup({
       at: clockNow(system._clock),
     }) as TroupeEvent),
     announceReply: emit(({ context, system }, turn: ModelTurn): TroupeEvent => ({
-      type: 'model.response',
+      ...replyAnnouncement(context, turn),
       runId: context.runId,
       agentId: context.id,
       parentId: context.parentId,
       toolCallId: context.toolCallId,
       at: clockNow(system._clock),
-      turn: context.turns,
-      model: turn.model,
-      usage: { inputTokens: turn.inputTokens, outputTokens: turn.outputTokens },
-      costUsd: turn.costUsd,
-      durationMs: turn.durationMs,
-      toolCalls: turn.toolCalls.length,
     })),
   },
 }).createMachine({
   id: 'agent',
-  context: ({ input }) => ({
-    ...input,
-    messages: [
-      { role: 'system', content: input.systemPrompt },
-      ...(input.history ?? []).filter((message) => message.role !== 'system'),
-      { role: 'user', content: input.task },
-    ],
-    turns: 0,
-    own: zeroFigures(),
-    startedAt: null,
-    output: null,
-    failure: null,
-    waitingForPeople: 0,
-    holdsSlot: false,
-    approval: null,
-  }),
-  entry: {
-    type: 'announce',
-    params: ({ context }) => ({
-      type: 'agent.spawned',
-      name: context.name,
-      depth: context.depth,
-      task: context.task,
-      ...(context.description === undefined ? {} : { description: context.description }),
-      ...(context.background ? { background: true } : {}),
-      ...(context.resumed ? { resumed: true } : {}),
-    }),
-  },
+  context: ({ input }) => initialContext(input),
+  entry: { type: 'announce', params: ({ context }) => spawnAnnouncement(context) },
   initial: 'pending',
   states: {
     pending: {
@@ -220,17 +164,7 @@ export const agentMachine = setup({
               target: 'awaitingApproval',
               actions: [
                 { type: 'hold', params: ({ event: { requestId, risk, reason } }) => ({ requestId, risk, reason }) },
-                {
-                  type: 'announce',
-                  params: ({ context, event }) => ({
-                    type: 'approval.requested',
-                    requestId: event.requestId,
-                    name: context.name,
-                    task: context.task,
-                    risk: event.risk,
-                    ...(event.reason === undefined ? {} : { reason: event.reason }),
-                  }),
-                },
+                { type: 'announce', params: ({ context, event }) => approvalRequest(context, event) },
               ],
             },
           },
@@ -453,16 +387,7 @@ export const agentMachine = setup({
       ],
     },
   },
-  output: ({ context }) => ({
-    id: context.id,
-    agent: context.name,
-    status: context.failure ? 'failed' : 'completed',
-    ...(context.failure ? { reason: context.failure.reason, error: context.failure.error } : { output: context.output ?? '' }),
-    turns: context.turns,
-    toolCallsExecuted: context.own.toolCalls,
-    own: context.own,
-    messages: context.messages,
-  }),
+  output: ({ context }) => outcomeOf(context),
 });
 
 /** An agent actor. */

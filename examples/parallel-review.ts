@@ -1,0 +1,136 @@
+// `npm start`: a lead agent reviews a small repository by handing three tasks to three specialists at once (a
+// security audit, a docs update, a search for TODO comments), then sums up what they found. Every agent runs on a
+// scripted model, so no key or network is needed; the specialists really call their tools on the files below.
+//
+//   npx tsx examples/parallel-review.ts
+import { z } from 'zod';
+import {
+  createRuntime,
+  defineAgent,
+  defineTool,
+  formatEvent,
+  formatMetrics,
+  formatTimeline,
+  ScriptedModel,
+  type ModelRequest,
+  type TroupeEvent,
+} from 'troupe';
+
+// ── A small repository, in memory ──────────────────────────────────────────────────────────────────────
+const files = new Map<string, string>([
+  ['src/server.ts', 'export function handle(query: string) {\n  // TODO: validate the query\n  return eval(query);\n}\n'],
+  ['src/db.ts', 'export const url = process.env.DB_URL;\n// TODO: pool connections\n'],
+  ['README.md', '# shop\n\nA tiny shop server. Run `npm start`.\n'],
+]);
+
+const grep = defineTool({
+  name: 'grep',
+  description: 'Finds the lines that contain a text, in every file.',
+  parameters: z.object({ text: z.string().min(1) }),
+  kind: 'read',
+  execute: ({ text }) =>
+    [...files].flatMap(([path, body]) =>
+      body.split('\n').flatMap((line, index) => (line.includes(text) ? [`${path}:${index + 1}: ${line.trim()}`] : [])),
+    ),
+});
+
+const readFile = defineTool({
+  name: 'read_file',
+  description: 'Reads one file.',
+  parameters: z.object({ path: z.string() }),
+  kind: 'read',
+  targets: ({ path }) => [path],
+  execute: ({ path }) => files.get(path) ?? `No file ${path}.`,
+});
+
+const writeFile = defineTool({
+  name: 'write_file',
+  description: 'Writes one file.',
+  parameters: z.object({ path: z.string(), content: z.string() }),
+  kind: 'write',
+  targets: ({ path }) => [path],
+  execute: ({ path, content }) => (files.set(path, content), `Wrote ${content.length} characters to ${path}.`),
+});
+
+// ── The agents ─────────────────────────────────────────────────────────────────────────────────────────
+const lead = defineAgent({
+  name: 'lead',
+  description: 'Reviews a repository by delegating to specialists.',
+  systemPrompt: 'You lead a code review. Hand independent tasks to specialists at once, then sum up.',
+  tools: ['assign_task', 'task_output'],
+});
+const auditor = defineAgent({
+  name: 'security-auditor',
+  description: 'Audits code for security problems such as eval or injection.',
+  systemPrompt: 'You audit code for security problems. Search, then report each finding with its line.',
+  tools: [grep, readFile],
+  examples: ['Audit src/ for uses of eval'],
+});
+const docsWriter = defineAgent({
+  name: 'docs-writer',
+  description: 'Keeps the documentation in step with the code.',
+  systemPrompt: 'You update the docs. Read the README and the code, then write docs/api.md.',
+  tools: [readFile, writeFile],
+});
+const todoFinder = defineAgent({
+  name: 'todo-finder',
+  description: 'Lists the TODO comments left in the code.',
+  systemPrompt: 'You find TODO comments and list them with their place.',
+  tools: [grep],
+});
+
+// ── Scripted models: what a real model would answer, step by step ─────────────────────────────────────
+const lastTool = (request: ModelRequest) => [...request.messages].reverse().find((message) => message.role === 'tool')?.content ?? '';
+const call = (name: string, args: unknown, id = `call_${name}`) => ({ id, name, arguments: JSON.stringify(args) });
+const answers = (request: ModelRequest) =>
+  request.messages.filter((message) => message.role === 'tool').map((message) => message.content.split('\n\n[agent_id')[0]);
+
+const model = ScriptedModel.perAgent(
+  {
+    lead: [
+      {
+        content: 'Three independent checks: I will run them side by side.',
+        toolCalls: [
+          call('assign_task', { description: 'Audit src for security problems', agent: 'security-auditor', task: 'Audit src/ for dangerous calls.' }, 'audit'),
+          call('assign_task', { description: 'Write the API docs from the code', agent: 'docs-writer', task: 'Write docs/api.md for src/server.ts.' }, 'docs'),
+          call('assign_task', { description: 'List the TODO comments in src', agent: 'todo-finder', task: 'List every TODO in the code.' }, 'todos'),
+        ],
+      },
+      (request) => `Review summary:\n${answers(request).map((answer) => `- ${answer}`).join('\n')}`,
+    ],
+    'security-auditor': [
+      { content: '', toolCalls: [call('grep', { text: 'eval(' })] },
+      (request) => `1 finding: ${JSON.parse(lastTool(request))[0]} runs user input as code.`,
+    ],
+    'docs-writer': [
+      { content: '', toolCalls: [call('read_file', { path: 'src/server.ts' })] },
+      {
+        content: '',
+        toolCalls: [call('write_file', { path: 'docs/api.md', content: '# API\n\n`handle(query)` answers one query.\n' })],
+      },
+      (request) => `Docs updated: ${lastTool(request)}`,
+    ],
+    'todo-finder': [
+      { content: '', toolCalls: [call('grep', { text: 'TODO' })] },
+      (request) => `${JSON.parse(lastTool(request)).length} TODOs: ${JSON.parse(lastTool(request)).join('; ')}`,
+    ],
+  },
+  { model: 'gpt-4o-mini', latencyMs: (request) => 200 + 20 * request.messages.length },
+);
+
+// ── Run ────────────────────────────────────────────────────────────────────────────────────────────────
+const runtime = createRuntime({ model, agents: [lead, auditor, docsWriter, todoFinder], maxParallel: 4 });
+const events: TroupeEvent[] = [];
+runtime.events$.subscribe((event) => {
+  events.push(event);
+  console.log(formatEvent(event));
+});
+
+const result = await runtime.run('lead', 'Review this repository: security, docs and TODOs.');
+
+console.log(`\n${result.status === 'completed' ? result.output : `The lead failed (${result.reason}): ${result.error}`}\n`);
+console.log('Who ran when (█ running, · waiting):');
+console.log(formatTimeline(events));
+console.log(`\n${formatMetrics(runtime.metrics())}`);
+await runtime.shutdown();
+process.exitCode = result.status === 'completed' ? 0 : 1;

@@ -1,0 +1,118 @@
+import type { ModelTurn } from '../actors/callModel.js';
+import type { ToolMessage } from '../actors/runTools.js';
+import { emptyFigures } from '../events/metrics.js';
+import type { ChatMessage } from '../models/Model.js';
+import type { TroupeEventOf } from '../events/events.js';
+import type { AgentContext, AgentInput, AgentOutcome, ApprovalHold, EventHeader } from './agentTypes.js';
+
+/** What an agent knows when it is made: the system prompt, any earlier conversation, then its task. */
+export function initialContext(input: AgentInput): AgentContext {
+  return {
+    ...input,
+    messages: [
+      { role: 'system', content: input.systemPrompt },
+      ...(input.history ?? []).filter((message) => message.role !== 'system'),
+      { role: 'user', content: input.task },
+    ],
+    turns: 0,
+    own: emptyFigures(),
+    startedAt: null,
+    output: null,
+    failure: null,
+    waitingForPeople: 0,
+    holdsSlot: false,
+    approval: null,
+  };
+}
+
+/** The tool calls of the last assistant message, which `acting` runs. */
+export function pendingToolCalls(messages: readonly ChatMessage[]) {
+  const last = messages[messages.length - 1];
+  return last?.role === 'assistant' ? (last.toolCalls ?? []) : [];
+}
+
+/** The context after a model turn: its reply appended, its usage and cost counted. */
+export function withTurn(context: AgentContext, turn: ModelTurn): Pick<AgentContext, 'messages' | 'own'> {
+  return {
+    messages: [
+      ...context.messages,
+      turn.toolCalls.length > 0
+        ? { role: 'assistant', content: turn.content, toolCalls: turn.toolCalls }
+        : { role: 'assistant', content: turn.content },
+    ],
+    own: {
+      ...context.own,
+      inputTokens: context.own.inputTokens + turn.inputTokens,
+      outputTokens: context.own.outputTokens + turn.outputTokens,
+      costUsd: context.own.costUsd + turn.costUsd,
+      modelCalls: context.own.modelCalls + 1,
+    },
+  };
+}
+
+/** The conversation with the last reply's tool calls removed (they will not run), so it stays valid to resume. */
+export function withoutPendingToolCalls(messages: ChatMessage[]): ChatMessage[] {
+  const last = messages[messages.length - 1];
+  if (last?.role !== 'assistant' || !last.toolCalls) return messages;
+  return [...messages.slice(0, -1), { role: 'assistant', content: last.content }];
+}
+
+/** The conversation with one turn's tool messages appended. */
+export function withToolMessages(messages: ChatMessage[], answers: readonly ToolMessage[]): ChatMessage[] {
+  return [...messages, ...answers];
+}
+
+/** An agent's output: its answer or failure, its own figures and its conversation. */
+export function outcomeOf(context: AgentContext): AgentOutcome {
+  return {
+    id: context.id,
+    agent: context.name,
+    status: context.failure ? 'failed' : 'completed',
+    ...(context.failure ? { reason: context.failure.reason, error: context.failure.error } : { output: context.output ?? '' }),
+    turns: context.turns,
+    toolCallsExecuted: context.own.toolCalls,
+    own: context.own,
+    messages: context.messages,
+  };
+}
+
+/** The `model.response` event of a turn, without the header every event gets. */
+export function replyAnnouncement(context: AgentContext, turn: ModelTurn): Omit<TroupeEventOf<'model.response'>, keyof EventHeader> {
+  return {
+    type: 'model.response',
+    turn: context.turns,
+    model: turn.model,
+    usage: { inputTokens: turn.inputTokens, outputTokens: turn.outputTokens },
+    costUsd: turn.costUsd,
+    durationMs: turn.durationMs,
+    toolCalls: turn.toolCalls.length,
+  };
+}
+
+/** The `agent.spawned` event of an agent, without the header. */
+export function spawnAnnouncement(context: AgentContext): Omit<TroupeEventOf<'agent.spawned'>, keyof EventHeader> {
+  return {
+    type: 'agent.spawned',
+    name: context.name,
+    depth: context.depth,
+    task: context.task,
+    ...(context.description === undefined ? {} : { description: context.description }),
+    ...(context.background ? { background: true } : {}),
+    ...(context.resumed ? { resumed: true } : {}),
+  };
+}
+
+/** The `approval.requested` event of a held delegation, without the header. */
+export function approvalRequest(
+  context: AgentContext,
+  hold: ApprovalHold,
+): Omit<TroupeEventOf<'approval.requested'>, keyof EventHeader> {
+  return {
+    type: 'approval.requested',
+    requestId: hold.requestId,
+    name: context.name,
+    task: context.task,
+    risk: hold.risk,
+    ...(hold.reason === undefined ? {} : { reason: hold.reason }),
+  };
+}

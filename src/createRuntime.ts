@@ -166,6 +166,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const metrics$ = events$.pipe(foldMetrics(), shareReplay({ bufferSize: 1, refCount: false }));
   let latest: MetricsSnapshot = createMetrics();
   const watchers = new Map<string, HandleStream>();
+  /** Live runs by agent name: an agent made during the run is only removed once none of its runs is live. */
+  const liveRuns = new Map<string, number>();
   const idleWaiters: (() => void)[] = [];
   const subscriptions: Subscription[] = [];
 
@@ -178,6 +180,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     policy: options.delegationPolicy,
     record: (id) => table.record(id),
     launch: (request) => launch(request).id,
+    forget,
     send: (event) => supervisor.send(event),
   });
   const environment: AgentEnvironment = {
@@ -233,8 +236,16 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     const watcher = watchers.get(outcome.id);
     watchers.delete(outcome.id);
     watcher?.complete();
-    if (catalog.lifecycleOf(outcome.agent) === 'temporary') catalog.remove(outcome.agent);
+    const live = (liveRuns.get(outcome.agent) ?? 1) - 1;
+    if (live > 0) liveRuns.set(outcome.agent, live);
+    else liveRuns.delete(outcome.agent);
+    if (catalog.lifecycleOf(outcome.agent) === 'temporary') forget(outcome.agent);
     if (table.active === 0) for (const wake of idleWaiters.splice(0)) wake();
+  }
+
+  /** Removes an agent made during the run, unless one of its runs is still live (it goes when the last one ends). */
+  function forget(name: string): void {
+    if (!liveRuns.has(name)) catalog.remove(name);
   }
 
   /** Starts an agent (or resumes an ended one): checks the request, makes the input, sends `SPAWN`. */
@@ -248,12 +259,17 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     const parent = request.parentId == null ? undefined : table.record(request.parentId);
     if (request.parentId != null && !parent) throw new UnknownAgentError(request.parentId);
     const definition = agent.definition;
+    if (request.resume !== undefined && !results.ended(request.resume)) {
+      // Its result is not in: a run of it is live (or was launched a moment ago), so it cannot be resumed now.
+      throw new DelegationError('still_running', `Agent ${request.resume} is still running; it can be resumed once it has ended.`);
+    }
     let id = request.resume;
     if (id === undefined) {
       id = `agent:${agent.name}:${agentKey()}`;
       while (table.record(id)) id = `agent:${agent.name}:${agentKey()}`;
     }
     const result = results.begin(id, request.resume === undefined ? undefined : { ...(latest.agents[id]?.subtree ?? emptyFigures()) });
+    liveRuns.set(agent.name, (liveRuns.get(agent.name) ?? 0) + 1);
     const watcher = request.watch ? new HandleStream() : undefined;
     if (watcher) watchers.set(id, watcher);
     const approval = request.approval ? { requestId: `approval:${agentKey()}`, ...request.approval } : undefined;
@@ -351,7 +367,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         const record = table.record(actor.id);
         if (record && names.includes(record.name)) supervisor.send({ type: 'CANCEL', id: record.id, error: 'Temporary agents were cleaned up.' });
       }
-      for (const name of names) catalog.remove(name);
+      for (const name of names) forget(name); // a run still ending takes its agent with it when it ends
       return names;
     },
     metrics: () => latest,

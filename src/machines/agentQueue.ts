@@ -1,7 +1,15 @@
 interface Entry {
   id: string;
+  /** Which run of the agent the entry is for (an agent resumed under its id has a new run). */
+  run: number;
   priority: number;
   seq: number;
+}
+
+/** One run of an agent: its id, and which of its runs (an agent resumed under its id has a new run). */
+export interface AgentRun {
+  id: string;
+  run: number;
 }
 
 /**
@@ -17,14 +25,14 @@ export class AgentQueue {
     return this.heap.length;
   }
 
-  /** Adds an agent; `priority` defaults to 0. */
-  push(id: string, priority = 0): void {
-    this.heap.push({ id, priority, seq: this.seq++ });
+  /** Adds a run of an agent; `priority` defaults to 0. */
+  push(id: string, run: number, priority = 0): void {
+    this.heap.push({ id, run, priority, seq: this.seq++ });
     this.up(this.heap.length - 1);
   }
 
   /** Takes the next agent, or undefined when none waits. */
-  take(): string | undefined {
+  take(): AgentRun | undefined {
     const { heap } = this;
     const top = heap[0];
     const last = heap.pop();
@@ -33,7 +41,7 @@ export class AgentQueue {
       heap[0] = last;
       this.down(0);
     }
-    return top.id;
+    return { id: top.id, run: top.run };
   }
 
   private before(a: Entry, b: Entry): boolean {

@@ -1,5 +1,5 @@
 import type { AgentActorRef } from './agentMachine.js';
-import { AgentQueue } from './agentQueue.js';
+import { AgentQueue, type AgentRun } from './agentQueue.js';
 
 /** Where an agent is in its lifecycle. */
 export type AgentState = 'pending' | 'running' | 'completed' | 'failed';
@@ -16,6 +16,8 @@ export interface AgentRecord {
   depth: number;
   /** Its state as the supervisor last saw it. */
   state: AgentState;
+  /** Counts its runs: 1 for the first, one more each time it is resumed under its id. */
+  run: number;
   /** The ids of the agents it spawned (undefined until it spawns one). */
   children?: string[];
   /** True while it holds one of the `maxParallel` slots. */
@@ -24,8 +26,8 @@ export interface AgentRecord {
   held?: boolean;
   /** How many of its sub-agents it is waiting for now; it lends its slot while it waits. */
   waits?: number;
-  /** The agents waiting for this one to end (one entry per wait). */
-  waiters?: string[];
+  /** The runs of agents waiting for this one to end (one entry per wait). */
+  waiters?: AgentRun[];
 }
 
 /**
@@ -40,7 +42,7 @@ export class AgentTable {
   /** Agents waiting for a slot to start. */
   readonly queue = new AgentQueue();
   /** Running agents that lent their slot and want it back; served before `queue`, first come first served. */
-  readonly resuming: string[] = [];
+  readonly resuming: AgentRun[] = [];
   /** Agents now holding a slot. */
   running = 0;
 
@@ -60,6 +62,7 @@ export class AgentTable {
       known.parentId = record.parentId;
       known.depth = record.depth;
       known.state = 'pending';
+      known.run += 1;
       known.holdsSlot = false;
       known.held = false;
       known.waits = 0;
@@ -101,7 +104,7 @@ export class AgentTable {
   }
 
   /** Marks an agent as ended and lets its actor go; returns the agents that were waiting for it. */
-  release(id: string, state: 'completed' | 'failed'): string[] {
+  release(id: string, state: 'completed' | 'failed'): AgentRun[] {
     const record = this.records.get(id);
     if (!record) return [];
     this.freeSlot(record);

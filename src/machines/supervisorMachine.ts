@@ -1,5 +1,6 @@
 import { createActor, enqueueActions, setup, type ActorRefFrom } from 'xstate';
 import type { AgentActorRef, AgentInput, AgentOutcome, ApprovalHold, agentMachine } from './agentMachine.js';
+import type { AgentRun } from './agentQueue.js';
 import { AgentTable } from './agentTable.js';
 import { errorMessage } from '../errors.js';
 
@@ -97,7 +98,7 @@ export const supervisorMachine = setup({
         if (record) record.held = true;
         actor?.send({ type: 'HOLD', ...request.approval });
       } else {
-        agents.queue.push(id, request.priority);
+        agents.queue.push(id, agents.record(id)?.run ?? 1, request.priority);
       }
       // A denied agent ends at once: its caller need not lend its slot for it.
       if (request.waiter !== undefined && request.deny === undefined) beginWait(agents, request.waiter, id);
@@ -107,31 +108,35 @@ export const supervisorMachine = setup({
       if (!record?.held) return;
       record.held = false;
       context.agents.actor(id)?.send({ type: 'APPROVE' });
-      context.agents.queue.push(id);
+      context.agents.queue.push(id, record.run);
     },
     deny: ({ context }, { id, error, requestId }: { id: string; error: string; requestId?: string }) => {
       context.agents.actor(id)?.send({ type: 'DENY', error, ...(requestId === undefined ? {} : { requestId }) });
     },
     wait: ({ context }, { id, on }: { id: string; on: string }) => beginWait(context.agents, id, on),
-    unwait: ({ context }, { id, on }: { id: string; on: string }) => endWait(context.agents, id, on),
+    unwait: ({ context }, { id, on }: { id: string; on: string }) => abandonWait(context.agents, id, on),
     startQueued: ({ context }) => {
       const { agents } = context;
       while (agents.running < context.maxParallel) {
         const resumer = agents.resuming.shift();
         if (resumer !== undefined) {
-          const record = agents.record(resumer);
-          // Skip agents that ended, or began waiting again, since they asked.
-          if (record?.state !== 'running' || record.holdsSlot || (record.waits ?? 0) > 0) continue;
+          const record = agents.record(resumer.id);
+          // Skip agents that ended, were resumed anew, or began waiting again, since they asked.
+          if (record?.state !== 'running' || record.run !== resumer.run || record.holdsSlot || (record.waits ?? 0) > 0) continue;
           agents.takeSlot(record);
-          agents.actor(resumer)?.send({ type: 'RESUME' });
+          agents.actor(resumer.id)?.send({ type: 'RESUME' });
           continue;
         }
-        const id = agents.queue.take();
-        if (id === undefined) break;
+        const next = agents.queue.take();
+        if (next === undefined) break;
+        const { id } = next;
         const record = agents.record(id);
         const actor = agents.actor(id);
-        // Skip agents that ended while they waited (cancelled; their done event may still be in the mailbox).
-        if (record?.state !== 'pending' || !actor || actor.getSnapshot().status !== 'active') continue;
+        // Skip entries of runs that ended while they waited (cancelled; their done event may still be in the
+        // mailbox) or that belong to an earlier run of an agent resumed since, and agents held for approval.
+        if (record?.state !== 'pending' || record.run !== next.run || record.held || !actor || actor.getSnapshot().status !== 'active') {
+          continue;
+        }
         record.state = 'running';
         agents.takeSlot(record);
         actor.send({ type: 'START' });
@@ -139,7 +144,7 @@ export const supervisorMachine = setup({
     },
     release: ({ context }, { outcome }: { outcome: AgentOutcome }) => {
       const { agents } = context;
-      for (const waiter of agents.release(outcome.id, outcome.status)) endWait(agents, waiter, outcome.id, false);
+      for (const waiter of agents.release(outcome.id, outcome.status)) endWait(agents, waiter);
     },
     cancelSubtree: ({ context }, { id, error }: { id: string; error?: string }) => {
       // Children first, so no parent ends while one of its sub-agents could still report to it.
@@ -176,7 +181,7 @@ export const supervisorMachine = setup({
               input,
             });
             context.agents.add(
-              { id: input.id, name: input.name, parentId: input.parentId, depth: input.depth, state: 'pending' },
+              { id: input.id, name: input.name, parentId: input.parentId, depth: input.depth, state: 'pending', run: 1 },
               actor,
             );
             enqueue({ type: 'observeAgent', params: { id: input.id } });
@@ -222,7 +227,7 @@ function beginWait(agents: AgentTable, waiterId: string, childId: string): void 
   const waiter = agents.record(waiterId);
   const child = agents.record(childId);
   if (waiter?.state !== 'running' || !child || !agents.actor(childId)) return;
-  (child.waiters ??= []).push(waiterId);
+  (child.waiters ??= []).push({ id: waiterId, run: waiter.run });
   waiter.waits = (waiter.waits ?? 0) + 1;
   if (waiter.waits === 1 && waiter.holdsSlot) {
     agents.freeSlot(waiter);
@@ -230,21 +235,21 @@ function beginWait(agents: AgentTable, waiterId: string, childId: string): void 
   }
 }
 
-/**
- * Agent `waiterId` stops waiting for `childId` (it ended, or the waiter gave up); with its last wait over it asks for
- * a slot back. `registered` is false when the child already dropped its list of waiters (it ended).
- */
-function endWait(agents: AgentTable, waiterId: string, childId: string, registered = true): void {
-  if (registered) {
-    const list = agents.record(childId)?.waiters;
-    const index = list?.indexOf(waiterId) ?? -1;
-    if (!list || index < 0) return; // the wait already ended
-    list.splice(index, 1);
-  }
-  const waiter = agents.record(waiterId);
-  if (!waiter || waiter.state !== 'running' || !waiter.waits) return;
+/** Agent `waiterId` gives up waiting for `childId` before it ended. */
+function abandonWait(agents: AgentTable, waiterId: string, childId: string): void {
+  const list = agents.record(childId)?.waiters;
+  const index = list?.findIndex((entry) => entry.id === waiterId) ?? -1;
+  if (!list || index < 0) return; // the wait already ended
+  const [entry] = list.splice(index, 1);
+  if (entry) endWait(agents, entry);
+}
+
+/** A wait is over (the child ended, or the waiter gave up); with its last wait over, the waiter asks for a slot. */
+function endWait(agents: AgentTable, { id, run }: AgentRun): void {
+  const waiter = agents.record(id);
+  if (!waiter || waiter.run !== run || waiter.state !== 'running' || !waiter.waits) return;
   waiter.waits -= 1;
-  if (waiter.waits === 0 && !waiter.holdsSlot) agents.resuming.push(waiterId);
+  if (waiter.waits === 0 && !waiter.holdsSlot) agents.resuming.push({ id, run });
 }
 
 /** The outcome carried by an agent's done event, or a failure made from its error event. */

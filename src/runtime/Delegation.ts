@@ -72,10 +72,12 @@ export interface TaskOutputOptions {
   timeoutMs?: number;
 }
 
-/** The options of {@link Delegation.spawnAgent}: an agent made on the spot, outside the catalog. */
+/** The options of {@link Delegation.spawnAgent}: an agent made on the spot, outside the catalog, and its task. */
 export interface SpawnAgentRequest {
   /** Its name, unique in the runtime. */
   name: string;
+  /** The task to run with it now. */
+  task: string;
   /** What it is for (shown to callers when it is permanent). */
   description?: string;
   /** Its system prompt. */
@@ -128,8 +130,14 @@ export interface Delegation {
    * once with its id. A denied delegation resolves as a failed result with reason `denied`.
    */
   delegate(request: DelegateRequest): Promise<DelegationResult | TaskRunning>;
-  /** Says whether a sub-agent still runs, or returns its result; `blocking` waits up to `timeoutMs`. */
+  /**
+   * Says whether one of the caller's sub-agents still runs, or returns its result; `blocking` waits up to
+   * `timeoutMs`, lending the caller's slot meanwhile.
+   */
   taskOutput(agentId: string, options?: TaskOutputOptions): Promise<TaskOutput>;
-  /** Makes an agent that is not in the catalog, with a subset of the caller's tools, ready to be delegated to. */
-  spawnAgent(request: SpawnAgentRequest): void;
+  /**
+   * Makes an agent that is not in the catalog, with a subset of the caller's tools, and delegates its task to it
+   * (waiting for the answer). If the task cannot be handed over, the agent is not kept.
+   */
+  spawnAgent(request: SpawnAgentRequest): Promise<DelegationResult | TaskRunning>;
 }

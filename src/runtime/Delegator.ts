@@ -2,6 +2,7 @@ import type { Caller } from '../actors/agentEnvironment.js';
 import type { AgentCatalog } from '../catalog/AgentCatalog.js';
 import { clockNow, sleep, type Clock } from '../clock.js';
 import { AbortedError, DelegationError, errorMessage } from '../errors.js';
+import { Risk } from '../events/events.js';
 import type { AgentRecord } from '../machines/agentTable.js';
 import type { SupervisorEvent } from '../machines/supervisorMachine.js';
 import type { ChatMessage } from '../models/Model.js';
@@ -51,6 +52,8 @@ export interface DelegatorHost {
   record(id: string): AgentRecord | undefined;
   /** Starts an agent; returns its id. */
   launch(launch: Launch): string;
+  /** Removes an agent made during the run from the catalog, unless a run of it is still live. */
+  forget(name: string): void;
   /** Sends an event to the supervisor. */
   send(event: SupervisorEvent): void;
 }
@@ -96,7 +99,7 @@ export class Delegator {
     }
     let history: ChatMessage[] | undefined;
     if (request.resume !== undefined) {
-      history = this.resumable(request.resume, agent.name);
+      history = this.resumable(request.resume, agent.name, caller);
     } else if (agent.definition.shareContext) {
       const { shareContext } = agent.definition;
       history = sharedContext(caller.messages, typeof shareContext === 'number' ? shareContext : undefined);
@@ -132,6 +135,9 @@ export class Delegator {
   async taskOutput(agentId: string, options: TaskOutputOptions = {}, caller?: Caller): Promise<TaskOutput> {
     const record = this.host.record(agentId);
     if (!record) throw new DelegationError('unknown_session', `No agent has the id "${agentId}".`);
+    if (caller && !this.isBelow(agentId, caller.agentId)) {
+      throw new DelegationError('not_allowed', `Agent ${agentId} is not one of the sub-agents of "${caller.agentName}".`);
+    }
     const ended = this.host.results.ended(agentId);
     if (ended) return taskResult(ended);
     if (!options.blocking) return this.running(agentId);
@@ -160,8 +166,19 @@ export class Delegator {
     }
   }
 
-  /** Adds an agent made on the spot by the caller (see {@link Delegation.spawnAgent}). */
-  spawnAgent(caller: Caller, request: SpawnAgentRequest): void {
+  /** Makes an agent on the spot and hands it its task (see {@link Delegation.spawnAgent}). */
+  async spawnAgent(caller: Caller, request: SpawnAgentRequest): Promise<DelegationResult | TaskRunning> {
+    this.define(caller, request);
+    try {
+      return await this.delegate(caller, { agent: request.name, task: request.task, description: `spawned ${request.name}` });
+    } catch (error) {
+      this.host.forget(request.name); // not handed over (or the caller stopped): keep no agent nobody ran
+      throw error;
+    }
+  }
+
+  /** Adds an agent made on the spot by the caller to the catalog. */
+  private define(caller: Caller, request: SpawnAgentRequest): void {
     const { catalog, maxDepth } = this.host;
     if (caller.depth >= maxDepth) {
       throw new DelegationError('depth_limit', `Agent "${caller.agentName}" is at the delegation limit (maxDepth ${maxDepth}).`);
@@ -198,9 +215,12 @@ export class Delegator {
   }
 
   /** The conversation of an ended agent to resume, or a refusal naming why it cannot be resumed. */
-  private resumable(id: string, agentName: string): ChatMessage[] {
+  private resumable(id: string, agentName: string, caller: Caller): ChatMessage[] {
     const record = this.host.record(id);
     if (!record) throw new DelegationError('unknown_session', `No agent session has the id "${id}".`);
+    if (!this.isBelow(id, caller.agentId) && this.ownedByLiveAgent(id)) {
+      throw new DelegationError('not_allowed', `Agent ${id} belongs to another running agent; only its own callers may resume it.`);
+    }
     if (record.name !== agentName) {
       throw new DelegationError('wrong_agent', `Agent ${id} is a "${record.name}", not a "${agentName}".`);
     }
@@ -224,7 +244,7 @@ export class Delegator {
     }
     if (decision === 'allow' || decision?.decision === 'allow') return {};
     if (decision?.decision === 'deny') return { deny: decision.reason || 'Denied by the delegation policy.' };
-    if (decision?.decision === 'ask') {
+    if (decision?.decision === 'ask' && Risk.safeParse(decision.risk).success) {
       return { approval: { risk: decision.risk, ...(decision.reason === undefined ? {} : { reason: decision.reason }) } };
     }
     return { deny: `The delegation policy gave an answer it may not give: ${JSON.stringify(decision)}.` };
@@ -247,6 +267,23 @@ export class Delegator {
     } finally {
       caller.signal.removeEventListener('abort', stop);
     }
+  }
+
+  /** True when agent `id` is `ancestorId` or one of its descendants. */
+  private isBelow(id: string, ancestorId: string): boolean {
+    for (let at: string | null = id; at !== null; at = this.host.record(at)?.parentId ?? null) {
+      if (at === ancestorId) return true;
+    }
+    return false;
+  }
+
+  /** True when some ancestor of agent `id` is still pending or running: the session is that agent's. */
+  private ownedByLiveAgent(id: string): boolean {
+    for (let at = this.host.record(id)?.parentId ?? null; at !== null; at = this.host.record(at)?.parentId ?? null) {
+      const state = this.host.record(at)?.state;
+      if (state === 'pending' || state === 'running') return true;
+    }
+    return false;
   }
 
   private running(id: string): TaskRunning {

@@ -13,7 +13,7 @@ export const assignTask = defineTool({
   parameters: z.object({
     description: z.string().min(1).describe('A 5-10 word summary of the task.'),
     agent: z.string().min(1).describe('The name of the agent to hand the task to, from the list of available agents.'),
-    task: z.string().min(1).describe('The whole task: everything the agent needs to know to do it.'),
+    task: z.string().trim().min(1).describe('The whole task: everything the agent needs to know to do it.'),
     run_in_background: z
       .boolean()
       .optional()

@@ -26,7 +26,7 @@ export const parallelTasks = defineTool({
       .array(
         z.object({
           agent: z.string().min(1).describe('The name of the agent for this task.'),
-          task: z.string().min(1).describe('The whole task for that agent.'),
+          task: z.string().trim().min(1).describe('The whole task for that agent.'),
         }),
       )
       .min(1)

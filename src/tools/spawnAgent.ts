@@ -14,7 +14,7 @@ export const spawnAgent = defineTool({
     'answer. Use it when no listed agent fits. A permanent agent can be given more tasks later with assign_task.',
   parameters: z.object({
     name: z.string().min(1).describe('A new agent name: lower-case letters, digits, "-" and "_".'),
-    task: z.string().min(1).describe('The whole task for the new agent.'),
+    task: z.string().trim().min(1).describe('The whole task for the new agent.'),
     system_prompt: z.string().min(1).describe('Who the agent is and how it should work.'),
     description: z.string().min(1).optional().describe('What the agent is for, in one sentence.'),
     tools: z.array(z.string()).optional().describe('Names of your own tools the agent may use (default none).'),
@@ -24,14 +24,15 @@ export const spawnAgent = defineTool({
       .describe('temporary (default): removed when the task ends; permanent: stays available to assign_task.'),
   }),
   kind: 'other',
-  execute: async (args, { delegation }) => {
-    delegation.spawnAgent({
-      name: args.name,
-      systemPrompt: args.system_prompt,
-      ...(args.description === undefined ? {} : { description: args.description }),
-      tools: args.tools ?? [],
-      lifecycle: args.lifecycle ?? 'temporary',
-    });
-    return delegationReply(await delegation.delegate({ agent: args.name, task: args.task, description: `spawned ${args.name}` }));
-  },
+  execute: async (args, { delegation }) =>
+    delegationReply(
+      await delegation.spawnAgent({
+        name: args.name,
+        task: args.task,
+        systemPrompt: args.system_prompt,
+        ...(args.description === undefined ? {} : { description: args.description }),
+        tools: args.tools ?? [],
+        lifecycle: args.lifecycle ?? 'temporary',
+      }),
+    ),
 });

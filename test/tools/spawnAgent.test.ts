@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createRuntime, defineAgent, type ModelRequest } from 'troupe';
-import { ScriptedModel } from 'troupe/testing';
-import { assign, call, collect, echoTool, lastToolMessage, leader, ofType, tick, toolReply } from '../stubs.js';
+import { ScriptedModel, advanceUntilSettled } from 'troupe/testing';
+import { assign, call, collect, echoTool, lastToolMessage, leader, ofType, simulatedClock, tick, toolReply } from '../stubs.js';
 
 const spawnCall = (args: Record<string, unknown>, id = 'spawn') =>
   call('spawn_agent', { task: 'Translate "hello" to French.', system_prompt: 'You translate.', ...args }, id);
@@ -65,6 +65,87 @@ describe('spawn_agent', () => {
     expect(tools[0]).toMatchObject({ isError: true, content: expect.stringMatching(/does not have wipe_disk/) });
     expect(tools[1]).toMatchObject({ isError: true, content: expect.stringMatching(/"lead" already exists/) });
     expect(ofType(events, 'agent.spawned')).toHaveLength(1);
+    await runtime.shutdown();
+  });
+
+  it('keeps a temporary agent until its last run ends, so a second run of it is not cut off', async () => {
+    const clock = simulatedClock();
+    const model = new ScriptedModel(
+      (request) => {
+        if (request.agentName === 'lead') {
+          return request.messages.length === 2
+            ? toolReply(
+                spawnCall({ name: 'tmp', task: 'quick' }, 's1'),
+                call('assign_task', { description: 'slow one', agent: 'tmp', task: 'slow', run_in_background: true }, 'a1'),
+              )
+            : 'lead done';
+        }
+        return `tmp answer to ${request.messages[1]!.content}`;
+      },
+      { latencyMs: (request) => (request.agentName === 'tmp' && request.messages[1]!.content === 'slow' ? 5_000 : 100) },
+    );
+    const runtime = createRuntime({ model, agents: [leader('lead', { tools: ['spawn_agent', 'assign_task'] })], clock });
+    const events = collect(runtime.events$);
+
+    await advanceUntilSettled(clock, runtime.run('lead', 'Go.'));
+    expect(runtime.agentNames).toContain('tmp'); // the slow run still lives
+    await advanceUntilSettled(clock, runtime.idle());
+
+    const ends = [...ofType(events, 'agent.completed'), ...ofType(events, 'agent.failed')].filter((event) => event.name === 'tmp');
+    expect(ends.map((event) => event.type)).toEqual(['agent.completed', 'agent.completed']);
+    expect(runtime.agentNames).toEqual(['lead']);
+    await runtime.shutdown();
+  });
+
+  it('does not keep an agent whose task could not be handed over', async () => {
+    const model = ScriptedModel.perAgent({
+      lead: [
+        toolReply(spawnCall({ name: 'tmp', task: 'Refused.', lifecycle: 'permanent' }, 's1')),
+        toolReply(spawnCall({ name: 'tmp', task: 'Real task.' }, 's2')),
+        'done',
+      ],
+      tmp: ['ok'],
+    });
+    let refuse = true;
+    const runtime = createRuntime({
+      model,
+      agents: [leader('lead', { tools: ['spawn_agent'] })],
+      delegationPolicy: () => {
+        if (refuse) {
+          refuse = false;
+          throw new Error('not yet');
+        }
+        return 'allow';
+      },
+    });
+
+    await runtime.run('lead', 'Go.');
+
+    const tools = model.calls.at(-1)!.messages.filter((message) => message.role === 'tool');
+    // A policy that throws denies: the sub-agent ran (and failed, denied), so the permanent agent stays.
+    expect(tools[0]).toMatchObject({ isError: true, content: expect.stringMatching(/denied/) });
+    expect(tools[1]).toMatchObject({ isError: true, content: expect.stringMatching(/"tmp" already exists/) });
+    await runtime.shutdown();
+  });
+
+  it('removes the agent when the hand-over itself is refused (the caller stopped)', async () => {
+    let release: () => void = () => {};
+    const model = ScriptedModel.perAgent({ lead: [toolReply(spawnCall({ name: 'tmp', lifecycle: 'permanent' }))] });
+    const runtime = createRuntime({
+      model,
+      agents: [leader('lead', { tools: ['spawn_agent'] })],
+      delegationPolicy: () => new Promise((resolve) => (release = () => resolve('allow'))),
+    });
+    const lead = runtime.spawn('lead', 'Go.');
+    for (let i = 0; i < 10 && runtime.agentNames.length < 2; i++) await tick();
+    expect(runtime.agentNames).toContain('tmp');
+
+    runtime.cancel(lead.id);
+    release();
+    await lead.result;
+    for (let i = 0; i < 5; i++) await tick();
+
+    expect(runtime.agentNames).toEqual(['lead']);
     await runtime.shutdown();
   });
 

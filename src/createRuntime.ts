@@ -1,5 +1,5 @@
 import { customAlphabet } from 'nanoid';
-import { Observable, Subject, mergeAll, share, shareReplay, type Subscription } from 'rxjs';
+import { Observable, Subject, shareReplay, type Subscription } from 'rxjs';
 import { createActor, toPromise, type InspectionEvent, type Observer } from 'xstate';
 import type { AgentEnvironment } from './actors/agentEnvironment.js';
 import { createCallModel } from './actors/callModel.js';
@@ -10,6 +10,7 @@ import { realClockFromNow, type Clock } from './clock.js';
 import { ConfigurationError, DelegationError, RuntimeClosedError, UnknownAgentError, UnknownRequestError } from './errors.js';
 import type { TroupeEvent } from './events/events.js';
 import { foldMetrics } from './events/foldMetrics.js';
+import { AgentEventStreams } from './events/AgentEventStreams.js';
 import { createMetrics, emptyFigures, type Figures, type MetricsSnapshot } from './events/metrics.js';
 import { agentMachine, type AgentActorRef, type AgentBudget, type AgentOutcome } from './machines/agentMachine.js';
 import type { AgentRecord } from './machines/agentTable.js';
@@ -161,8 +162,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const results = new AgentResults();
   const approvals = new Approvals();
 
-  const streams = new Subject<Observable<TroupeEvent>>();
-  const events$ = streams.pipe(mergeAll(), share());
+  const streams = new AgentEventStreams<TroupeEvent>();
+  const events$ = streams.events$;
   const metrics$ = events$.pipe(foldMetrics(), shareReplay({ bufferSize: 1, refCount: false }));
   let latest: MetricsSnapshot = createMetrics();
   const watchers = new Map<string, HandleStream>();
@@ -200,7 +201,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       actions: {
         observeAgent: ({ context }, { id }) => {
           const actor = context.agents.actor(id);
-          if (actor) streams.next(eventsOf(actor));
+          if (actor) streams.add(eventsOf(actor));
         },
         reportOutcome: (_, { outcome }) => settle(outcome),
       },

@@ -2,6 +2,7 @@ import { assign, emit, setup, type ActorRefFrom } from 'xstate';
 import { createCallModel, type ModelTurn } from '../actors/callModel.js';
 import { missingEnvironment } from '../actors/agentEnvironment.js';
 import { createRunTools, type ToolMessage } from '../actors/runTools.js';
+import { idleTimer } from '../actors/idleTimer.js';
 import { clockNow } from '../clock.js';
 import { errorMessage } from '../errors.js';
 import type { TroupeEvent } from '../events/events.js';
@@ -11,6 +12,7 @@ import {
   pendingToolCalls,
   replyAnnouncement,
   spawnAnnouncement,
+  stamp,
   approvalRequest,
   withToolMessages,
   withTurn,
@@ -62,9 +64,7 @@ export const agentMachine = setup({
   actors: {
     callModel: createCallModel(missingEnvironment),
     runTools: createRunTools(missingEnvironment),
-  },
-  delays: {
-    idleTimeout: ({ context }) => context.idleTimeoutMs,
+    idleTimer,
   },
   guards: {
     wantsTools: (_, turn: ModelTurn) => turn.toolCalls.length > 0,
@@ -111,22 +111,8 @@ export const agentMachine = setup({
         durationMs: context.startedAt === null ? 0 : clockNow(system._clock) - context.startedAt,
       }),
     }),
-    announce: emit(({ context, system }, event: Announcement) => ({
-      ...event,
-      runId: context.runId,
-      agentId: context.id,
-      parentId: context.parentId,
-      toolCallId: context.toolCallId,
-      at: clockNow(system._clock),
-    }) as TroupeEvent),
-    announceReply: emit(({ context, system }, turn: ModelTurn): TroupeEvent => ({
-      ...replyAnnouncement(context, turn),
-      runId: context.runId,
-      agentId: context.id,
-      parentId: context.parentId,
-      toolCallId: context.toolCallId,
-      at: clockNow(system._clock),
-    })),
+    announce: emit(({ context, system }, event: Announcement) => stamp(context, clockNow(system._clock), event)),
+    announceReply: emit(({ context, system }, turn: ModelTurn) => stamp(context, clockNow(system._clock), replyAnnouncement(context, turn))),
   },
 }).createMachine({
   id: 'agent',
@@ -208,7 +194,9 @@ export const agentMachine = setup({
               }),
             },
           ],
-          invoke: {
+          invoke: [
+            { src: 'idleTimer', input: ({ context }) => ({ ms: context.idleTimeoutMs }) },
+            {
             src: 'callModel',
             input: ({ context }) => ({
               agentId: context.id,
@@ -257,9 +245,10 @@ export const agentMachine = setup({
               target: '#agent.failed',
               actions: { type: 'fail', params: ({ event }) => ({ reason: 'error', error: errorMessage(event.error) }) },
             },
-          },
-          after: {
-            idleTimeout: failWith('timeout', (context) => `No progress for ${context.idleTimeoutMs} ms while waiting for the model.`),
+            },
+          ],
+          on: {
+            IDLE: failWith('timeout', (context) => `No progress for ${context.idleTimeoutMs} ms while waiting for the model.`),
           },
         },
         acting: {
@@ -329,12 +318,11 @@ export const agentMachine = setup({
           initial: 'working',
           states: {
             working: {
+              invoke: { src: 'idleTimer', input: ({ context }) => ({ ms: context.idleTimeoutMs }) },
               on: {
                 'TOOL.WAITING': { target: 'waitingForPerson', actions: 'personWaiting' },
                 YIELD: { target: 'waitingForAgents', actions: 'yieldSlot' },
-              },
-              after: {
-                idleTimeout: failWith('timeout', (context) => `No progress for ${context.idleTimeoutMs} ms while tools ran.`),
+                IDLE: failWith('timeout', (context) => `No progress for ${context.idleTimeoutMs} ms while tools ran.`),
               },
             },
             waitingForPerson: {

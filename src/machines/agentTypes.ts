@@ -86,6 +86,8 @@ export type AgentEvent =
   | { type: 'YIELD' }
   /** The agent has a slot again. */
   | { type: 'RESUME' }
+  /** The idle timer ran out: no progress for `idleTimeoutMs`. */
+  | { type: 'IDLE' }
   | ToolProgress;
 
 /** The fields the agent adds to every event it announces. */

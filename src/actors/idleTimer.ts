@@ -1,18 +1,33 @@
-import { fromCallback, type EventObject } from 'xstate';
+import type { AnyActorRef } from 'xstate';
+import type { Clock } from '../clock.js';
 
-/** What the idle timer needs: how long the agent may make no progress. */
-export interface IdleTimerInput {
-  ms: number;
-}
+/** The running idle timer of each agent actor (at most one: it lives while the agent is in one state). */
+const timers = new WeakMap<AnyActorRef, unknown>();
 
 /**
- * The `idleTimer` actor logic: sends `IDLE` to its agent once `ms` pass on the actor system's clock, and clears its
- * timer when it is stopped (the agent made progress and left the state). It is an invoked actor rather than an
- * XState `after` transition on purpose: XState keeps delayed events in one table for the whole actor system and
- * scans all of it whenever any actor stops, which makes every stop cost as much as the number of live agents.
+ * Starts an agent's idle timer: `IDLE` is sent to the agent once `ms` pass on the actor system's clock, unless
+ * {@link stopIdleTimer} comes first. The agent machine starts it on entering a state where it waits for progress and
+ * stops it on leaving.
+ *
+ * It is a plain timer on the system clock rather than an XState `after` transition, on purpose: XState keeps delayed
+ * events in one table for the whole actor system and scans all of it whenever any actor stops, so with many live
+ * agents every stop would cost as much as the number of agents. It is not an invoked actor either: an actor more per
+ * turn costs more than the rest of the turn's bookkeeping.
  */
-export const idleTimer = fromCallback<EventObject, IdleTimerInput>(({ input, sendBack, system }) => {
-  const clock = system._clock;
-  const timer = clock.setTimeout(() => sendBack({ type: 'IDLE' }), input.ms);
-  return () => clock.clearTimeout(timer);
-});
+export function startIdleTimer(self: AnyActorRef, clock: Clock, ms: number): void {
+  stopIdleTimer(self, clock);
+  timers.set(
+    self,
+    clock.setTimeout(() => {
+      timers.delete(self);
+      self.send({ type: 'IDLE' });
+    }, ms),
+  );
+}
+
+/** Stops an agent's idle timer, if one runs. */
+export function stopIdleTimer(self: AnyActorRef, clock: Clock): void {
+  if (!timers.has(self)) return;
+  clock.clearTimeout(timers.get(self));
+  timers.delete(self);
+}

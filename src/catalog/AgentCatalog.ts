@@ -25,6 +25,10 @@ export interface AgentCatalogOptions {
 
 interface Entry extends ResolvedAgent {
   readonly lifecycle: AgentLifecycle;
+  /** True when the agent lists a delegation tool (its tool list then depends on its depth and the catalog). */
+  readonly delegating: boolean;
+  /** The schemas of its tools, for an agent that does not delegate. */
+  readonly schemas: readonly ToolSchema[];
   /** For agents made during the run: the id and name of the agent that made them. */
   readonly createdBy?: { id: string; name: string };
 }
@@ -144,6 +148,8 @@ export class AgentCatalog {
    * out when there are none.
    */
   toolSchemas(agent: ResolvedAgent, depth: number, callerId: string): readonly ToolSchema[] {
+    const entry = this.entries.get(agent.name);
+    if (entry === agent && !entry.delegating) return entry.schemas;
     const atLimit = depth >= this.options.maxDepth;
     const delegates = [...agent.tools.keys()].some((name) => DELEGATION_TOOLS.has(name)) && !atLimit;
     // Agents an agent made are only its own, so a caller's list is personal once it has made one.
@@ -242,6 +248,8 @@ export class AgentCatalog {
       tools,
       maxToolConcurrency: this.options.maxToolConcurrency,
       lifecycle,
+      delegating: [...tools.keys()].some((name) => DELEGATION_TOOLS.has(name)),
+      schemas: [...tools.values()].map((tool) => tool.schema),
       ...(createdBy ? { createdBy } : {}),
     };
     this.entries.set(definition.name, entry);

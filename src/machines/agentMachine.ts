@@ -2,7 +2,7 @@ import { assign, emit, setup, type ActorRefFrom } from 'xstate';
 import { createCallModel, type ModelTurn } from '../actors/callModel.js';
 import { missingEnvironment } from '../actors/agentEnvironment.js';
 import { createRunTools, type ToolMessage } from '../actors/runTools.js';
-import { idleTimer } from '../actors/idleTimer.js';
+import { startIdleTimer, stopIdleTimer } from '../actors/idleTimer.js';
 import { clockNow } from '../clock.js';
 import { errorMessage } from '../errors.js';
 import type { TroupeEvent } from '../events/events.js';
@@ -11,6 +11,7 @@ import {
   outcomeOf,
   pendingToolCalls,
   replyAnnouncement,
+  settled,
   spawnAnnouncement,
   stamp,
   approvalRequest,
@@ -64,13 +65,13 @@ export const agentMachine = setup({
   actors: {
     callModel: createCallModel(missingEnvironment),
     runTools: createRunTools(missingEnvironment),
-    idleTimer,
   },
   guards: {
     wantsTools: (_, turn: ModelTurn) => turn.toolCalls.length > 0,
     emptyAnswer: (_, turn: ModelTurn) => turn.toolCalls.length === 0 && turn.content.trim() === '',
     overBudget: ({ context }, turn: ModelTurn) => {
-      const { budget, own } = context;
+      const { own } = context;
+      const { budget } = context.input;
       if (!budget || turn.toolCalls.length === 0) return false;
       const tokens = own.inputTokens + own.outputTokens + turn.inputTokens + turn.outputTokens;
       return (
@@ -78,20 +79,26 @@ export const agentMachine = setup({
         (budget.maxCostUsd !== undefined && own.costUsd + turn.costUsd > budget.maxCostUsd)
       );
     },
-    turnsUsed: ({ context }) => context.turns >= context.maxTurns,
+    turnsUsed: ({ context }) => context.turns >= context.input.maxTurns,
     holdsSlot: ({ context }) => context.holdsSlot,
     lastPersonAnswered: ({ context }) => context.waitingForPeople <= 1,
     lastPersonAnsweredWithSlot: ({ context }) => context.waitingForPeople <= 1 && context.holdsSlot,
   },
   actions: {
-    markStarted: assign({ startedAt: ({ system }) => clockNow(system._clock) }),
+    startIdleTimer: ({ context, self, system }) => startIdleTimer(self, system._clock, context.input.idleTimeoutMs),
+    stopIdleTimer: ({ self, system }) => stopIdleTimer(self, system._clock),
+    markStarted: assign({ startedAt: ({ system }) => clockNow(system._clock), holdsSlot: true }),
     takeSlot: assign({ holdsSlot: true }),
     yieldSlot: assign({ holdsSlot: false }),
     hold: assign({ approval: (_, hold: ApprovalHold) => hold }),
     beginTurn: assign({ turns: ({ context }) => context.turns + 1 }),
     recordTurn: assign(({ context }, turn: ModelTurn) => withTurn(context, turn)),
+    /** The final turn, in one assign: its reply recorded, the answer kept and the agent's running time settled. */
+    recordAnswer: assign(({ context, system }, turn: ModelTurn) => {
+      const { messages, own } = withTurn(context, turn);
+      return { messages, own: settled(own, context.startedAt, clockNow(system._clock)), output: turn.content };
+    }),
     dropToolCalls: assign({ messages: ({ context }) => withoutPendingToolCalls(context.messages) }),
-    answer: assign({ output: (_, turn: ModelTurn) => turn.content }),
     appendToolMessages: assign({
       messages: ({ context }, answers: ToolMessage[]) => withToolMessages(context.messages, answers),
     }),
@@ -105,12 +112,7 @@ export const agentMachine = setup({
     personWaiting: assign({ waitingForPeople: ({ context }) => context.waitingForPeople + 1 }),
     personAnswered: assign({ waitingForPeople: ({ context }) => Math.max(0, context.waitingForPeople - 1) }),
     fail: assign({ failure: (_, failure: Failure) => failure }),
-    settle: assign({
-      own: ({ context, system }) => ({
-        ...context.own,
-        durationMs: context.startedAt === null ? 0 : clockNow(system._clock) - context.startedAt,
-      }),
-    }),
+    settle: assign({ own: ({ context, system }) => settled(context.own, context.startedAt, clockNow(system._clock)) }),
     announce: emit(({ context, system }, event: Announcement) => stamp(context, clockNow(system._clock), event)),
     announceReply: emit(({ context, system }, turn: ModelTurn) => stamp(context, clockNow(system._clock), replyAnnouncement(context, turn))),
   },
@@ -169,7 +171,7 @@ export const agentMachine = setup({
       },
     },
     running: {
-      entry: ['markStarted', 'takeSlot', { type: 'announce', params: ({ context }) => ({ type: 'agent.started', name: context.name }) }],
+      entry: ['markStarted', { type: 'announce', params: ({ context }) => ({ type: 'agent.started', name: context.input.name }) }],
       on: {
         CANCEL: {
           target: 'failed',
@@ -183,25 +185,25 @@ export const agentMachine = setup({
         thinking: {
           entry: [
             'beginTurn',
+            'startIdleTimer',
             {
               type: 'announce',
               params: ({ context }) => ({
                 type: 'model.request',
                 turn: context.turns,
-                model: context.model,
+                model: context.input.model,
                 messages: context.messages.length,
-                tools: context.tools.length,
+                tools: context.input.tools.length,
               }),
             },
           ],
-          invoke: [
-            { src: 'idleTimer', input: ({ context }) => ({ ms: context.idleTimeoutMs }) },
-            {
+          exit: 'stopIdleTimer',
+          invoke: {
             src: 'callModel',
             input: ({ context }) => ({
-              agentId: context.id,
-              agentName: context.name,
-              depth: context.depth,
+              agentId: context.input.id,
+              agentName: context.input.name,
+              depth: context.input.depth,
               messages: context.messages,
             }),
             onDone: [
@@ -235,9 +237,8 @@ export const agentMachine = setup({
               {
                 target: '#agent.completed',
                 actions: [
-                  { type: 'recordTurn', params: ({ event }) => event.output },
+                  { type: 'recordAnswer', params: ({ event }) => event.output },
                   { type: 'announceReply', params: ({ event }) => event.output },
-                  { type: 'answer', params: ({ event }) => event.output },
                 ],
               },
             ],
@@ -245,19 +246,18 @@ export const agentMachine = setup({
               target: '#agent.failed',
               actions: { type: 'fail', params: ({ event }) => ({ reason: 'error', error: errorMessage(event.error) }) },
             },
-            },
-          ],
+          },
           on: {
-            IDLE: failWith('timeout', (context) => `No progress for ${context.idleTimeoutMs} ms while waiting for the model.`),
+            IDLE: failWith('timeout', (context) => `No progress for ${context.input.idleTimeoutMs} ms while waiting for the model.`),
           },
         },
         acting: {
           invoke: {
             src: 'runTools',
             input: ({ context }) => ({
-              agentId: context.id,
-              agentName: context.name,
-              depth: context.depth,
+              agentId: context.input.id,
+              agentName: context.input.name,
+              depth: context.input.depth,
               messages: context.messages,
               toolCalls: pendingToolCalls(context.messages),
             }),
@@ -299,7 +299,7 @@ export const agentMachine = setup({
                   { type: 'appendToolMessages', params: ({ event }) => event.messages },
                   {
                     type: 'fail',
-                    params: ({ context }) => ({ reason: 'max_turns', error: `The agent used all ${context.maxTurns} turns without a final answer.` }),
+                    params: ({ context }) => ({ reason: 'max_turns', error: `The agent used all ${context.input.maxTurns} turns without a final answer.` }),
                   },
                 ],
               },
@@ -318,11 +318,12 @@ export const agentMachine = setup({
           initial: 'working',
           states: {
             working: {
-              invoke: { src: 'idleTimer', input: ({ context }) => ({ ms: context.idleTimeoutMs }) },
+              entry: 'startIdleTimer',
+              exit: 'stopIdleTimer',
               on: {
                 'TOOL.WAITING': { target: 'waitingForPerson', actions: 'personWaiting' },
                 YIELD: { target: 'waitingForAgents', actions: 'yieldSlot' },
-                IDLE: failWith('timeout', (context) => `No progress for ${context.idleTimeoutMs} ms while tools ran.`),
+                IDLE: failWith('timeout', (context) => `No progress for ${context.input.idleTimeoutMs} ms while tools ran.`),
               },
             },
             waitingForPerson: {
@@ -351,10 +352,9 @@ export const agentMachine = setup({
     completed: {
       type: 'final',
       entry: [
-        'settle',
         {
           type: 'announce',
-          params: ({ context }) => ({ type: 'agent.completed', name: context.name, output: context.output ?? '', turns: context.turns }),
+          params: ({ context }) => ({ type: 'agent.completed', name: context.input.name, output: context.output ?? '', turns: context.turns }),
         },
       ],
     },
@@ -366,7 +366,7 @@ export const agentMachine = setup({
           type: 'announce',
           params: ({ context }) => ({
             type: 'agent.failed',
-            name: context.name,
+            name: context.input.name,
             reason: context.failure?.reason ?? 'error',
             error: context.failure?.error ?? 'The agent failed.',
             turns: context.turns,

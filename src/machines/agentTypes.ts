@@ -102,8 +102,14 @@ export interface Failure {
   error: string;
 }
 
-/** What an agent knows while it runs. */
-export interface AgentContext extends AgentInput {
+/**
+ * What an agent knows while it runs. The input is kept whole under `input` rather than spread into the context:
+ * XState copies the context on every `assign`, and V8 copies an object of more than about 19 properties some
+ * twenty times slower than a small one.
+ */
+export interface AgentContext {
+  /** What the agent was made with. */
+  input: AgentInput;
   messages: ChatMessage[];
   turns: number;
   own: Figures;

@@ -38,6 +38,18 @@ export const defaultPrices: PriceTable = Object.freeze({
 export function findPrice(prices: PriceTable, model: string): ModelPrice | undefined {
   const exact = prices[model];
   if (exact) return exact;
+  let known = found.get(prices);
+  if (!known) found.set(prices, (known = new Map()));
+  if (known.has(model)) return known.get(model);
+  const price = longestPrefix(prices, model);
+  known.set(model, price);
+  return price;
+}
+
+/** Prices already looked up by prefix, per table (tables are read-only once made). */
+const found = new WeakMap<PriceTable, Map<string, ModelPrice | undefined>>();
+
+function longestPrefix(prices: PriceTable, model: string): ModelPrice | undefined {
   let best: string | undefined;
   for (const name of Object.keys(prices)) {
     if (model.startsWith(`${name}-`) && (best === undefined || name.length > best.length)) best = name;

@@ -1,5 +1,5 @@
 import { customAlphabet } from 'nanoid';
-import { Observable, Subject, shareReplay, type Subscription } from 'rxjs';
+import { Observable, Subject, type Subscription } from 'rxjs';
 import { createActor, toPromise, type InspectionEvent, type Observer } from 'xstate';
 import type { AgentEnvironment } from './actors/agentEnvironment.js';
 import { createCallModel } from './actors/callModel.js';
@@ -9,8 +9,7 @@ import type { Agent, AgentDefinition } from './catalog/defineAgent.js';
 import { realClockFromNow, type Clock } from './clock.js';
 import { ConfigurationError, DelegationError, RuntimeClosedError, UnknownAgentError, UnknownRequestError } from './errors.js';
 import type { TroupeEvent } from './events/events.js';
-import { foldMetrics } from './events/foldMetrics.js';
-import { AgentEventStreams } from './events/AgentEventStreams.js';
+import { createEventPipeline } from './events/eventPipeline.js';
 import { createMetrics, emptyFigures, type Figures, type MetricsSnapshot } from './events/metrics.js';
 import { agentMachine, type AgentActorRef, type AgentBudget, type AgentOutcome } from './machines/agentMachine.js';
 import type { AgentRecord } from './machines/agentTable.js';
@@ -162,9 +161,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const results = new AgentResults();
   const approvals = new Approvals();
 
-  const streams = new AgentEventStreams<TroupeEvent>();
-  const events$ = streams.events$;
-  const metrics$ = events$.pipe(foldMetrics(), shareReplay({ bufferSize: 1, refCount: false }));
+  const { streams, events$, metrics$ } = createEventPipeline();
   let latest: MetricsSnapshot = createMetrics();
   const watchers = new Map<string, HandleStream>();
   /** Live runs by agent name: an agent made during the run is only removed once none of its runs is live. */

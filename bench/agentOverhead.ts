@@ -1,0 +1,88 @@
+// Agent overhead: N agents, one model turn each on a zero-latency ScriptedModel, no tools, through runtime.run;
+// against Promise.all over N async functions and raw XState (N children spawned in one assign, each invoking one
+// fromPromise), measured in the same run.
+import { createRuntime, defineAgent, ScriptedModel } from 'troupe';
+import { promiseAll, rawXState } from './baselines.js';
+import { heapAfterGc, medianOf, report, timed } from './measure.js';
+
+const worker = defineAgent({ name: 'worker', description: 'Answers at once.', systemPrompt: 'Answer.' });
+
+/** Runs N agents to completion on a fresh runtime; returns wall ms and retained bytes per finished agent. */
+export async function runAgents(n: number): Promise<{ ms: number; retainedPerAgent: number }> {
+  const before = heapAfterGc();
+  const model = new ScriptedModel(() => 'ok', { record: false });
+  const runtime = createRuntime({ model, agents: [worker], maxParallel: n });
+  let completed = 0;
+  const ms = await timed(() =>
+    Promise.all(
+      Array.from({ length: n }, (_, index) =>
+        runtime.run('worker', `task ${index}`).then((result) => {
+          if (result.status === 'completed') completed += 1;
+        }),
+      ),
+    ),
+  );
+  if (completed !== n) throw new Error(`Only ${completed} of ${n} agents completed.`);
+  // The runtime is still alive: what it keeps of finished agents (records, metrics, results) is counted.
+  const retainedPerAgent = (heapAfterGc() - before) / n;
+  await runtime.shutdown();
+  return { ms, retainedPerAgent };
+}
+
+export async function agentOverhead(sizes: readonly number[]): Promise<void> {
+  // Warm both sides up so the first size does not pay for the JIT.
+  await runAgents(Math.min(1_000, sizes[0] ?? 1_000));
+  await rawXState(Math.min(1_000, sizes[0] ?? 1_000));
+  const perAgent: number[] = [];
+  for (const n of sizes) {
+    const runs = n >= 100_000 ? 1 : 3;
+    let retained = 0;
+    const troupe = await medianOf(runs, async () => {
+      const run = await runAgents(n);
+      retained = run.retainedPerAgent;
+      return run;
+    });
+    const promises = await medianOf(runs, () => promiseAll(n));
+    const xstate = await medianOf(runs, () => rawXState(n));
+    const us = (troupe * 1000) / n;
+    perAgent.push(us);
+    report({
+      bench: 'agent-overhead',
+      name: `µs per agent, N=${n}`,
+      value: us,
+      unit: 'µs',
+      baseline: 'raw XState (children spawned in one assign, one fromPromise each)',
+      baselineValue: (xstate * 1000) / n,
+      ratio: troupe / xstate,
+      target: 'at most 1.5× raw XState',
+      pass: troupe / xstate <= 1.5,
+      detail: { promiseAllUs: round3((promises * 1000) / n), ratioToPromiseAll: round3(troupe / promises) },
+    });
+    report({
+      bench: 'agent-overhead',
+      name: `retained heap per finished agent, N=${n}`,
+      value: retained,
+      unit: 'bytes',
+      target: 'under 2 KB (records and metrics may stay; actors may not)',
+      pass: retained < 2048,
+    });
+  }
+  if (perAgent.length > 1) {
+    const growth = perAgent[perAgent.length - 1]! / perAgent[0]!;
+    report({
+      bench: 'agent-overhead',
+      name: `growth of µs per agent, N=${sizes[0]} → N=${sizes[sizes.length - 1]}`,
+      value: perAgent[perAgent.length - 1]!,
+      unit: 'µs',
+      baseline: `µs per agent at N=${sizes[0]}`,
+      baselineValue: perAgent[0]!,
+      ratio: growth,
+      target: 'at most 1.5× (linear)',
+      pass: growth <= 1.5,
+    });
+  }
+}
+
+function round3(value: number): number {
+  return Number(value.toFixed(3));
+}

@@ -1,0 +1,63 @@
+// Delegation tree: a lead delegating to 10 agents that each delegate to 10 that each delegate to 10 (1,111 agents),
+// against the same number of agents run flat, in µs per agent.
+import { createRuntime, defineAgent, ScriptedModel, type ModelRequest } from 'troupe';
+import { medianOf, report } from './measure.js';
+
+const FAN_OUT = 10;
+const levels = ['lead', 'manager', 'team', 'leaf'] as const;
+const agents = levels.map((name, depth) =>
+  defineAgent({
+    name,
+    description: `Level ${depth} of the tree.`,
+    systemPrompt: `You are at level ${depth}.`,
+    ...(depth < levels.length - 1 ? { tools: ['assign_task'], subagents: [levels[depth + 1]!] } : {}),
+  }),
+);
+
+/** Non-leaves delegate FAN_OUT tasks in one turn, then answer; leaves answer at once. */
+function reply(request: ModelRequest) {
+  const level = levels.indexOf(request.agentName as (typeof levels)[number]);
+  const answered = request.messages.some((message) => message.role === 'tool');
+  if (level === levels.length - 1 || answered) return 'done';
+  return {
+    content: '',
+    toolCalls: Array.from({ length: FAN_OUT }, (_, index) => ({
+      id: `d${index}`,
+      name: 'assign_task',
+      arguments: JSON.stringify({ description: 'part of the work', agent: levels[level + 1], task: `part ${index}` }),
+    })),
+  };
+}
+
+const TREE_SIZE = 1 + FAN_OUT + FAN_OUT ** 2 + FAN_OUT ** 3;
+
+async function tree(): Promise<void> {
+  const runtime = createRuntime({ model: new ScriptedModel(reply, { record: false }), agents, maxParallel: TREE_SIZE, maxToolConcurrency: FAN_OUT });
+  const result = await runtime.run('lead', 'Do everything.');
+  if (result.status !== 'completed' || runtime.metrics().total.agentsCompleted !== TREE_SIZE) {
+    throw new Error(`The tree did not complete: ${result.error ?? runtime.metrics().total.agentsCompleted}`);
+  }
+  await runtime.shutdown();
+}
+
+async function flat(): Promise<void> {
+  const runtime = createRuntime({ model: new ScriptedModel(reply, { record: false }), agents, maxParallel: TREE_SIZE });
+  await Promise.all(Array.from({ length: TREE_SIZE }, (_, index) => runtime.run('leaf', `task ${index}`)));
+  await runtime.shutdown();
+}
+
+export async function delegationTree(): Promise<void> {
+  await tree();
+  await flat();
+  const treeMs = await medianOf(5, tree);
+  const flatMs = await medianOf(5, flat);
+  report({
+    bench: 'delegation-tree',
+    name: `µs per agent, tree of ${TREE_SIZE} (10 × 10 × 10)`,
+    value: (treeMs * 1000) / TREE_SIZE,
+    unit: 'µs',
+    baseline: `${TREE_SIZE} agents run flat`,
+    baselineValue: (flatMs * 1000) / TREE_SIZE,
+    ratio: treeMs / flatMs,
+  });
+}

@@ -1,0 +1,65 @@
+// Event pipeline: events per second through the runtime's pipeline (sharded mergeAll into events$, folded into
+// metrics$) against raw RxJS merge + scan over the same events.
+import { Subject, merge, scan } from 'rxjs';
+import { createEventPipeline } from '../src/events/eventPipeline.js';
+import type { TroupeEvent } from 'troupe';
+import { medianOf, report } from './measure.js';
+
+/** The five events of an agent that answers in one turn. */
+function eventsOf(index: number): TroupeEvent[] {
+  const header = { runId: 'bench', agentId: `agent:worker:${index}`, parentId: null, toolCallId: null };
+  return [
+    { type: 'agent.spawned', ...header, at: 0, name: 'worker', depth: 0, task: 'task' },
+    { type: 'agent.started', ...header, at: 1, name: 'worker' },
+    { type: 'model.request', ...header, at: 1, turn: 1, model: 'm', messages: 2, tools: 0 },
+    { type: 'model.response', ...header, at: 2, turn: 1, model: 'm', usage: { inputTokens: 30, outputTokens: 5 }, costUsd: 0.00001, durationMs: 1, toolCalls: 0 },
+    { type: 'agent.completed', ...header, at: 3, name: 'worker', output: 'ok', turns: 1 },
+  ];
+}
+
+export async function eventPipeline(agents: number): Promise<void> {
+  const events = Array.from({ length: agents }, (_, index) => eventsOf(index));
+  const total = agents * 5;
+
+  const troupe = await medianOf(5, () => {
+    const pipeline = createEventPipeline();
+    let last: unknown;
+    const subscription = pipeline.metrics$.subscribe((snapshot) => (last = snapshot));
+    const inputs = events.map(() => new Subject<TroupeEvent>());
+    for (const input of inputs) pipeline.streams.add(input);
+    events.forEach((list, index) => {
+      for (const event of list) inputs[index]!.next(event);
+      inputs[index]!.complete();
+    });
+    subscription.unsubscribe();
+    if (last === undefined) throw new Error('No metrics came out.');
+  });
+
+  const raw = await medianOf(5, () => {
+    const inputs = events.map(() => new Subject<TroupeEvent>());
+    let count = 0;
+    const subscription = merge(...inputs)
+      .pipe(scan((sum: number) => sum + 1, 0))
+      .subscribe((value) => (count = value));
+    events.forEach((list, index) => {
+      for (const event of list) inputs[index]!.next(event);
+      inputs[index]!.complete();
+    });
+    subscription.unsubscribe();
+    if (count !== total) throw new Error(`Raw RxJS saw ${count} of ${total} events.`);
+  });
+
+  const troupeRate = total / (troupe / 1000);
+  const rawRate = total / (raw / 1000);
+  report({
+    bench: 'event-pipeline',
+    name: `events per second, ${agents} agents × 5 events`,
+    value: troupeRate,
+    unit: 'events/s',
+    baseline: 'raw RxJS merge + scan',
+    baselineValue: rawRate,
+    ratio: troupeRate / rawRate,
+    target: 'at least 1/3 of raw RxJS',
+    pass: troupeRate / rawRate >= 1 / 3,
+  });
+}

@@ -1,0 +1,93 @@
+// Measuring helpers for the benchmarks: wall time, heap after a full GC, figures as JSON lines.
+
+/** One figure of the benchmark, printed as one JSON line. */
+export interface Figure {
+  bench: string;
+  name: string;
+  /** The measured value, in `unit`. */
+  value: number;
+  unit: string;
+  /** What it is compared with, measured in the same run (omitted for absolute figures). */
+  baseline?: string;
+  baselineValue?: number;
+  /** value / baselineValue. */
+  ratio?: number;
+  /** The target, as a sentence, and whether this run met it. */
+  target?: string;
+  pass?: boolean;
+  /** Anything else worth keeping with the figure (sizes, counts). */
+  detail?: Record<string, number | string>;
+}
+
+const figures: Figure[] = [];
+
+/** Records a figure and prints it as one JSON line. */
+export function report(figure: Figure): Figure {
+  const rounded: Figure = {
+    ...figure,
+    value: round(figure.value),
+    ...(figure.baselineValue === undefined ? {} : { baselineValue: round(figure.baselineValue) }),
+    ...(figure.ratio === undefined ? {} : { ratio: round(figure.ratio) }),
+  };
+  figures.push(rounded);
+  console.log(JSON.stringify(rounded));
+  return rounded;
+}
+
+/** Every figure reported so far. */
+export function reported(): readonly Figure[] {
+  return figures;
+}
+
+/** Three significant-ish digits: enough for a ratio, short in a table. */
+export function round(value: number): number {
+  if (!Number.isFinite(value)) return value;
+  const magnitude = Math.abs(value);
+  const digits = magnitude >= 100 ? 0 : magnitude >= 10 ? 1 : magnitude >= 1 ? 2 : 3;
+  return Number(value.toFixed(digits));
+}
+
+/** Runs a full garbage collection (the bench runs with --expose-gc; without it this does nothing). */
+export function collectGarbage(): void {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (gc) {
+    gc();
+    gc();
+  }
+}
+
+/** The heap in use after a full GC, in bytes. */
+export function heapAfterGc(): number {
+  collectGarbage();
+  return process.memoryUsage().heapUsed;
+}
+
+/** Milliseconds `work` takes, on the wall clock. */
+export async function timed(work: () => Promise<unknown> | unknown): Promise<number> {
+  const start = performance.now();
+  await work();
+  return performance.now() - start;
+}
+
+/** The median of a few runs of `work` (in ms), to damp a noisy machine. */
+export async function medianOf(runs: number, work: () => Promise<unknown> | unknown): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    collectGarbage();
+    times.push(await timed(work));
+  }
+  times.sort((a, b) => a - b);
+  return times[Math.floor(times.length / 2)]!;
+}
+
+/** A seeded pseudo-random generator (mulberry32), so planner batches are the same in every run. */
+export function seeded(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

@@ -33,6 +33,9 @@ export function clockNow(clock: Clock): number {
   return typeof withNow.now === 'function' ? withNow.now() : performance.now();
 }
 
+/** What an aborted {@link sleep} rejects with: made once, since sleeps are aborted as a matter of course. */
+const SLEEP_ABORTED = new AbortedError('The wait was aborted.');
+
 /**
  * Waits `ms` on the given clock (so a `SimulatedClock` controls it). Rejects with {@link AbortedError} when the
  * signal is aborted, and clears its timer then, so nothing is left behind.
@@ -40,12 +43,12 @@ export function clockNow(clock: Clock): number {
 export function sleep(clock: Clock, ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) {
-      reject(new AbortedError());
+      reject(SLEEP_ABORTED);
       return;
     }
     const onAbort = () => {
       clock.clearTimeout(timer);
-      reject(new AbortedError());
+      reject(SLEEP_ABORTED);
     };
     const timer = clock.setTimeout(() => {
       signal?.removeEventListener('abort', onAbort);

@@ -441,7 +441,8 @@ function toResult(outcome: AgentOutcome, metrics: MetricsSnapshot, baseline: Fig
     ...(outcome.reason === undefined ? {} : { reason: outcome.reason, error: outcome.error ?? '' }),
     turns: outcome.turns,
     toolCallsExecuted: outcome.toolCallsExecuted,
-    metrics: { own: { ...outcome.own }, subtree: subtree ? difference(subtree, baseline) : { ...outcome.own } },
+    // `own` is the ended agent's own object (nothing changes it any more); `subtree` is copied from the live metrics.
+    metrics: { own: outcome.own, subtree: subtree ? difference(subtree, baseline) : { ...outcome.own } },
   };
 }
 

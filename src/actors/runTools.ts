@@ -48,8 +48,14 @@ interface Batch {
   environment: AgentEnvironment;
   clock: Clock;
   signal: AbortSignal;
+  /** Rejects when `signal` aborts; every call of the batch races it. */
+  stopped: Promise<never>;
   send: (event: ToolProgress) => void;
 }
+
+// Abort reasons made once: an Error costs a stack trace, and these are given on every ordinary end.
+const AGENT_STOPPED = new AbortedError('The agent stopped while its tools ran.');
+const CALL_ENDED = new AbortedError('The tool call ended.');
 
 /**
  * Makes the `runTools` actor logic: runs one turn's tool calls and sends back progress and, at the end, one tool
@@ -65,15 +71,25 @@ export function createRunTools(environment: AgentEnvironment) {
     const send = (event: ToolProgress) => {
       if (!controller.signal.aborted) sendBack(event);
     };
+    const stopped = aborted(controller.signal);
+    stopped.catch(() => {}); // raced by every call; a batch whose calls were all refused races it with nothing
     Promise.resolve()
       .then(() =>
-        runBatch({ agent: environment.resolve(input.agentName), input, environment, clock: system._clock, signal: controller.signal, send }),
+        runBatch({
+          agent: environment.resolve(input.agentName),
+          input,
+          environment,
+          clock: system._clock,
+          signal: controller.signal,
+          stopped,
+          send,
+        }),
       )
       .then(
         (messages) => send({ type: 'TOOLS.DONE', messages }),
         (error: unknown) => send({ type: 'TOOLS.FAILED', error: errorMessage(error) }),
       );
-    return () => controller.abort(new AbortedError('The agent stopped while its tools ran.'));
+    return () => controller.abort(AGENT_STOPPED);
   });
 }
 
@@ -139,15 +155,17 @@ async function runOne(batch: Batch, { call, tool, args }: ReadyCall): Promise<To
   const started = clockNow(clock);
   send({ type: 'TOOL.STARTED', callId: call.id, tool: call.name, arguments: call.arguments });
   if (tool.interactive) send({ type: 'TOOL.WAITING', callId: call.id });
-  const callController = new AbortController();
-  const stop = () => callController.abort(signal.reason);
-  signal.addEventListener('abort', stop, { once: true });
-  const limits: Promise<never>[] = [aborted(callController.signal)];
-  if (tool.timeoutMs !== undefined) {
+  // A call with a time limit gets a signal of its own (the batch's, or its timeout); others share the batch's.
+  const own = tool.timeoutMs === undefined ? undefined : new AbortController();
+  const callSignal = own?.signal ?? signal;
+  const stop = () => own?.abort(signal.reason);
+  const limits: Promise<never>[] = [batch.stopped];
+  if (own) {
+    signal.addEventListener('abort', stop, { once: true });
     limits.push(
-      sleep(clock, tool.timeoutMs, callController.signal).then(() => {
+      sleep(clock, tool.timeoutMs!, own.signal).then(() => {
         const timeout = new ToolTimeoutError(tool.name, tool.timeoutMs ?? 0);
-        callController.abort(timeout);
+        own.abort(timeout);
         throw timeout;
       }),
     );
@@ -160,7 +178,7 @@ async function runOne(batch: Batch, { call, tool, args }: ReadyCall): Promise<To
           agentId: input.agentId,
           agentName: agent.name,
           toolCallId: call.id,
-          signal: callController.signal,
+          signal: callSignal,
           clock,
           messages: input.messages,
           delegation: environment.delegation({
@@ -169,7 +187,7 @@ async function runOne(batch: Batch, { call, tool, args }: ReadyCall): Promise<To
             depth: input.depth,
             toolCallId: call.id,
             messages: input.messages,
-            signal: callController.signal,
+            signal: callSignal,
           }),
         }),
       ),
@@ -190,8 +208,10 @@ async function runOne(batch: Batch, { call, tool, args }: ReadyCall): Promise<To
     message = { role: 'tool', toolCallId: call.id, content: `Error: ${text}`, isError: true };
     send({ type: 'TOOL.ENDED', callId: call.id, tool: call.name, status: 'error', durationMs: clockNow(clock) - started, error: text });
   } finally {
-    signal.removeEventListener('abort', stop);
-    if (!callController.signal.aborted) callController.abort(new AbortedError('The tool call ended.'));
+    if (own) {
+      signal.removeEventListener('abort', stop);
+      if (!own.signal.aborted) own.abort(CALL_ENDED); // clears its timeout timer
+    }
     if (tool.interactive) send({ type: 'TOOL.RESUMED', callId: call.id });
   }
   return message;

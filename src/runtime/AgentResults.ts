@@ -1,4 +1,7 @@
 import { emptyFigures, type Figures } from '../events/metrics.js';
+
+/** The baseline of a first run: shared, never mutated. */
+const ZERO: Figures = Object.freeze(emptyFigures());
 import type { FailureReason } from '../events/events.js';
 import type { ChatMessage } from '../models/Model.js';
 
@@ -50,7 +53,7 @@ export class AgentResults {
   private readonly entries = new Map<string, Entry>();
 
   /** Begins a run of agent `id` (a new agent, or an ended one resumed); returns the promise of its result. */
-  begin(id: string, baseline: Figures = emptyFigures()): Promise<AgentResult> {
+  begin(id: string, baseline: Figures = ZERO): Promise<AgentResult> {
     let resolve!: (result: AgentResult) => void;
     const promise = new Promise<AgentResult>((done) => (resolve = done));
     const known = this.entries.get(id);
@@ -60,7 +63,7 @@ export class AgentResults {
 
   /** The subtree figures the current run of `id` started from. */
   baseline(id: string): Figures {
-    return this.entries.get(id)?.baseline ?? emptyFigures();
+    return this.entries.get(id)?.baseline ?? ZERO;
   }
 
   /** Ends the current run of an agent with its result and final conversation. */
@@ -68,7 +71,9 @@ export class AgentResults {
     const entry = this.entries.get(result.id);
     if (!entry) return;
     entry.result = result;
-    entry.messages = messages.length > 0 ? messages : entry.messages;
+    // The system prompt is left out: a resumed agent gets its prompt anew from its definition.
+    if (messages.length > 0) entry.messages = messages[0]?.role === 'system' ? messages.slice(1) : messages;
+    entry.baseline = ZERO;
     const resolve = entry.resolve;
     entry.resolve = null;
     resolve?.(result);

@@ -9,9 +9,10 @@ const worker = defineAgent({ name: 'worker', description: 'Answers at once.', sy
 
 /** Runs N agents to completion on a fresh runtime; returns wall ms and retained bytes per finished agent. */
 export async function runAgents(n: number): Promise<{ ms: number; retainedPerAgent: number }> {
-  const before = heapAfterGc();
   const model = new ScriptedModel(() => 'ok', { record: false });
-  const runtime = createRuntime({ model, agents: [worker], maxParallel: n });
+  const runtime = createRuntime({ model, agents: [worker], maxParallel: n, projectAgentDir: false });
+  // Measured from the empty runtime, so its fixed cost is not spread over the agents.
+  const before = heapAfterGc();
   let completed = 0;
   const ms = await timed(() =>
     Promise.all(

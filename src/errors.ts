@@ -21,6 +21,9 @@ export type TroupeErrorCode =
   | 'tool_timeout'
   | 'delegation_refused'
   | 'unknown_request'
+  | 'invalid_agent_file'
+  | 'corrupt_store'
+  | 'store_locked'
   | 'aborted';
 
 /** The common base of every error troupe throws. */
@@ -178,6 +181,46 @@ export class UnknownRequestError extends TroupeError {
     readonly requestId: string,
   ) {
     super(`No approval request "${requestId}" is waiting for an answer.`);
+  }
+}
+
+/** An agent file that cannot be used: a bad field, a name that does not match, or a path that leaves its folder. */
+export class AgentFileError extends TroupeError {
+  readonly code = 'invalid_agent_file' as const;
+  constructor(
+    /** The file (or the name asked for, when no file was read). */
+    readonly file: string,
+    /** The frontmatter field at fault, `body` for the system prompt, or `path` for a refused path. */
+    readonly field: string,
+    message: string,
+  ) {
+    super(`${file}: ${field}: ${message}`);
+  }
+}
+
+/** A store file that does not hold what a store writes. It is left as it is and never overwritten. */
+export class CorruptStoreError extends TroupeError {
+  readonly code = 'corrupt_store' as const;
+  constructor(
+    /** The store file. */
+    readonly file: string,
+    /** What is wrong with it. */
+    readonly reason: string,
+  ) {
+    super(`The store ${file} is not a valid store file (${reason}). It was left as it is; move or repair it.`);
+  }
+}
+
+/** Another process held a store's lock for longer than the wait allowed. */
+export class StoreLockedError extends TroupeError {
+  readonly code = 'store_locked' as const;
+  constructor(
+    /** The lock file. */
+    readonly lockFile: string,
+    /** How long it waited. */
+    readonly waitedMs: number,
+  ) {
+    super(`The store lock ${lockFile} was held by another process for more than ${waitedMs} ms.`);
   }
 }
 

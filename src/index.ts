@@ -11,6 +11,7 @@ export type {
   SpawnOptions,
 } from './createRuntime.js';
 export { realClock, realClockFromNow, sleep } from './clock.js';
+export type { PoolOptions, PoolStats } from './runtime/AgentPool.js';
 export type { PendingApproval } from './runtime/Approvals.js';
 
 // ── Delegation ──────────────────────────────────────────────────────────────────────────────────────────
@@ -40,6 +41,19 @@ export type { Clock, TroupeClock } from './clock.js';
 // ── Agents and tools ────────────────────────────────────────────────────────────────────────────────────
 export { AGENT_NAME, defineAgent } from './catalog/defineAgent.js';
 export type { Agent, AgentDefinition } from './catalog/defineAgent.js';
+export { AgentFiles } from './catalog/AgentFiles.js';
+export type { AgentScan, LoadedAgent } from './catalog/AgentFiles.js';
+export { AgentFrontmatter, parseAgentFile } from './catalog/parseAgentFile.js';
+
+// ── Memory and sessions ─────────────────────────────────────────────────────────────────────────────────
+export type { MemoryPort } from './memory/MemoryPort.js';
+export { InMemoryMemory } from './memory/InMemoryMemory.js';
+export type { InMemoryMemoryOptions } from './memory/InMemoryMemory.js';
+export { JsonFileMemory } from './memory/JsonFileMemory.js';
+export type { JsonFileMemoryOptions } from './memory/JsonFileMemory.js';
+export type { FileLockOptions } from './memory/fileLock.js';
+export { SESSIONS_KEY, SessionRecord, SessionStore } from './memory/SessionStore.js';
+export type { SessionManager } from './memory/SessionStore.js';
 export { TOOL_NAME, defineTool } from './tools/defineTool.js';
 export type { Tool, ToolContext, ToolDefinition, ToolKind, ToolOutput } from './tools/defineTool.js';
 export { isToolReply, toolReply } from './tools/toolReply.js';
@@ -97,13 +111,16 @@ export type { AgentMetrics, Figures, MetricsSnapshot, TotalMetrics } from './eve
 // ── Errors ──────────────────────────────────────────────────────────────────────────────────────────────
 export {
   AbortedError,
+  AgentFileError,
   ConfigurationError,
+  CorruptStoreError,
   DelegationError,
   InvalidAgentError,
   InvalidToolError,
   ModelError,
   RuntimeClosedError,
   ScriptExhaustedError,
+  StoreLockedError,
   ToolError,
   ToolTimeoutError,
   TroupeError,

@@ -47,8 +47,8 @@ export interface Caller {
  * agent may call at its depth, delegation, and prices. It stays outside the agent's input, which is plain JSON.
  */
 export interface AgentEnvironment {
-  /** Looks up an agent by name; throws for an unknown name. */
-  resolve(name: string): ResolvedAgent;
+  /** The definition agent `agentId` runs with (looked up by name for an agent the runtime does not know). */
+  resolve(name: string, agentId: string): ResolvedAgent;
   /** The tools an agent (of this id, at this depth) may call, as the model sees them. */
   toolSchemas(agent: ResolvedAgent, depth: number, agentId: string): readonly ToolSchema[];
   /** The tool a call names, or why this agent may not call it. Enforced where tools run. */

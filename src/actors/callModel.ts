@@ -31,7 +31,7 @@ export interface ModelTurn {
  */
 export function createCallModel(environment: AgentEnvironment) {
   return fromPromise<ModelTurn, CallModelInput>(async ({ input, signal, system }) => {
-    const agent = environment.resolve(input.agentName);
+    const agent = environment.resolve(input.agentName, input.agentId);
     const clock = system._clock;
     const startedAt = clockNow(clock);
     let reply: ModelReply;

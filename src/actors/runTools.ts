@@ -76,7 +76,7 @@ export function createRunTools(environment: AgentEnvironment) {
     Promise.resolve()
       .then(() =>
         runBatch({
-          agent: environment.resolve(input.agentName),
+          agent: environment.resolve(input.agentName, input.agentId),
           input,
           environment,
           clock: system._clock,

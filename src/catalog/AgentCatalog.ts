@@ -1,10 +1,11 @@
 import type { ResolvedAgent, ToolRefusal } from '../actors/agentEnvironment.js';
-import { ConfigurationError, UnknownAgentError } from '../errors.js';
+import { AgentFileError, ConfigurationError, UnknownAgentError, errorMessage } from '../errors.js';
 import type { Model, ToolSchema } from '../models/Model.js';
 import type { AgentSummary } from '../runtime/Delegation.js';
 import { builtinTools, DELEGATION_TOOLS } from '../tools/builtinTools.js';
 import { indexTools, type Tool } from '../tools/defineTool.js';
 import type { PlannedCall } from '../tools/schedule.js';
+import type { AgentFiles, LoadedAgent } from './AgentFiles.js';
 import { defineAgent, type Agent, type AgentDefinition } from './defineAgent.js';
 import { describeAssignTask, describeParallelTasks } from './describeAgents.js';
 
@@ -13,6 +14,8 @@ export type AgentLifecycle = 'catalog' | 'temporary' | 'permanent';
 
 /** The options of an {@link AgentCatalog}. */
 export interface AgentCatalogOptions {
+  /** Agent files: read once when the catalog is made, and again by name when an agent is spawned. */
+  files?: AgentFiles;
   /** The model of agents that name none. */
   model?: Model;
   /** Tools agents may list by name. */
@@ -31,6 +34,8 @@ interface Entry extends ResolvedAgent {
   readonly schemas: readonly ToolSchema[];
   /** For agents made during the run: the id and name of the agent that made them. */
   readonly createdBy?: { id: string; name: string };
+  /** For agents read from a file: the file and its version (size and modification time) when read. */
+  readonly file?: { path: string; version: string };
 }
 
 /**
@@ -46,6 +51,9 @@ export class AgentCatalog {
   private version = 0;
   private readonly schemas = new Map<string, { version: number; schemas: readonly ToolSchema[] }>();
 
+  /** Agent files that were refused, each naming the file and the field; the other agents loaded. */
+  readonly fileErrors: AgentFileError[] = [];
+
   constructor(definitions: readonly (Agent | AgentDefinition)[], options: AgentCatalogOptions) {
     this.options = options;
     for (const tool of options.tools) {
@@ -55,12 +63,41 @@ export class AgentCatalog {
     }
     this.tools = indexTools([...builtinTools, ...options.tools]);
     for (const given of definitions) this.insert(defineAgent(given), 'catalog');
-    for (const entry of this.entries.values()) {
+    if (options.files) {
+      const scan = options.files.scan();
+      this.fileErrors.push(...scan.errors);
+      // Agents given in code win over files of the same name.
+      for (const loaded of scan.agents) if (!this.entries.has(loaded.definition.name)) this.insertFile(loaded);
+    }
+    if (this.entries.size === 0) this.insert(defineAgent(generalPurpose(options.tools)), 'catalog');
+    for (const entry of [...this.entries.values()]) {
       for (const name of entry.definition.subagents ?? []) {
-        if (!this.entries.has(name)) {
-          throw new ConfigurationError(`Agent "${entry.name}" lists "${name}" in subagents, but no agent has that name.`);
-        }
+        if (this.entries.has(name)) continue;
+        const message = `lists "${name}" in subagents, but no agent has that name`;
+        if (!entry.file) throw new ConfigurationError(`Agent "${entry.name}" ${message}.`);
+        this.entries.delete(entry.name);
+        this.fileErrors.push(new AgentFileError(entry.file.path, 'subagents', message));
       }
+    }
+  }
+
+  /**
+   * Brings an agent up to date with its file before it is spawned: reads `<name>.md` again if it changed (or for an
+   * agent not known yet). Returns why a file was refused, if one was; an agent given in code is left as it is.
+   */
+  refresh(name: string): AgentFileError | undefined {
+    const { files } = this.options;
+    const entry = this.entries.get(name);
+    if (!files || (entry && !entry.file)) return undefined;
+    try {
+      const loaded = files.load(name);
+      if (loaded && loaded.version !== entry?.file?.version) {
+        if (entry) this.entries.delete(name);
+        this.insertFile(loaded, entry);
+      }
+      return undefined;
+    } catch (error) {
+      return error instanceof AgentFileError ? error : new AgentFileError(name, 'path', errorMessage(error));
     }
   }
 
@@ -215,13 +252,29 @@ export class AgentCatalog {
     }
   }
 
+  /** Adds an agent read from a file; a file whose agent cannot be made is refused (the old version, if any, stays). */
+  private insertFile(loaded: LoadedAgent, previous?: Entry): void {
+    try {
+      this.insert(defineAgent(loaded.definition), 'catalog', undefined, { path: loaded.file, version: loaded.version });
+    } catch (error) {
+      if (previous) this.entries.set(previous.name, previous);
+      const field = /tool/.test(errorMessage(error)) ? 'tools' : 'frontmatter';
+      this.fileErrors.push(new AgentFileError(loaded.file, field, errorMessage(error)));
+    }
+  }
+
   private isKnownTool(name: string): boolean {
     if (this.tools.has(name)) return true;
     for (const entry of this.entries.values()) if (entry.tools.has(name)) return true;
     return false;
   }
 
-  private insert(definition: Agent, lifecycle: AgentLifecycle, createdBy?: { id: string; name: string }): Entry {
+  private insert(
+    definition: Agent,
+    lifecycle: AgentLifecycle,
+    createdBy?: { id: string; name: string },
+    file?: { path: string; version: string },
+  ): Entry {
     if (this.entries.has(definition.name)) {
       throw new ConfigurationError(`Two agents are named "${definition.name}"; agent names must be unique.`);
     }
@@ -248,6 +301,7 @@ export class AgentCatalog {
       tools,
       maxToolConcurrency: this.options.maxToolConcurrency,
       lifecycle,
+      ...(file ? { file } : {}),
       delegating: [...tools.keys()].some((name) => DELEGATION_TOOLS.has(name)),
       schemas: [...tools.values()].map((tool) => tool.schema),
       ...(createdBy ? { createdBy } : {}),
@@ -256,4 +310,16 @@ export class AgentCatalog {
     this.version += 1;
     return entry;
   }
+}
+
+/** The agent a runtime gets when none is defined: a generalist with every tool of the runtime. */
+function generalPurpose(tools: readonly Tool[]): AgentDefinition {
+  return {
+    name: 'general-purpose',
+    description: 'A general agent for research, searching and multi-step tasks that need several tools.',
+    systemPrompt:
+      'You are a capable general assistant. Work on the task step by step, use your tools when they help, and finish ' +
+      'with a complete, direct answer.',
+    tools: tools.map((tool) => tool.name),
+  };
 }

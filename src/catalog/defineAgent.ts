@@ -43,6 +43,11 @@ export interface AgentDefinition {
    * only the last N messages. Default: the sub-agent starts with its task alone.
    */
   shareContext?: boolean | number;
+  /**
+   * Keep the agent after its task for the next task of the same kind: it goes back to the runtime's pool and a
+   * later spawn of this agent reuses it (same id, conversation kept) instead of starting afresh.
+   */
+  persist?: boolean;
 }
 
 /** A validated agent definition. */
@@ -91,6 +96,7 @@ export function defineAgent(definition: AgentDefinition): Agent {
   if (shareContext !== undefined && typeof shareContext !== 'boolean' && !(Number.isInteger(shareContext) && shareContext > 0)) {
     fail('shareContext must be true, false or a positive whole number of messages');
   }
+  if (definition.persist !== undefined && typeof definition.persist !== 'boolean') fail('persist must be true or false');
   const seen = new Set<string>();
   for (const tool of definition.tools ?? []) {
     const toolName = typeof tool === 'string' ? tool : tool?.name;

@@ -3,7 +3,7 @@ import { emptyFigures, type Figures } from '../events/metrics.js';
 /** The baseline of a first run: shared, never mutated. */
 const ZERO: Figures = Object.freeze(emptyFigures());
 import type { FailureReason } from '../events/events.js';
-import type { ChatMessage } from '../models/Model.js';
+import type { AgentOutcome } from '../machines/agentTypes.js';
 
 /** An agent's figures: its own, and its subtree's (itself plus every agent it spawned, recursively). */
 export interface ResultMetrics {
@@ -34,20 +34,18 @@ export interface AgentResult {
 }
 
 interface Entry {
-  /** Resolves with the result of the current run. */
-  promise: Promise<AgentResult>;
+  /** Resolves with the result of the current run (dropped once the run has ended and its result is kept). */
+  promise: Promise<AgentResult> | null;
   resolve: ((result: AgentResult) => void) | null;
   /** The result of the latest run, once it has ended. */
   result: AgentResult | null;
-  /** The conversation the latest run ended with (kept so the agent can be resumed). */
-  messages: readonly ChatMessage[] | null;
   /** The agent's subtree figures when this run began (zero unless it was resumed), so a result counts one run. */
   baseline: Figures;
 }
 
 /**
- * What the runtime knows of every agent's runs: a promise of the current run's result, and the result and
- * conversation each agent ended with (kept for `taskOutput` and to resume it).
+ * What the runtime knows of every agent's runs: a promise of the current run's result, and the result each agent
+ * ended with (kept for `taskOutput`). Conversations are kept by the session store.
  */
 export class AgentResults {
   private readonly entries = new Map<string, Entry>();
@@ -56,8 +54,7 @@ export class AgentResults {
   begin(id: string, baseline: Figures = ZERO): Promise<AgentResult> {
     let resolve!: (result: AgentResult) => void;
     const promise = new Promise<AgentResult>((done) => (resolve = done));
-    const known = this.entries.get(id);
-    this.entries.set(id, { promise, resolve, result: null, messages: known?.messages ?? null, baseline });
+    this.entries.set(id, { promise, resolve, result: null, baseline });
     return promise;
   }
 
@@ -66,22 +63,29 @@ export class AgentResults {
     return this.entries.get(id)?.baseline ?? ZERO;
   }
 
-  /** Ends the current run of an agent with its result and final conversation. */
-  settle(result: AgentResult, messages: readonly ChatMessage[]): void {
+  /** Ends the current run of an agent with its result. */
+  settle(result: AgentResult): void {
     const entry = this.entries.get(result.id);
     if (!entry) return;
     entry.result = result;
-    // The system prompt is left out: a resumed agent gets its prompt anew from its definition.
-    if (messages.length > 0) entry.messages = messages[0]?.role === 'system' ? messages.slice(1) : messages;
     entry.baseline = ZERO;
+    entry.promise = null;
     const resolve = entry.resolve;
     entry.resolve = null;
     resolve?.(result);
   }
 
+  /** True while a run of `id` has begun and not ended. */
+  running(id: string): boolean {
+    const entry = this.entries.get(id);
+    return entry !== undefined && entry.result === null;
+  }
+
   /** The promise of the current (or last) run's result, or undefined for an unknown id. */
   wait(id: string): Promise<AgentResult> | undefined {
-    return this.entries.get(id)?.promise;
+    const entry = this.entries.get(id);
+    if (!entry) return undefined;
+    return entry.promise ?? Promise.resolve(entry.result!);
   }
 
   /** The result of an agent whose latest run has ended, or undefined while it runs (or for an unknown id). */
@@ -89,8 +93,31 @@ export class AgentResults {
     return this.entries.get(id)?.result ?? undefined;
   }
 
-  /** The conversation an ended agent left, to resume it. */
-  conversation(id: string): readonly ChatMessage[] | undefined {
-    return this.entries.get(id)?.messages ?? undefined;
-  }
+}
+
+/** An agent's outcome as its result: its own figures, and its subtree's for this run (`subtree` since `baseline`). */
+export function resultOf(outcome: AgentOutcome, subtree: Figures | undefined, baseline: Figures): AgentResult {
+  return {
+    id: outcome.id,
+    agent: outcome.agent,
+    status: outcome.status,
+    ...(outcome.output === undefined ? {} : { output: outcome.output }),
+    ...(outcome.reason === undefined ? {} : { reason: outcome.reason, error: outcome.error ?? '' }),
+    turns: outcome.turns,
+    toolCallsExecuted: outcome.toolCallsExecuted,
+    // `own` is the ended agent's own object (nothing changes it any more); `subtree` is copied from the live metrics.
+    metrics: { own: outcome.own, subtree: subtree ? difference(subtree, baseline) : { ...outcome.own } },
+  };
+}
+
+function difference(now: Figures, before: Figures): Figures {
+  return {
+    inputTokens: now.inputTokens - before.inputTokens,
+    outputTokens: now.outputTokens - before.outputTokens,
+    costUsd: Math.round((now.costUsd - before.costUsd) * 1e12) / 1e12,
+    modelCalls: now.modelCalls - before.modelCalls,
+    toolCalls: now.toolCalls - before.toolCalls,
+    toolErrors: now.toolErrors - before.toolErrors,
+    durationMs: now.durationMs - before.durationMs,
+  };
 }

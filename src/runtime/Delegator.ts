@@ -8,6 +8,7 @@ import type { SupervisorEvent } from '../machines/supervisorMachine.js';
 import type { ChatMessage } from '../models/Model.js';
 import type { AgentResult, AgentResults } from './AgentResults.js';
 import type { Approvals } from './Approvals.js';
+import type { SessionStore } from '../memory/SessionStore.js';
 import type {
   Delegation,
   DelegationPolicy,
@@ -45,6 +46,7 @@ export interface DelegatorHost {
   readonly catalog: AgentCatalog;
   readonly results: AgentResults;
   readonly approvals: Approvals;
+  readonly sessions: SessionStore;
   readonly clock: Clock;
   readonly maxDepth: number;
   readonly policy: DelegationPolicy | undefined;
@@ -99,7 +101,7 @@ export class Delegator {
     }
     let history: ChatMessage[] | undefined;
     if (request.resume !== undefined) {
-      history = this.resumable(request.resume, agent.name, caller);
+      history = await this.resumable(request.resume, agent.name, caller);
     } else if (agent.definition.shareContext) {
       const { shareContext } = agent.definition;
       history = sharedContext(caller.messages, typeof shareContext === 'number' ? shareContext : undefined);
@@ -214,22 +216,43 @@ export class Delegator {
     }
   }
 
-  /** The conversation of an ended agent to resume, or a refusal naming why it cannot be resumed. */
-  private resumable(id: string, agentName: string, caller: Caller): ChatMessage[] {
+  /**
+   * An ended session to resume: its agent, its conversation and its parent, from this process or (through the
+   * store) an earlier one. Refuses an unknown id, a session that has not ended, and one that left no conversation.
+   */
+  async session(id: string): Promise<{ agentType: string; history: ChatMessage[]; parentId: string | null }> {
     const record = this.host.record(id);
-    if (!record) throw new DelegationError('unknown_session', `No agent session has the id "${id}".`);
-    if (!this.isBelow(id, caller.agentId) && this.ownedByLiveAgent(id)) {
+    if (record?.state === 'pending' || record?.state === 'running' || this.host.results.running(id)) {
+      throw new DelegationError('still_running', `Agent ${id} is still ${record?.state ?? 'running'}; it can be resumed once it has ended.`);
+    }
+    await this.host.sessions.flush().catch(() => {}); // a failed write is the store's to report; read what is there
+    const stored = await this.host.sessions.get(id);
+    if (!record && !stored) throw new DelegationError('unknown_session', `No agent session has the id "${id}".`);
+    if (!record && (stored!.state === 'pending' || stored!.state === 'running')) {
+      throw new DelegationError(
+        'still_running',
+        `Session ${id} is still marked ${stored!.state}: another process runs it, or stopped without ending it.`,
+      );
+    }
+    const history = await this.host.sessions.conversation(id);
+    if (!history) throw new DelegationError('unknown_session', `Session ${id} left no conversation to resume.`);
+    return { agentType: record?.name ?? stored!.agentType, history, parentId: record ? record.parentId : stored!.parentConversationId };
+  }
+
+  /** The conversation of an ended agent the caller may resume, or a refusal naming why it cannot be resumed. */
+  private async resumable(id: string, agentName: string, caller: Caller): Promise<ChatMessage[]> {
+    const known = this.host.record(id);
+    if (known && known.name !== agentName) {
+      throw new DelegationError('wrong_agent', `Agent ${id} is a "${known.name}", not a "${agentName}".`);
+    }
+    if (known && !this.isBelow(id, caller.agentId) && this.ownedByLiveAgent(id)) {
       throw new DelegationError('not_allowed', `Agent ${id} belongs to another running agent; only its own callers may resume it.`);
     }
-    if (record.name !== agentName) {
-      throw new DelegationError('wrong_agent', `Agent ${id} is a "${record.name}", not a "${agentName}".`);
+    const session = await this.session(id);
+    if (session.agentType !== agentName) {
+      throw new DelegationError('wrong_agent', `Agent ${id} is a "${session.agentType}", not a "${agentName}".`);
     }
-    if (record.state === 'pending' || record.state === 'running') {
-      throw new DelegationError('still_running', `Agent ${id} is still ${record.state}; wait for it with task_output before resuming it.`);
-    }
-    const conversation = this.host.results.conversation(id);
-    if (!conversation) throw new DelegationError('unknown_session', `Agent ${id} left no conversation to resume.`);
-    return [...conversation];
+    return session.history;
   }
 
   /** Asks the policy; returns how to launch: as asked, held for a person, or denied at once. */

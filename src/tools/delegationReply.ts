@@ -13,11 +13,19 @@ export function delegationReply(outcome: DelegationResult | TaskOutput, options:
       content:
         `Agent ${who} is ${outcome.status === 'pending' ? 'waiting to start' : 'still running'}${waited}. ` +
         `Call task_output with agent_id "${outcome.agentId}" to get its answer.`,
-      metadata: { agentId: outcome.agentId, agentName: outcome.agentName, status: outcome.status, ...(outcome.timedOut ? { timedOut: true } : {}) },
+      metadata: {
+        agentId: outcome.agentId,
+        sessionId: outcome.agentId,
+        agentName: outcome.agentName,
+        status: outcome.status,
+        ...(outcome.timedOut ? { timedOut: true } : {}),
+      },
     });
   }
   const metadata = {
     agentId: outcome.agentId,
+    /** The sub-agent's session in the store: its conversation is kept under this key. */
+    sessionId: outcome.agentId,
     agentName: outcome.agentName,
     status: outcome.status,
     toolCallsExecuted: outcome.toolCallsExecuted,

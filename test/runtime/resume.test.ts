@@ -89,15 +89,15 @@ describe('resuming a sub-agent', () => {
     const runtime = createRuntime({ model, agents: [writer] });
     const first = await runtime.run('writer', 'Write a draft.');
 
-    const second = runtime.resume(first.id, 'Make it shorter.');
+    const second = await runtime.resume(first.id, 'Make it shorter.');
     expect(second.id).toBe(first.id);
-    expect(() => runtime.resume(first.id, 'Again, at once.')).toThrow(DelegationError);
+    await expect(runtime.resume(first.id, 'Again, at once.')).rejects.toBeInstanceOf(DelegationError);
     const result = await second.result;
 
     expect(result).toMatchObject({ id: first.id, status: 'completed', output: 'Draft two, shorter.', turns: 1 });
     expect(result.metrics.subtree.modelCalls).toBe(1);
     expect(model.calls[1]!.messages.map((message) => message.content)).toEqual(['Write.', 'Write a draft.', 'Draft one.', 'Make it shorter.']);
-    expect(() => runtime.resume('agent:writer:unknown', 'x')).toThrow(/No agent session/);
+    await expect(runtime.resume('agent:writer:unknown', 'x')).rejects.toThrow(/No agent session/);
     await runtime.shutdown();
   });
 });

@@ -1,0 +1,77 @@
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { AgentFileError, errorMessage } from '../errors.js';
+import { AGENT_NAME, type AgentDefinition } from './defineAgent.js';
+
+/** A list in an agent file: a YAML list, or one comma-separated string (`tools: Read, Grep`). */
+const List = z.union([z.array(z.string()), z.string()]).transform((value) =>
+  (Array.isArray(value) ? value : value.split(',')).map((item) => item.trim()).filter((item) => item !== ''),
+);
+
+/**
+ * The frontmatter of an agent file. Fields troupe does not know (a `color`, say, from files written for other
+ * tools) are ignored.
+ */
+export const AgentFrontmatter = z.object({
+  name: z.string().regex(AGENT_NAME, 'must be lower-case letters, digits, "-" or "_", starting with a letter or digit, at most 64 long'),
+  description: z.string().trim().min(1, 'must not be empty'),
+  tools: List.optional(),
+  model: z.string().trim().min(1).optional(),
+  temperature: z.number().min(0).max(2).optional(),
+  maxTurns: z.number().int().positive().optional(),
+  role: z.enum(['read', 'write']).optional(),
+  /** `persistent` (or `persist: true`) pools the agent between tasks; `temporary` and `permanent` do not. */
+  lifecycle: z.enum(['temporary', 'permanent', 'persistent']).optional(),
+  persist: z.boolean().optional(),
+  shareContext: z.union([z.boolean(), z.number().int().positive()]).optional(),
+  examples: List.optional(),
+  subagents: List.optional(),
+});
+/** The frontmatter of an agent file. */
+export type AgentFrontmatter = z.infer<typeof AgentFrontmatter>;
+
+const FRONTMATTER = /^\uFEFF?---[ \t]*\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n([\s\S]*))?$/;
+
+/**
+ * Reads an agent definition from the text of a Markdown file with YAML frontmatter: the frontmatter gives the
+ * fields, the body is the system prompt. Throws {@link AgentFileError} naming the file and the field at fault.
+ *
+ * @example
+ * parseAgentFile('agents/reviewer.md', '---\nname: reviewer\ndescription: Reviews code.\ntools: read_file, grep\n---\nYou review code.')
+ */
+export function parseAgentFile(file: string, text: string): AgentDefinition {
+  const match = FRONTMATTER.exec(text);
+  if (!match) throw new AgentFileError(file, 'frontmatter', 'the file must start with YAML frontmatter between two "---" lines');
+  let raw: unknown;
+  try {
+    raw = parseYaml(match[1] ?? '');
+  } catch (error) {
+    throw new AgentFileError(file, 'frontmatter', `not valid YAML: ${errorMessage(error).split('\n')[0]}`);
+  }
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    throw new AgentFileError(file, 'frontmatter', 'must be a YAML mapping of fields');
+  }
+  const parsed = AgentFrontmatter.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new AgentFileError(file, issue.path.join('.') || 'frontmatter', issue.message);
+  }
+  const systemPrompt = (match[2] ?? '').trim();
+  if (systemPrompt === '') throw new AgentFileError(file, 'body', 'the system prompt (the text after the frontmatter) is empty');
+  const fields = parsed.data;
+  const persist = fields.persist ?? fields.lifecycle === 'persistent';
+  return {
+    name: fields.name,
+    description: fields.description,
+    systemPrompt,
+    ...(fields.tools === undefined ? {} : { tools: fields.tools }),
+    ...(fields.model === undefined ? {} : { model: fields.model }),
+    ...(fields.temperature === undefined ? {} : { temperature: fields.temperature }),
+    ...(fields.maxTurns === undefined ? {} : { maxTurns: fields.maxTurns }),
+    ...(fields.role === undefined ? {} : { role: fields.role }),
+    ...(fields.shareContext === undefined ? {} : { shareContext: fields.shareContext }),
+    ...(fields.examples === undefined ? {} : { examples: fields.examples }),
+    ...(fields.subagents === undefined ? {} : { subagents: fields.subagents }),
+    ...(persist ? { persist: true } : {}),
+  };
+}

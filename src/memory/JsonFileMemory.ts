@@ -1,0 +1,209 @@
+import { open, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { ConfigurationError, CorruptStoreError, errorMessage } from '../errors.js';
+import { withFileLock, type FileLockOptions } from './fileLock.js';
+import type { MemoryPort } from './MemoryPort.js';
+
+/** Options of {@link JsonFileMemory}. */
+export interface JsonFileMemoryOptions extends FileLockOptions {
+  /**
+   * Fault injection, for tests of crash safety: called after the new content is written and synced to the
+   * temporary file, before it is renamed over the store.
+   */
+  faults?: { afterTempWrite?: () => void | Promise<void> };
+}
+
+type Data = Record<string, unknown>;
+
+interface Op {
+  apply(data: Data): unknown;
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * A {@link MemoryPort} kept in one JSON file (say `history.json`) holding every key.
+ *
+ * - Writes are atomic: the new content goes to a temporary file, which is synced, renamed over the store, and the
+ *   folder synced; a crash at any point leaves either the old file or the new one, whole.
+ * - Writes from one process are queued and applied together; writes from several processes take turns through a
+ *   lock file (`<file>.lock`), and each applies its changes to the file as it is on disk at that moment, so no
+ *   process loses another's writes.
+ * - A file that does not parse (or is not a JSON object) is refused with {@link CorruptStoreError} and left as it is:
+ *   it is never overwritten.
+ */
+export class JsonFileMemory<T = unknown> implements MemoryPort<T> {
+  /** The store file (absolute). */
+  readonly file: string;
+  private readonly lockFile: string;
+  private readonly options: JsonFileMemoryOptions;
+  private queue: Op[] = [];
+  private flushing: Promise<void> | null = null;
+  private cached: { stamp: string; data: Data } | null = null;
+
+  constructor(file: string, options: JsonFileMemoryOptions = {}) {
+    if (typeof file !== 'string' || file.trim() === '') throw new ConfigurationError('JsonFileMemory needs a file path.');
+    this.file = resolve(file);
+    this.lockFile = `${this.file}.lock`;
+    this.options = options;
+  }
+
+  async get(key: string): Promise<T | undefined> {
+    const data = await this.read();
+    return structuredClone(data[key]) as T | undefined;
+  }
+
+  async keys(prefix = ''): Promise<string[]> {
+    return Object.keys(await this.read()).filter((key) => key.startsWith(prefix));
+  }
+
+  async set(key: string, value: T): Promise<void> {
+    const json = toJson(value, key);
+    await this.write((data) => {
+      data[key] = json;
+    });
+  }
+
+  async append(key: string, item: unknown): Promise<number> {
+    const json = toJson(item, key);
+    return (await this.write((data) => {
+      const list = data[key] ?? [];
+      if (!Array.isArray(list)) throw new ConfigurationError(`The value at "${key}" is not a list; append needs one.`);
+      list.push(json);
+      data[key] = list;
+      return list.length;
+    })) as number;
+  }
+
+  update(key: string, change: (current: T | undefined) => T): Promise<T> {
+    return this.write((data) => {
+      const next = toJson(change(structuredClone(data[key]) as T | undefined), key);
+      data[key] = next;
+      return structuredClone(next);
+    }) as Promise<T>;
+  }
+
+  delete(key: string): Promise<boolean> {
+    return this.write((data) => {
+      const had = Object.hasOwn(data, key);
+      delete data[key];
+      return had;
+    }) as Promise<boolean>;
+  }
+
+  clear(): Promise<void> {
+    return this.write((data) => {
+      for (const key of Object.keys(data)) delete data[key];
+    }) as Promise<void>;
+  }
+
+  /** Queues a change; changes queued together are written in one locked read-change-write of the file. */
+  private write(apply: (data: Data) => unknown): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ apply, resolve, reject });
+      this.flushing ??= this.flush();
+    });
+  }
+
+  private async flush(): Promise<void> {
+    try {
+      while (this.queue.length > 0) {
+        const ops = this.queue;
+        this.queue = [];
+        try {
+          const results = await withFileLock(this.lockFile, () => this.commit(ops), this.options);
+          ops.forEach((op, index) => {
+            const result = results[index]!;
+            if (result.ok) op.resolve(result.value);
+            else op.reject(result.error);
+          });
+        } catch (error) {
+          for (const op of ops) op.reject(error);
+        }
+      }
+    } finally {
+      this.flushing = null;
+    }
+  }
+
+  /** Under the lock: reads the file as it is now, applies the changes, writes it back atomically. */
+  private async commit(ops: Op[]): Promise<({ ok: true; value: unknown } | { ok: false; error: unknown })[]> {
+    const data = await this.read(true);
+    const results = ops.map((op) => {
+      try {
+        return { ok: true as const, value: op.apply(data) };
+      } catch (error) {
+        return { ok: false as const, error };
+      }
+    });
+    if (results.some((result) => result.ok)) await this.replace(data);
+    return results;
+  }
+
+  /** Writes `data` to a temporary file, syncs it, renames it over the store and syncs the folder. */
+  private async replace(data: Data): Promise<void> {
+    const temp = `${this.file}.${process.pid}-${Math.random().toString(36).slice(2)}.tmp`;
+    const handle = await open(temp, 'w');
+    try {
+      await handle.writeFile(`${JSON.stringify(data)}\n`);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    try {
+      await this.options.faults?.afterTempWrite?.();
+      await rename(temp, this.file);
+    } catch (error) {
+      await unlink(temp).catch(() => {});
+      throw error;
+    }
+    this.cached = null;
+    const folder = await open(dirname(this.file), 'r');
+    try {
+      await folder.sync();
+    } finally {
+      await folder.close();
+    }
+  }
+
+  /** The file's content; a missing file is an empty store, one that does not parse is refused. */
+  private async read(fresh = false): Promise<Data> {
+    let stamp: string;
+    try {
+      const stats = await stat(this.file);
+      stamp = `${stats.ino}:${stats.size}:${stats.mtimeMs}`;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
+      throw error;
+    }
+    if (!fresh && this.cached?.stamp === stamp) return this.cached.data;
+    let text: string;
+    try {
+      text = await readFile(this.file, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
+      throw error;
+    }
+    let data: unknown;
+    try {
+      data = JSON.parse(text);
+    } catch (error) {
+      throw new CorruptStoreError(this.file, `it is not JSON: ${errorMessage(error)}`);
+    }
+    if (data === null || typeof data !== 'object' || Array.isArray(data)) {
+      throw new CorruptStoreError(this.file, 'it is not a JSON object of keys');
+    }
+    if (!fresh) this.cached = { stamp, data: data as Data };
+    return data as Data;
+  }
+}
+
+/** A value as the file will hold it; refuses what JSON cannot hold (functions, cycles, big integers). */
+function toJson(value: unknown, key: string): unknown {
+  try {
+    const text = JSON.stringify(value);
+    return text === undefined ? null : JSON.parse(text);
+  } catch (error) {
+    throw new ConfigurationError(`The value for "${key}" cannot be stored as JSON: ${errorMessage(error)}`);
+  }
+}

@@ -1,0 +1,221 @@
+import { z } from 'zod';
+import { errorMessage } from '../errors.js';
+import { FailureReason } from '../events/events.js';
+import { ChatMessage } from '../models/Model.js';
+import type { MemoryPort } from './MemoryPort.js';
+
+/** The key under which every session record is kept, in one object by agent id. */
+export const SESSIONS_KEY = '__agent_sessions__';
+
+const FiguresSchema = z.object({
+  inputTokens: z.number(),
+  outputTokens: z.number(),
+  costUsd: z.number(),
+  modelCalls: z.number(),
+  toolCalls: z.number(),
+  toolErrors: z.number(),
+  durationMs: z.number(),
+});
+
+/** One agent's session, as stored: who it is, where it hangs, how it went. Plain JSON. */
+export const SessionRecord = z.object({
+  /** The agent's id; its conversation is stored under this key too. */
+  id: z.string(),
+  /** The name of the agent's definition. */
+  agentType: z.string(),
+  /** The conversation it was started from: its parent agent's id, or the caller's key (`main`) for a top-level run. */
+  parentConversationId: z.string().nullable(),
+  state: z.enum(['pending', 'running', 'completed', 'failed']),
+  /** The task it was given last. */
+  taskDescription: z.string(),
+  /** Wall-clock ms (since 1970) when it was spawned (or last resumed). */
+  startTime: z.number(),
+  /** Wall-clock ms when it ended, or null while it runs. */
+  endTime: z.number().nullable(),
+  /** Its final answer, when it completed. */
+  result: z.string().nullable(),
+  /** What went wrong, when it failed. */
+  error: z.string().nullable(),
+  /** Why it failed, when it did. */
+  reason: FailureReason.nullable().optional(),
+  /** Its figures for the last run: its own and its subtree's. */
+  metrics: z.object({ own: FiguresSchema, subtree: FiguresSchema }).nullable(),
+});
+/** One agent's session, as stored. */
+export type SessionRecord = z.infer<typeof SessionRecord>;
+
+/** Sessions as the runtime shows them: read them, find them by parent, clean old ones up. */
+export interface SessionManager {
+  /** One session, or undefined. */
+  get(id: string): Promise<SessionRecord | undefined>;
+  /** Every session, oldest first. */
+  list(): Promise<SessionRecord[]>;
+  /** The sessions that are pending or running. */
+  running(): Promise<SessionRecord[]>;
+  /** The sessions started from this conversation (an agent id, or `main` for top-level runs). */
+  byParent(id: string): Promise<SessionRecord[]>;
+  /** The stored conversation of a session (without its system prompt). */
+  conversation(id: string): Promise<ChatMessage[] | undefined>;
+  /** Removes ended sessions (records and conversations) that ended more than `maxAgeMs` ago; returns their ids. */
+  cleanup(maxAgeMs: number): Promise<string[]>;
+}
+
+/**
+ * The runtime's sessions in a {@link MemoryPort}: each agent's conversation under its id (`agent:{name}:{key}`) and
+ * its record in `__agent_sessions__`. Records and conversations are parsed where they come in, so a session written
+ * by another process (or by hand) that does not fit is left out rather than trusted.
+ */
+export class SessionStore implements SessionManager {
+  private readonly pending = new Set<Promise<unknown>>();
+  private readonly failures: unknown[] = [];
+  /** Record changes not written yet, in order; written together at the end of the current tick. */
+  private changes: ((sessions: Record<string, unknown>) => void)[] = [];
+  private conversations = new Map<string, ChatMessage[]>();
+  private scheduled = false;
+
+  constructor(
+    private readonly memory: MemoryPort<unknown>,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Records a new (or resumed) agent as pending. */
+  spawned(record: Pick<SessionRecord, 'id' | 'agentType' | 'parentConversationId' | 'taskDescription'>): void {
+    const session: SessionRecord = {
+      ...record,
+      state: 'pending',
+      startTime: this.now(),
+      endTime: null,
+      result: null,
+      error: null,
+      reason: null,
+      metrics: null,
+    };
+    this.change((sessions) => {
+      sessions[record.id] = session;
+    });
+  }
+
+  /** Marks an agent as running. */
+  started(id: string): void {
+    this.change((sessions) => {
+      const known = sessions[id] as SessionRecord | undefined;
+      if (known) sessions[id] = { ...known, state: 'running' };
+    });
+  }
+
+  /** Records how an agent ended, and keeps its conversation (under its id, and under `alsoUnder` if given). */
+  ended(
+    id: string,
+    outcome: Pick<SessionRecord, 'state' | 'result' | 'error' | 'reason' | 'metrics'>,
+    conversation: readonly ChatMessage[],
+    alsoUnder?: string,
+  ): void {
+    const messages = conversation[0]?.role === 'system' ? conversation.slice(1) : [...conversation];
+    const endTime = this.now();
+    this.conversations.set(id, messages);
+    if (alsoUnder !== undefined) this.conversations.set(alsoUnder, messages);
+    this.change((sessions) => {
+      const known = sessions[id] as SessionRecord | undefined;
+      if (known) sessions[id] = { ...known, ...outcome, endTime };
+    });
+  }
+
+  /** Resolves when every write so far has landed; rejects with the first write that failed since the last flush. */
+  async flush(): Promise<void> {
+    if (this.scheduled) this.write();
+    while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
+    const failure = this.failures.shift();
+    this.failures.length = 0;
+    if (failure !== undefined) throw failure;
+  }
+
+  /** Queues a change of the records; the changes of one tick go to the store in one update. */
+  private change(apply: (sessions: Record<string, unknown>) => void): void {
+    this.changes.push(apply);
+    if (this.scheduled) return;
+    this.scheduled = true;
+    queueMicrotask(() => {
+      if (this.scheduled) this.write();
+    });
+  }
+
+  private write(): void {
+    this.scheduled = false;
+    const changes = this.changes;
+    const conversations = this.conversations;
+    this.changes = [];
+    this.conversations = new Map();
+    for (const [key, messages] of conversations) this.track(this.memory.set(key, messages));
+    if (changes.length === 0) return;
+    this.track(
+      this.memory.update(SESSIONS_KEY, (sessions) => {
+        const map = asMap(sessions);
+        for (const apply of changes) apply(map);
+        return map;
+      }),
+    );
+  }
+
+  async get(id: string): Promise<SessionRecord | undefined> {
+    const map = asMap(await this.memory.get(SESSIONS_KEY));
+    const parsed = SessionRecord.safeParse(map[id]);
+    return parsed.success ? parsed.data : undefined;
+  }
+
+  async list(): Promise<SessionRecord[]> {
+    const map = asMap(await this.memory.get(SESSIONS_KEY));
+    return Object.values(map)
+      .flatMap((value) => {
+        const parsed = SessionRecord.safeParse(value);
+        return parsed.success ? [parsed.data] : [];
+      })
+      .sort((a, b) => a.startTime - b.startTime);
+  }
+
+  async running(): Promise<SessionRecord[]> {
+    return (await this.list()).filter((session) => session.state === 'pending' || session.state === 'running');
+  }
+
+  async byParent(id: string): Promise<SessionRecord[]> {
+    return (await this.list()).filter((session) => session.parentConversationId === id);
+  }
+
+  async conversation(id: string): Promise<ChatMessage[] | undefined> {
+    const parsed = z.array(ChatMessage).safeParse(await this.memory.get(id));
+    return parsed.success ? parsed.data : undefined;
+  }
+
+  async cleanup(maxAgeMs: number): Promise<string[]> {
+    const cutoff = this.now() - maxAgeMs;
+    const removed: string[] = [];
+    await this.memory.update(SESSIONS_KEY, (sessions) => {
+      const map = asMap(sessions);
+      for (const [id, value] of Object.entries(map)) {
+        const parsed = SessionRecord.safeParse(value);
+        if (parsed.success && parsed.data.endTime !== null && parsed.data.endTime < cutoff) {
+          delete map[id];
+          removed.push(id);
+        }
+      }
+      return map;
+    });
+    for (const id of removed) await this.memory.delete(id);
+    return removed;
+  }
+
+  private track(write: Promise<unknown>): void {
+    const tracked = write.then(
+      () => {},
+      (error: unknown) => {
+        this.failures.push(error instanceof Error ? error : new Error(errorMessage(error)));
+      },
+    );
+    this.pending.add(tracked);
+    void tracked.finally(() => this.pending.delete(tracked));
+  }
+}
+
+/** The sessions object, or a fresh one when the store holds none (or something else) under the key. */
+function asMap(value: unknown): Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+}

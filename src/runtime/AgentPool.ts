@@ -1,0 +1,127 @@
+import { createHash } from 'node:crypto';
+import type { ResolvedAgent } from '../actors/agentEnvironment.js';
+import type { Clock } from '../clock.js';
+import { ConfigurationError } from '../errors.js';
+import type { ChatMessage } from '../models/Model.js';
+
+/** Limits of the pool of idle agents. */
+export interface PoolOptions {
+  /** At most this many idle agents are kept per pool key; the oldest goes first. Default 4. */
+  maxIdlePerKey?: number;
+  /** An idle agent not reused for this long (on the runtime's clock) is let go. Default 10 minutes. */
+  idleTimeoutMs?: number;
+}
+
+/** How the pool has done so far. */
+export interface PoolStats {
+  /** Tasks given to an idle agent from the pool. */
+  hits: number;
+  /** Tasks of a pooled kind that found no idle agent and got a new one. */
+  misses: number;
+  /** Idle agents let go: past the idle time, past the limit per key, or made stale by a changed definition. */
+  evictions: number;
+  /** Idle agents in the pool now. */
+  idle: number;
+}
+
+/** An idle agent: its id and the conversation it ended with. */
+export interface PooledAgent {
+  id: string;
+  messages: readonly ChatMessage[];
+}
+
+interface Entry extends PooledAgent {
+  name: string;
+  timer: unknown;
+}
+
+/**
+ * Idle agents kept for their next task, by pool key: the agent's name, a hash of its system prompt and a hash of its
+ * sorted tool list, so a changed definition (an edited agent file, say) gets a new key and its old agents are never
+ * reused. Idle agents are let go after `idleTimeoutMs` on the runtime's clock, and beyond `maxIdlePerKey`.
+ */
+export class AgentPool {
+  private readonly idle = new Map<string, Entry[]>();
+  private readonly maxIdlePerKey: number;
+  private readonly idleTimeoutMs: number;
+  private readonly counts = { hits: 0, misses: 0, evictions: 0 };
+
+  constructor(
+    private readonly clock: Clock,
+    options: PoolOptions = {},
+  ) {
+    const { maxIdlePerKey = 4, idleTimeoutMs = 10 * 60_000 } = options;
+    if (!(Number.isInteger(maxIdlePerKey) && maxIdlePerKey >= 0)) {
+      throw new ConfigurationError('pool.maxIdlePerKey must be a whole number ≥ 0.');
+    }
+    if (!(idleTimeoutMs > 0)) throw new ConfigurationError('pool.idleTimeoutMs must be a positive number.');
+    this.maxIdlePerKey = maxIdlePerKey;
+    this.idleTimeoutMs = idleTimeoutMs;
+  }
+
+  /** The pool key of an agent definition: name, system prompt hash, tool list hash. */
+  key(agent: ResolvedAgent): string {
+    const tools = [...agent.tools.keys()].sort().join('\n');
+    return `${agent.name}:${hash(agent.definition.systemPrompt)}:${hash(tools)}`;
+  }
+
+  /** Takes an idle agent for a new task (the most recently idle one), counting a hit or a miss. */
+  take(key: string, name: string): PooledAgent | undefined {
+    const entries = this.idle.get(key);
+    const entry = entries?.pop();
+    if (entries?.length === 0) this.idle.delete(key);
+    if (!entry) {
+      this.counts.misses += 1;
+      this.dropStale(name, key);
+      return undefined;
+    }
+    this.clock.clearTimeout(entry.timer);
+    this.counts.hits += 1;
+    return { id: entry.id, messages: entry.messages };
+  }
+
+  /** Puts an agent that finished its task back, to wait for the next one. */
+  put(key: string, name: string, agent: PooledAgent): void {
+    if (this.maxIdlePerKey === 0) return;
+    const entries = this.idle.get(key) ?? [];
+    const entry: Entry = { ...agent, name, timer: undefined };
+    entry.timer = this.clock.setTimeout(() => this.evict(key, entry), this.idleTimeoutMs);
+    entries.push(entry);
+    this.idle.set(key, entries);
+    while (entries.length > this.maxIdlePerKey) this.evict(key, entries[0]!);
+  }
+
+  /** How the pool has done so far. */
+  stats(): PoolStats {
+    let idle = 0;
+    for (const entries of this.idle.values()) idle += entries.length;
+    return { ...this.counts, idle };
+  }
+
+  /** Lets every idle agent go and clears their timers. */
+  clear(): void {
+    for (const [key, entries] of this.idle) for (const entry of [...entries]) this.evict(key, entry);
+  }
+
+  /** Lets go of idle agents of this name kept under another key: their definition has changed since. */
+  private dropStale(name: string, current: string): void {
+    for (const [key, entries] of this.idle) {
+      if (key === current) continue;
+      for (const entry of [...entries]) if (entry.name === name) this.evict(key, entry);
+    }
+  }
+
+  private evict(key: string, entry: Entry): void {
+    const entries = this.idle.get(key);
+    const index = entries?.indexOf(entry) ?? -1;
+    if (!entries || index < 0) return;
+    entries.splice(index, 1);
+    if (entries.length === 0) this.idle.delete(key);
+    this.clock.clearTimeout(entry.timer);
+    this.counts.evictions += 1;
+  }
+}
+
+function hash(text: string): string {
+  return createHash('sha256').update(text).digest('hex').slice(0, 12);
+}

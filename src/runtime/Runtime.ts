@@ -1,0 +1,157 @@
+import type { Observable } from 'rxjs';
+import type { InspectionEvent, Observer } from 'xstate';
+import type { Agent, AgentDefinition } from '../catalog/defineAgent.js';
+import type { Clock } from '../clock.js';
+import type { AgentFileError } from '../errors.js';
+import type { TroupeEvent } from '../events/events.js';
+import type { MetricsSnapshot } from '../events/metrics.js';
+import type { AgentBudget } from '../machines/agentTypes.js';
+import type { AgentRecord } from '../machines/agentTable.js';
+import type { MemoryPort } from '../memory/MemoryPort.js';
+import type { SessionManager } from '../memory/SessionStore.js';
+import type { ChatMessage, Model } from '../models/Model.js';
+import type { PriceTable } from '../models/prices.js';
+import type { Tool } from '../tools/defineTool.js';
+import type { PoolOptions, PoolStats } from './AgentPool.js';
+import type { AgentResult } from './AgentResults.js';
+import type { PendingApproval } from './Approvals.js';
+import type { DelegationPolicy, TaskOutput, TaskOutputOptions } from './Delegation.js';
+
+/** The options of `createRuntime`. */
+export interface RuntimeOptions {
+  /** The model agents use unless their definition names another `Model`. */
+  model?: Model;
+  /** Agents defined in code, made with `defineAgent` (plain definitions are validated the same way). */
+  agents?: readonly (Agent | AgentDefinition)[];
+  /**
+   * Folders of agent files (`<name>.md`, YAML frontmatter and the system prompt as the body), read besides the
+   * project's `./agents`. Later folders win on a name; agents in `agents` win over files.
+   */
+  agentDirs?: readonly string[];
+  /** The project's agent folder, read when it exists (default `./agents`); `false` reads none. */
+  projectAgentDir?: string | false;
+  /** Tools agents may name in their `tools` list (the delegation tools are built in). */
+  tools?: readonly Tool[];
+  /** Where sessions (records and conversations) are kept: a `JsonFileMemory` outlives the process (default: memory). */
+  store?: MemoryPort;
+  /** Limits of the pool of idle `persist` agents. */
+  pool?: PoolOptions;
+  /** At most this many agents think or run tools at once; the rest wait in `pending` (default 5). */
+  maxParallel?: number;
+  /** Model turns an agent may take before it fails with `max_turns` (default 10). */
+  maxTurns?: number;
+  /** How long an agent may make no progress before it fails with `timeout` (default 5 minutes). */
+  idleTimeoutMs?: number;
+  /** At most this many tool calls of one turn run at once (default 3). */
+  maxToolConcurrency?: number;
+  /** Agents at this depth (top-level agents are at 0) get no delegation tools (default 3). */
+  maxDepth?: number;
+  /** Decides every delegation an agent asks for: allow, deny, or ask a person (default: allow all). */
+  delegationPolicy?: DelegationPolicy;
+  /**
+   * The actor system's clock: pass XState's `SimulatedClock` to run in simulated time (default: real time, reading
+   * 0 when the runtime is made, so event times are milliseconds since then).
+   */
+  clock?: Clock;
+  /** An inspection observer handed to `createActor`: it sees the supervisor and every agent actor. */
+  inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+  /** Prices by model name, merged over `defaultPrices`. */
+  prices?: PriceTable;
+  /** The id stamped on every event (default: a new random id). */
+  runId?: string;
+}
+
+/** Per-spawn options. */
+export interface SpawnOptions {
+  /** The agent that spawns this one; its subtree metrics include this agent's, and cancelling it cancels this one. */
+  parentId?: string;
+  /** The parent's tool call that started this agent. */
+  toolCallId?: string;
+  /** Higher starts first among waiting agents (default 0). */
+  priority?: number;
+  /** Overrides the definition's and runtime's `maxTurns`. */
+  maxTurns?: number;
+  /** Overrides the definition's and runtime's idle timeout. */
+  idleTimeoutMs?: number;
+  /** Spending limits: past them the agent fails with `budget`. */
+  budget?: AgentBudget;
+  /** Messages to start from, after the system prompt and before the task. */
+  history?: ChatMessage[];
+  /** A short summary of the task, shown in events and logs. */
+  description?: string;
+  /**
+   * Marks a background sub-agent: nobody waits for it; get its result later from the handle or with
+   * `runtime.taskOutput(id)`. (`spawn` never blocks either way; this is what events and inspectors show.)
+   */
+  background?: boolean;
+  /** Pool the agent between tasks (as `persist: true` in its definition does). */
+  persist?: boolean;
+  /**
+   * For a top-level agent: the key its conversation is also stored under, and its sessions' parent (default
+   * `main`).
+   */
+  conversationKey?: string;
+}
+
+/** What {@link Runtime.spawn} returns. */
+export interface AgentHandle {
+  /** The agent's id, `agent:<name>:<nanoid>`. */
+  readonly id: string;
+  /** Resolves when the agent ends, completed or failed; it never rejects. */
+  readonly result: Promise<AgentResult>;
+  /**
+   * The events of this agent and the agents it spawns, until it ends. Subscribe before awaiting: events that
+   * happened in the same tick as `spawn` are replayed to subscribers that arrive in that tick.
+   */
+  readonly events$: Observable<TroupeEvent>;
+}
+
+/** A running troupe: spawn agents, watch them, cancel them, shut down. */
+export interface Runtime {
+  /** The id stamped on every event. */
+  readonly runId: string;
+  /** The names of the agents that may be spawned now (agents made with `spawn_agent` included). */
+  readonly agentNames: readonly string[];
+  /** Agent files that were refused, each naming its file and field; the other agents loaded. */
+  readonly agentFileErrors: readonly AgentFileError[];
+  /** Every event of every agent, merged. Hot: subscribe before spawning to see everything. */
+  readonly events$: Observable<TroupeEvent>;
+  /** Live metrics folded from `events$`; replays the latest snapshot to new subscribers. */
+  readonly metrics$: Observable<MetricsSnapshot>;
+  /** The sessions of this runtime's store: records and conversations, from this process and earlier ones. */
+  readonly sessions: SessionManager;
+  /** Spawns an agent; it starts when a slot is free under `maxParallel`. */
+  spawn(agentName: string, task: string, options?: SpawnOptions): AgentHandle;
+  /** Spawns an agent and waits for its result. */
+  run(agentName: string, task: string, options?: SpawnOptions): Promise<AgentResult>;
+  /**
+   * Continues an ended agent's session under the same id, from this process or one before it (with the same store):
+   * its whole earlier conversation, then `task`. Rejects with a `DelegationError` for an unknown session or one that
+   * has not ended.
+   */
+  resume(id: string, task: string, options?: Omit<SpawnOptions, 'history'>): Promise<AgentHandle>;
+  /** Says whether an agent still runs, or returns its result; `blocking` waits up to `timeoutMs`. */
+  taskOutput(id: string, options?: TaskOutputOptions): Promise<TaskOutput>;
+  /** Cancels an agent and all its descendants (background ones included); they fail with `cancelled`. */
+  cancel(id: string): void;
+  /** Lets a delegation that waits for a person go ahead. Throws `UnknownRequestError` if it is not waiting. */
+  approve(requestId: string): void;
+  /** Refuses a delegation that waits for a person: its sub-agent fails with `denied`, its caller gets an error. */
+  deny(requestId: string, reason?: string): void;
+  /** The delegations waiting for a person, oldest first. */
+  pendingApprovals(): PendingApproval[];
+  /** Removes the temporary agents made with `spawn_agent` that are left, cancelling any still running. */
+  cleanupTemporary(): string[];
+  /** How the pool of idle `persist` agents has done. */
+  poolStats(): PoolStats;
+  /** The latest metrics snapshot. */
+  metrics(): MetricsSnapshot;
+  /** The supervisor's record of an agent (kept after it ends). */
+  record(id: string): Readonly<AgentRecord> | undefined;
+  /** Resolves when no agent is pending or running. */
+  idle(): Promise<void>;
+  /** Resolves when every session write so far has landed in the store; rejects if one failed. */
+  flush(): Promise<void>;
+  /** Cancels every live agent, writes what is left to the store, stops the supervisor, completes the streams. */
+  shutdown(): Promise<void>;
+}

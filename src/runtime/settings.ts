@@ -1,0 +1,42 @@
+import { ConfigurationError } from '../errors.js';
+import type { RuntimeOptions } from './Runtime.js';
+
+/** The runtime's limits, with defaults filled in. */
+export interface Settings {
+  maxParallel: number;
+  maxTurns: number;
+  idleTimeoutMs: number;
+  maxToolConcurrency: number;
+  maxDepth: number;
+}
+
+const DEFAULTS: Settings = { maxParallel: 5, maxTurns: 10, idleTimeoutMs: 5 * 60_000, maxToolConcurrency: 3, maxDepth: 3 };
+
+/** Checks the runtime's options and fills in the defaults; a bad option is a `ConfigurationError`. */
+export function readSettings(options: RuntimeOptions): Settings {
+  if (!options || typeof options !== 'object') throw new ConfigurationError('createRuntime needs an options object.');
+  if (options.agents !== undefined && !Array.isArray(options.agents)) {
+    throw new ConfigurationError('`agents` must be a list of agents made with defineAgent().');
+  }
+  const { maxDepth } = options;
+  if (maxDepth !== undefined && !(Number.isInteger(maxDepth) && maxDepth >= 0)) {
+    throw new ConfigurationError('maxDepth must be a whole number ≥ 0 (0: no agent may delegate).');
+  }
+  if (options.delegationPolicy !== undefined && typeof options.delegationPolicy !== 'function') {
+    throw new ConfigurationError('delegationPolicy must be a function of the delegation request.');
+  }
+  return {
+    maxParallel: positive(options.maxParallel, 'maxParallel') ?? DEFAULTS.maxParallel,
+    maxTurns: positive(options.maxTurns, 'maxTurns') ?? DEFAULTS.maxTurns,
+    idleTimeoutMs: positive(options.idleTimeoutMs, 'idleTimeoutMs') ?? DEFAULTS.idleTimeoutMs,
+    maxToolConcurrency: positive(options.maxToolConcurrency, 'maxToolConcurrency') ?? DEFAULTS.maxToolConcurrency,
+    maxDepth: maxDepth ?? DEFAULTS.maxDepth,
+  };
+}
+
+/** A positive number, or undefined when not given; anything else is a `ConfigurationError` naming the field. */
+export function positive(value: number | undefined, field: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (!(typeof value === 'number' && value > 0)) throw new ConfigurationError(`${field} must be a positive number.`);
+  return value;
+}

@@ -1,0 +1,135 @@
+import { mkdirSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { AgentFileError, AgentFiles, ConfigurationError, createRuntime, ScriptedModel } from 'troupe';
+import { agentFile, tempDir } from '../support/tempDir.js';
+
+let dir: ReturnType<typeof tempDir>;
+let agents: string;
+
+beforeEach(() => {
+  dir = tempDir();
+  agents = join(dir.path, 'agents');
+  mkdirSync(agents);
+});
+
+afterEach(() => dir.remove());
+
+const write = (name: string, text: string, folder = agents) => writeFileSync(join(folder, `${name}.md`), text);
+
+describe('AgentFiles', () => {
+  it('loads the good files of a folder and refuses a bad one, naming its file and field', () => {
+    write('reviewer', agentFile('reviewer', ['tools: read_file, grep']));
+    write('writer', agentFile('writer'));
+    write('broken', agentFile('broken', ['temperature: 9']));
+
+    const scan = new AgentFiles([agents]).scan();
+
+    expect(scan.agents.map((agent) => agent.definition.name).sort()).toEqual(['reviewer', 'writer']);
+    expect(scan.errors).toHaveLength(1);
+    expect(scan.errors[0]).toMatchObject({ file: join(agents, 'broken.md'), field: 'temperature' });
+  });
+
+  it('refuses a file whose name field does not match its file name', () => {
+    write('alpha', agentFile('beta'));
+    expect(new AgentFiles([agents]).scan().errors[0]).toMatchObject({ field: 'name', message: expect.stringMatching(/"beta" does not match the file name alpha\.md/) });
+  });
+
+  it('lets a later folder win on a name', () => {
+    const second = join(dir.path, 'more');
+    mkdirSync(second);
+    write('writer', agentFile('writer', [], 'First.'));
+    write('writer', agentFile('writer', [], 'Second.'), second);
+    expect(new AgentFiles([agents, second]).load('writer')?.definition.systemPrompt).toBe('Second.');
+  });
+
+  it.each([
+    ['a parent path', '../secret'],
+    ['an absolute path', '/etc/passwd'],
+    ['encoded dots', '%2e%2e%2fsecret'],
+    ['a dot-dot alone', '..'],
+    ['a backslash path', '..\\secret'],
+    ['an empty name', ''],
+  ])('never reads outside its folder: %s is refused', (_label, name) => {
+    writeFileSync(join(dir.path, 'secret.md'), agentFile('secret'));
+    expect(() => new AgentFiles([agents]).load(name)).toThrow(AgentFileError);
+  });
+
+  it('refuses a file that is a link pointing outside its folder, and accepts one that stays inside', () => {
+    writeFileSync(join(dir.path, 'outside.md'), agentFile('outside'));
+    symlinkSync(join(dir.path, 'outside.md'), join(agents, 'outside.md'));
+    write('inside-target', agentFile('inside-target'));
+    mkdirSync(join(agents, 'sub'));
+    writeFileSync(join(agents, 'sub', 'real.md'), agentFile('linked'));
+    symlinkSync(join(agents, 'sub', 'real.md'), join(agents, 'linked.md'));
+
+    const files = new AgentFiles([agents]);
+
+    expect(() => files.load('outside')).toThrow(/link that leads outside/);
+    expect(files.load('linked')?.definition.name).toBe('linked');
+    expect(files.scan().errors.map((error) => error.field)).toEqual(['path']);
+  });
+
+  it('caches a parsed file and reads it again once its size or time changes', () => {
+    write('writer', agentFile('writer', [], 'Version one.'));
+    const files = new AgentFiles([agents]);
+    const first = files.load('writer');
+    expect(files.load('writer')).toBe(first);
+
+    write('writer', agentFile('writer', [], 'Version two, longer.'));
+    const second = files.load('writer');
+
+    expect(second).not.toBe(first);
+    expect(second?.definition.systemPrompt).toBe('Version two, longer.');
+    const sameSize = agentFile('writer', [], 'Version TWO, longer.');
+    write('writer', sameSize);
+    utimesSync(join(agents, 'writer.md'), new Date(), new Date(Date.now() + 5_000));
+    expect(files.load('writer')?.definition.systemPrompt).toBe('Version TWO, longer.');
+  });
+
+  it('refuses a folder that does not exist when it was asked for, and skips an optional one', () => {
+    expect(() => new AgentFiles([join(dir.path, 'nope')])).toThrow(ConfigurationError);
+    expect(new AgentFiles([], [join(dir.path, 'nope')]).dirs).toEqual([]);
+  });
+});
+
+describe('a runtime with agent files', () => {
+  it('runs file agents, reports refused files, and loads an agent added or changed after it started', async () => {
+    write('writer', agentFile('writer', [], 'You write.'));
+    write('bad', agentFile('bad', ['tools: no_such_tool']));
+    const model = new ScriptedModel((request) => `${request.agentName}: ${request.messages[0]?.content}`);
+    const runtime = createRuntime({ model, agentDirs: [agents], projectAgentDir: false });
+
+    expect(runtime.agentNames).toEqual(['writer']);
+    expect(runtime.agentFileErrors.map((error) => [error.file, error.field])).toEqual([[join(agents, 'bad.md'), 'tools']]);
+    expect((await runtime.run('writer', 'Go.')).output).toBe('writer: You write.');
+
+    write('writer', agentFile('writer', [], 'You write, changed.'));
+    write('late', agentFile('late', [], 'You came late.'));
+    expect((await runtime.run('writer', 'Go.')).output).toBe('writer: You write, changed.');
+    expect((await runtime.run('late', 'Go.')).output).toBe('late: You came late.');
+    expect(() => runtime.spawn('../writer', 'Go.')).toThrow(AgentFileError);
+    await runtime.shutdown();
+  });
+
+  it('agents given in code win over files of the same name', async () => {
+    write('writer', agentFile('writer', [], 'From the file.'));
+    const model = new ScriptedModel((request) => String(request.messages[0]?.content));
+    const runtime = createRuntime({
+      model,
+      agentDirs: [agents],
+      projectAgentDir: false,
+      agents: [{ name: 'writer', description: 'W.', systemPrompt: 'From code.' }],
+    });
+    expect((await runtime.run('writer', 'Go.')).output).toBe('From code.');
+    await runtime.shutdown();
+  });
+
+  it('has a general-purpose agent, with every tool of the runtime, when none is defined', async () => {
+    const model = new ScriptedModel((request) => request.tools.map((tool) => tool.name).join(',') || 'no tools');
+    const runtime = createRuntime({ model, projectAgentDir: false });
+    expect(runtime.agentNames).toEqual(['general-purpose']);
+    expect((await runtime.run('general-purpose', 'Help.')).status).toBe('completed');
+    await runtime.shutdown();
+  });
+});

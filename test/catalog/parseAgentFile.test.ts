@@ -1,0 +1,78 @@
+import { describe, expect, it } from 'vitest';
+import { AgentFileError, parseAgentFile } from 'troupe';
+
+const file = (frontmatter: string, body = 'You review code carefully.') => `---\n${frontmatter}\n---\n${body}\n`;
+
+describe('parseAgentFile', () => {
+  it('reads every field, with tools and examples as YAML lists, and the body as the system prompt', () => {
+    const definition = parseAgentFile(
+      'agents/reviewer.md',
+      file(
+        [
+          'name: reviewer',
+          'description: Reviews code for bugs.',
+          'tools:',
+          '  - read_file',
+          '  - grep',
+          'model: gpt-4o-mini',
+          'temperature: 0.2',
+          'maxTurns: 6',
+          'role: read',
+          'shareContext: 4',
+          'examples:',
+          '  - Review src/auth.ts',
+          'color: purple',
+        ].join('\n'),
+        '# Reviewer\n\nYou review code carefully.',
+      ),
+    );
+    expect(definition).toEqual({
+      name: 'reviewer',
+      description: 'Reviews code for bugs.',
+      systemPrompt: '# Reviewer\n\nYou review code carefully.',
+      tools: ['read_file', 'grep'],
+      model: 'gpt-4o-mini',
+      temperature: 0.2,
+      maxTurns: 6,
+      role: 'read',
+      shareContext: 4,
+      examples: ['Review src/auth.ts'],
+    });
+  });
+
+  it('takes tools as one comma-separated string, as in .claude/agents files', () => {
+    const definition = parseAgentFile('a.md', file('name: a\ndescription: A.\ntools: Read, Grep,  Glob'));
+    expect(definition.tools).toEqual(['Read', 'Grep', 'Glob']);
+  });
+
+  it('pools an agent whose lifecycle is persistent (or that says persist: true)', () => {
+    expect(parseAgentFile('a.md', file('name: a\ndescription: A.\nlifecycle: persistent')).persist).toBe(true);
+    expect(parseAgentFile('a.md', file('name: a\ndescription: A.\npersist: true')).persist).toBe(true);
+    expect(parseAgentFile('a.md', file('name: a\ndescription: A.\nlifecycle: temporary')).persist).toBeUndefined();
+  });
+
+  it.each([
+    ['no frontmatter', 'Just a prompt.', 'frontmatter', /start with YAML frontmatter/],
+    ['YAML that does not parse', file('name: a\ndescription: [unclosed'), 'frontmatter', /not valid YAML/],
+    ['a list instead of fields', file('- a\n- b'), 'frontmatter', /mapping/],
+    ['a bad name', file('name: Bad Name\ndescription: A.'), 'name', /lower-case/],
+    ['no description', file('name: a'), 'description', /./],
+    ['an empty description', file('name: a\ndescription: "  "'), 'description', /empty/],
+    ['a temperature out of range', file('name: a\ndescription: A.\ntemperature: 5'), 'temperature', /./],
+    ['maxTurns that is not a whole number', file('name: a\ndescription: A.\nmaxTurns: 2.5'), 'maxTurns', /./],
+    ['an unknown role', file('name: a\ndescription: A.\nrole: admin'), 'role', /./],
+    ['tools that are not names', file('name: a\ndescription: A.\ntools: 7'), 'tools', /./],
+    ['an empty body', file('name: a\ndescription: A.', '   '), 'body', /system prompt/],
+  ])('refuses %s, naming the file and the field', (_label, text, field, message) => {
+    let caught: unknown;
+    try {
+      parseAgentFile('agents/a.md', text);
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(AgentFileError);
+    expect(caught).toMatchObject({ code: 'invalid_agent_file', file: 'agents/a.md', field });
+    expect((caught as Error).message).toMatch(new RegExp(`^agents/a\\.md: ${field}: `));
+    expect((caught as Error).message).toMatch(message);
+  });
+});

@@ -1,0 +1,105 @@
+import { execFile } from 'node:child_process';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { CorruptStoreError, JsonFileMemory, StoreLockedError } from 'troupe';
+import { tempDir } from '../support/tempDir.js';
+
+const run = promisify(execFile);
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const worker = (...args: string[]) => run(process.execPath, ['--import', 'tsx', 'test/support/storeWorker.ts', ...args], { cwd: root, timeout: 60_000 });
+
+let dir: ReturnType<typeof tempDir>;
+let file: string;
+
+beforeEach(() => {
+  dir = tempDir();
+  file = join(dir.path, 'history.json');
+});
+
+afterEach(() => dir.remove());
+
+describe('JsonFileMemory', () => {
+  it('keeps every key in one JSON file that a new instance reads back', async () => {
+    const store = new JsonFileMemory(file);
+    await store.set('a', { n: 1 });
+    expect(await store.append('log', 'first')).toBe(1);
+    expect(await store.append('log', 'second')).toBe(2);
+    expect(await store.update('count', (current) => ((current as number | undefined) ?? 0) + 5)).toBe(5);
+    await store.set('gone', true);
+    expect(await store.delete('gone')).toBe(true);
+    expect(await store.delete('gone')).toBe(false);
+
+    const again = new JsonFileMemory(file);
+    expect(await again.get('a')).toEqual({ n: 1 });
+    expect(await again.get('log')).toEqual(['first', 'second']);
+    expect((await again.keys()).sort()).toEqual(['a', 'count', 'log']);
+    expect(await again.keys('lo')).toEqual(['log']);
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ a: { n: 1 }, log: ['first', 'second'], count: 5 });
+    await again.clear();
+    expect(await store.keys()).toEqual([]);
+  });
+
+  it('gives out copies, so changing a value read does not change the store', async () => {
+    const store = new JsonFileMemory(file);
+    await store.set('list', [1, 2]);
+    const list = (await store.get('list')) as number[];
+    list.push(3);
+    expect(await store.get('list')).toEqual([1, 2]);
+  });
+
+  it('refuses a value JSON cannot hold, and an append to a value that is not a list, writing nothing', async () => {
+    const store = new JsonFileMemory(file);
+    await store.set('text', 'hello');
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    await expect(store.set('bad', cyclic)).rejects.toThrow(/cannot be stored as JSON/);
+    await expect(store.append('text', 'more')).rejects.toThrow(/not a list/);
+    expect(await store.get('text')).toBe('hello');
+  });
+
+  it('refuses a file that does not parse, with a typed error, and never overwrites it', async () => {
+    writeFileSync(file, '{"half": ');
+    const store = new JsonFileMemory(file);
+    await expect(store.get('half')).rejects.toBeInstanceOf(CorruptStoreError);
+    await expect(store.set('new', 1)).rejects.toMatchObject({ code: 'corrupt_store', file });
+    await expect(store.append('log', 1)).rejects.toBeInstanceOf(CorruptStoreError);
+    expect(readFileSync(file, 'utf8')).toBe('{"half": ');
+    writeFileSync(file, '[1, 2]');
+    await expect(new JsonFileMemory(file).keys()).rejects.toThrow(/not a JSON object/);
+  });
+
+  it('leaves the old file whole when its process is killed between writing and renaming', async () => {
+    const store = new JsonFileMemory(file);
+    await store.set('kept', 'old value');
+    const before = readFileSync(file, 'utf8');
+
+    await expect(worker('crash', file, 'kept', 'new value')).rejects.toMatchObject({ signal: 'SIGKILL' });
+
+    expect(readFileSync(file, 'utf8')).toBe(before);
+    expect(readdirSync(dir.path).some((name) => name.endsWith('.tmp'))).toBe(true); // the dead write's leftover
+    expect(readdirSync(dir.path)).toContain('history.json.lock'); // and its lock
+    // The lock of a dead process is taken over: writing goes on.
+    await new JsonFileMemory(file).set('after', 'crash');
+    expect(await new JsonFileMemory(file).get('kept')).toBe('old value');
+    expect(await new JsonFileMemory(file).get('after')).toBe('crash');
+  });
+
+  it('loses nothing when two processes append to one store at the same time', async () => {
+    await new JsonFileMemory(file).set('log', []);
+    await Promise.all([worker('append', file, 'one', '60'), worker('append', file, 'two', '60')]);
+    const log = (await new JsonFileMemory(file).get('log')) as string[];
+    expect(log).toHaveLength(120);
+    for (const tag of ['one', 'two']) {
+      const mine = log.filter((entry) => entry.startsWith(`${tag}-`));
+      expect(mine.sort()).toEqual(Array.from({ length: 60 }, (_, index) => `${tag}-${index}`).sort());
+    }
+  }, 60_000);
+
+  it('gives up with StoreLockedError when a live process holds the lock too long', async () => {
+    writeFileSync(`${file}.lock`, JSON.stringify({ pid: process.pid, host: (await import('node:os')).hostname(), at: Date.now() }));
+    await expect(new JsonFileMemory(file, { timeoutMs: 50 }).set('x', 1)).rejects.toBeInstanceOf(StoreLockedError);
+  });
+});

@@ -1,4 +1,4 @@
-import { open, readFile, rename, unlink } from 'node:fs/promises';
+import { link, open, readFile, rename, stat, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { StoreLockedError } from '../errors.js';
 
@@ -58,19 +58,22 @@ async function tryLock(lockPath: string): Promise<boolean> {
 /** Removes a lock whose owner is gone; true when it did (the caller tries again at once). */
 async function breakIfStale(lockPath: string, staleMs: number): Promise<boolean> {
   let text: string;
+  let modified: number;
   try {
-    text = await readFile(lockPath, 'utf8');
+    [text, modified] = await Promise.all([readFile(lockPath, 'utf8'), stat(lockPath).then((stats) => stats.mtimeMs)]);
   } catch {
     return true; // released meanwhile
   }
-  let owner: Partial<LockOwner> = {};
+  let owner: Partial<LockOwner> | undefined;
   try {
     owner = JSON.parse(text) as Partial<LockOwner>;
   } catch {
-    // A lock whose owner died while writing it: judge it by age only.
+    // Being written this very moment, or its owner died while writing it: judge it by the file's age only.
   }
   const gone =
-    owner.host === HOST && typeof owner.pid === 'number' ? !isRunning(owner.pid) : Date.now() - (owner.at ?? 0) > staleMs;
+    owner?.host === HOST && typeof owner.pid === 'number'
+      ? !isRunning(owner.pid)
+      : Date.now() - Math.max(owner?.at ?? 0, modified) > staleMs;
   if (!gone) return false;
   // Move it aside first: only one of several waiters can move a given file, and it then checks it moved the stale one.
   const aside = `${lockPath}.stale-${process.pid}-${Math.random().toString(36).slice(2)}`;
@@ -79,9 +82,15 @@ async function breakIfStale(lockPath: string, staleMs: number): Promise<boolean>
   } catch {
     return true;
   }
-  const moved = await readFile(aside, 'utf8').catch(() => '');
+  const moved = await readFile(aside, 'utf8').catch(() => undefined);
+  if (moved === text) {
+    await unlink(aside).catch(() => {});
+    return true;
+  }
+  // It was a fresh lock taken meanwhile: put it back unless yet another one has been taken since.
+  await link(aside, lockPath).catch(() => {});
   await unlink(aside).catch(() => {});
-  return moved === text || moved === '';
+  return false;
 }
 
 function isRunning(pid: number): boolean {

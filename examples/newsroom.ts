@@ -1,6 +1,8 @@
 // A small newsroom, offline, orchestrated from code. Three researchers look up notes side by side (at most two at a time),
 // then a writer turns their findings into a brief. Every agent runs on a scripted model, so no key or network
 // is needed; the progress lines and the metrics table are what a run on a real model would print too.
+//
+//   npx tsx examples/newsroom.ts
 import { z } from 'zod';
 import {
   createRuntime,

@@ -2,6 +2,7 @@ import { mkdirSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AgentFileError, AgentFiles, ConfigurationError, createRuntime, ScriptedModel } from 'troupe';
+import { echoTool } from '../stubs.js';
 import { agentFile, tempDir } from '../support/tempDir.js';
 
 let dir: ReturnType<typeof tempDir>;
@@ -127,9 +128,9 @@ describe('a runtime with agent files', () => {
 
   it('has a general-purpose agent, with every tool of the runtime, when none is defined', async () => {
     const model = new ScriptedModel((request) => request.tools.map((tool) => tool.name).join(',') || 'no tools');
-    const runtime = createRuntime({ model, projectAgentDir: false });
+    const runtime = createRuntime({ model, tools: [echoTool().tool], projectAgentDir: false });
     expect(runtime.agentNames).toEqual(['general-purpose']);
-    expect((await runtime.run('general-purpose', 'Help.')).status).toBe('completed');
+    expect((await runtime.run('general-purpose', 'Help.')).output).toBe('echo');
     await runtime.shutdown();
   });
 });

@@ -1,0 +1,139 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createRuntime, DelegationError, InMemoryMemory, JsonFileMemory, SESSIONS_KEY, type SessionRecord } from 'troupe';
+import { ScriptedModel } from 'troupe/testing';
+import { assign, lastToolMessage, leader, toolReply, worker } from '../stubs.js';
+import { tempDir } from '../support/tempDir.js';
+
+const run = promisify(execFile);
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
+let dir: ReturnType<typeof tempDir>;
+let file: string;
+
+beforeEach(() => {
+  dir = tempDir();
+  file = join(dir.path, 'history.json');
+});
+
+afterEach(() => dir.remove());
+
+describe('sessions in the store', () => {
+  it('keeps each conversation under the agent id, its record in __agent_sessions__, and the run under main', async () => {
+    const store = new InMemoryMemory();
+    const model = ScriptedModel.perAgent({ lead: [toolReply(assign('analyst', 'Count.', {}, 'c1')), 'Seven.'], analyst: ['7 modules.'] });
+    const runtime = createRuntime({ model, agents: [leader(), worker('analyst')], store, projectAgentDir: false });
+
+    const result = await runtime.run('lead', 'How many modules?');
+    await runtime.flush();
+
+    const sessions = (await store.get(SESSIONS_KEY)) as Record<string, SessionRecord>;
+    const analyst = Object.values(sessions).find((session) => session.agentType === 'analyst')!;
+    expect(sessions[result.id]).toMatchObject({
+      id: result.id,
+      agentType: 'lead',
+      parentConversationId: 'main',
+      state: 'completed',
+      taskDescription: 'How many modules?',
+      result: 'Seven.',
+      error: null,
+      metrics: { own: { modelCalls: 2 }, subtree: { modelCalls: 3 } },
+    });
+    expect(analyst).toMatchObject({ parentConversationId: result.id, state: 'completed', result: '7 modules.' });
+    expect(analyst.endTime).toBeGreaterThanOrEqual(analyst.startTime);
+    expect(analyst.id).toMatch(/^agent:analyst:/);
+    expect(await store.get(analyst.id)).toEqual([
+      { role: 'user', content: 'Count.' },
+      { role: 'assistant', content: '7 modules.' },
+    ]);
+    expect(await store.get('main')).toEqual(await store.get(result.id));
+    // The delegation's tool message carries the sub-agent's session id.
+    expect(lastToolMessage(model.calls.at(-1)!)?.metadata).toMatchObject({ sessionId: analyst.id });
+    await runtime.shutdown();
+  });
+
+  it('answers get, list, running, byParent and cleanup', async () => {
+    const model = new ScriptedModel((request) => (request.messages.at(-1)?.content === 'Still here.' ? new Promise<string>(() => {}) : 'ok'));
+    const runtime = createRuntime({ model, agents: [worker()], projectAgentDir: false });
+    const top = await runtime.run('worker', 'Top.', { conversationKey: 'chat-42' });
+    const child = await runtime.run('worker', 'Child.', { parentId: top.id });
+    const hanging = runtime.spawn('worker', 'Still here.');
+    await runtime.flush();
+
+    expect(await runtime.sessions.get(child.id)).toMatchObject({ parentConversationId: top.id, state: 'completed' });
+    expect((await runtime.sessions.byParent('chat-42')).map((session) => session.id)).toEqual([top.id]);
+    expect((await runtime.sessions.byParent(top.id)).map((session) => session.id)).toEqual([child.id]);
+    expect((await runtime.sessions.list()).map((session) => session.id)).toEqual([top.id, child.id, hanging.id]);
+    expect((await runtime.sessions.running()).map((session) => session.id)).toEqual([hanging.id]);
+    runtime.cancel(hanging.id);
+    expect(await hanging.result).toMatchObject({ reason: 'cancelled' });
+    await runtime.flush();
+    expect(await runtime.sessions.cleanup(60_000)).toEqual([]);
+    expect((await runtime.sessions.cleanup(-1)).sort()).toEqual([top.id, child.id, hanging.id].sort());
+    expect(await runtime.sessions.list()).toEqual([]);
+    expect(await runtime.sessions.conversation(top.id)).toBeUndefined();
+    await runtime.shutdown();
+  });
+
+  it('lists and resumes, in a second process, a session a first process wrote to the same file', async () => {
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'test/support/sessionWorker.ts', file], { cwd: root, timeout: 60_000 });
+    const first = JSON.parse(stdout.trim().split('\n').at(-1)!) as { lead: string; status: string };
+    expect(first.status).toBe('completed');
+
+    const model = ScriptedModel.perAgent({
+      analyst: [(request) => `Resumed with ${request.messages.length} messages.`, 'Adopted by the new lead.'],
+      lead: [
+        (request) => toolReply(assign('analyst', 'And how many tests?', { resume: String(request.messages.at(-1)?.content).split(' ')[0] }, 'r1')),
+        'done',
+      ],
+    });
+    const runtime = createRuntime({
+      model,
+      agents: [leader(), worker('analyst')],
+      store: new JsonFileMemory(file),
+      projectAgentDir: false,
+    });
+
+    const sessions = await runtime.sessions.list();
+    expect(sessions.map((session) => [session.agentType, session.state])).toEqual([
+      ['lead', 'completed'],
+      ['analyst', 'completed'],
+    ]);
+    const analystId = sessions[1]!.id;
+    expect(sessions[1]!.parentConversationId).toBe(first.lead);
+
+    const resumed = await (await runtime.resume(analystId, 'Which is the largest?')).result;
+    expect(resumed).toMatchObject({ id: analystId, status: 'completed', output: 'Resumed with 4 messages.' });
+    expect(model.calls[0]!.messages.map((message) => message.content)).toEqual([
+      'You are the analyst.',
+      'Count the modules.',
+      'There are 7 modules: a, b, c, d, e, f, g.',
+      'Which is the largest?',
+    ]);
+
+    await runtime.run('lead', `${analystId} is the analyst to ask.`);
+    expect(lastToolMessage(model.calls.at(-1)!)?.content).toContain('Adopted by the new lead.');
+    expect(model.calls.find((request) => request.messages.at(-1)?.content === 'And how many tests?')?.messages).toHaveLength(6);
+    await expect(runtime.resume('agent:analyst:none', 'x')).rejects.toBeInstanceOf(DelegationError);
+    await runtime.shutdown();
+    // Its conversation grew by a task and an answer at each resume.
+    expect((await new JsonFileMemory(file).get(analystId)) as unknown[]).toHaveLength(6);
+  }, 60_000);
+
+  it('refuses to resume a session another process marked running', async () => {
+    const store = new JsonFileMemory(file);
+    await store.set(SESSIONS_KEY, {
+      'agent:worker:elsewhere': {
+        id: 'agent:worker:elsewhere', agentType: 'worker', parentConversationId: 'main', state: 'running',
+        taskDescription: 'x', startTime: 1, endTime: null, result: null, error: null, metrics: null,
+      },
+    });
+    await store.set('agent:worker:elsewhere', [{ role: 'user', content: 'x' }]);
+    const runtime = createRuntime({ model: new ScriptedModel([]), agents: [worker()], store, projectAgentDir: false });
+    await expect(runtime.resume('agent:worker:elsewhere', 'y')).rejects.toThrow(/still marked running/);
+    await runtime.shutdown();
+  });
+});

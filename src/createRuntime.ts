@@ -31,7 +31,12 @@ export type { AgentHandle, Runtime, RuntimeOptions, SpawnOptions } from './runti
 const agentKey = customAlphabet('0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ', 10);
 
 /** A launch with the options a spawn from code may add. */
-type LaunchRequest = Launch & Omit<SpawnOptions, 'parentId'> & { watch?: boolean };
+type LaunchRequest = Launch &
+  Omit<SpawnOptions, 'parentId'> & {
+    watch?: boolean;
+    /** For a resumed session whose parent is not an agent of this runtime: the parent it was stored with. */
+    parentConversationId?: string | null;
+  };
 
 /** What the runtime remembers of a live run, besides the supervisor's record. */
 interface LiveRun {
@@ -71,7 +76,9 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const runId = options.runId ?? agentKey();
   const results = new AgentResults();
   const approvals = new Approvals();
-  const sessions = new SessionStore(options.store ?? new InMemoryMemory({ copy: false }));
+  const sessions = new SessionStore(options.store ?? new InMemoryMemory({ copy: false }), {
+    isLive: (id) => table.actor(id) !== undefined || results.running(id),
+  });
   const pool = new AgentPool(clock, options.pool);
 
   const { streams, events$, metrics$ } = createEventPipeline();
@@ -159,7 +166,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         metrics: result.metrics,
       },
       outcome.messages,
-      run?.conversationKey,
+      // A run's conversation is stored under its key (`main`) too once it completed; not a cancelled or failed one.
+      outcome.status === 'completed' ? run?.conversationKey : undefined,
     );
     if (run?.poolKey && outcome.status === 'completed') pool.put(run.poolKey, outcome.agent, { id: outcome.id, messages: outcome.messages });
     results.settle(result);
@@ -196,15 +204,20 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     const parent = request.parentId == null ? undefined : table.record(request.parentId);
     if (request.parentId != null && !parent) throw new UnknownAgentError(request.parentId);
     const definition = agent.definition;
+    // Every check before the first change, so a refused launch leaves nothing behind.
+    const maxTurns = positive(request.maxTurns, 'maxTurns') ?? definition.maxTurns ?? settings.maxTurns;
+    const idleTimeoutMs = positive(request.idleTimeoutMs, 'idleTimeoutMs') ?? definition.idleTimeoutMs ?? settings.idleTimeoutMs;
+    const isLive = (id: string) => table.actor(id) !== undefined || results.running(id);
     let { resume, history } = request;
-    if (resume !== undefined && (table.actor(resume) || results.running(resume))) {
+    if (resume !== undefined && isLive(resume)) {
       // A run of it is live (or was launched a moment ago), so it cannot be resumed now.
       throw new DelegationError('still_running', `Agent ${resume} is still running; it can be resumed once it has ended.`);
     }
+    if (resume !== undefined) pool.remove(resume); // resumed by hand: no longer idle in the pool
     const persist = request.persist ?? definition.persist === true;
     const poolKey = persist ? pool.key(agent) : undefined;
     if (poolKey !== undefined && resume === undefined) {
-      const pooled = pool.take(poolKey, agent.name);
+      const pooled = pool.take(poolKey, agent.name, (candidate) => !isLive(candidate));
       if (pooled) ({ id: resume, messages: history } = { id: pooled.id, messages: [...pooled.messages] });
     }
     let id = resume;
@@ -213,14 +226,19 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       while (table.record(id)) id = `agent:${agent.name}:${agentKey()}`;
     }
     const result = results.begin(id, resume === undefined ? undefined : { ...(latest.agents[id]?.subtree ?? emptyFigures()) });
-    const conversationKey = parent ? undefined : (request.conversationKey ?? 'main');
+    // Where the session hangs: its parent agent; else the conversation it was stored under (a resumed session from
+    // an earlier process); else the caller's key, `main` by default, which also keeps the run's conversation.
+    const stored = request.conversationKey === undefined ? request.parentConversationId : undefined;
+    const sessionParent = parent?.id ?? (stored !== undefined ? stored : (request.conversationKey ?? 'main'));
+    const conversationKey =
+      !parent && sessionParent !== null && !sessionParent.startsWith('agent:') ? sessionParent : undefined;
     live.set(id, {
       agent,
       ...(poolKey === undefined ? {} : { poolKey }),
       ...(conversationKey === undefined ? {} : { conversationKey }),
     });
     liveRuns.set(agent.name, (liveRuns.get(agent.name) ?? 0) + 1);
-    sessions.spawned({ id, agentType: agent.name, parentConversationId: parent?.id ?? conversationKey ?? null, taskDescription: request.task });
+    sessions.spawned({ id, agentType: agent.name, parentConversationId: sessionParent, taskDescription: request.task });
     const watcher = request.watch ? new HandleStream() : undefined;
     if (watcher) watchers.set(id, watcher);
     const approval = request.approval ? { requestId: `approval:${agentKey()}`, ...request.approval } : undefined;
@@ -256,8 +274,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
           systemPrompt: definition.systemPrompt,
           model: agent.modelName ?? agent.model.name,
           tools: [...agent.tools.keys()],
-          maxTurns: positive(request.maxTurns, 'maxTurns') ?? definition.maxTurns ?? settings.maxTurns,
-          idleTimeoutMs: positive(request.idleTimeoutMs, 'idleTimeoutMs') ?? definition.idleTimeoutMs ?? settings.idleTimeoutMs,
+          maxTurns,
+          idleTimeoutMs,
           ...(request.budget ? { budget: request.budget } : {}),
           ...(history ? { history } : {}),
         },
@@ -285,11 +303,13 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     run: (agentName, task, spawnOptions = {}) => spawnFromCode(agentName, task, spawnOptions, false).result,
     async resume(id, task, resumeOptions = {}) {
       const { agentType, history, parentId } = await delegator.session(id);
+      const liveParent = resumeOptions.parentId ?? (parentId !== null && table.record(parentId) ? parentId : null);
       return launch({
         ...resumeOptions,
         agent: agentType,
         task,
-        parentId: resumeOptions.parentId ?? (parentId !== null && table.record(parentId) ? parentId : null),
+        parentId: liveParent,
+        ...(liveParent === null ? { parentConversationId: parentId } : {}),
         resume: id,
         history,
         watch: true,
@@ -332,12 +352,17 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       if (shutdownPromise) return shutdownPromise;
       closed = true;
       supervisor.send({ type: 'SHUTDOWN' });
-      shutdownPromise = toPromise(supervisor).then(async () => {
+      // Clean up however the supervisor ended (a crashed one included), then report its failure, if any.
+      shutdownPromise = toPromise(supervisor).then(
+        () => undefined,
+        (error: unknown) => error ?? new Error('The supervisor failed.'),
+      ).then(async (failure) => {
         pool.clear();
         streams.complete();
         for (const subscription of subscriptions) subscription.unsubscribe();
         for (const wake of idleWaiters.splice(0)) wake();
         await sessions.flush();
+        if (failure !== undefined) throw failure;
       });
       return shutdownPromise;
     },

@@ -97,8 +97,14 @@ export class AgentCatalog {
       }
       return undefined;
     } catch (error) {
-      return error instanceof AgentFileError ? error : new AgentFileError(name, 'path', errorMessage(error));
+      return this.refuse(error instanceof AgentFileError ? error : new AgentFileError(name, 'path', errorMessage(error)));
     }
+  }
+
+  /** Records a refused file once (an edit refused on every spawn is one error), and returns it. */
+  private refuse(error: AgentFileError): AgentFileError {
+    if (!this.fileErrors.some((known) => known.message === error.message)) this.fileErrors.push(error);
+    return error;
   }
 
   /** Every agent's name. */
@@ -252,14 +258,22 @@ export class AgentCatalog {
     }
   }
 
-  /** Adds an agent read from a file; a file whose agent cannot be made is refused (the old version, if any, stays). */
+  /**
+   * Adds an agent read from a file. A file whose agent cannot be made (an unknown tool, an unknown sub-agent once
+   * the catalog is loaded) is refused and reported, and the version that ran before, if any, stays in use.
+   */
   private insertFile(loaded: LoadedAgent, previous?: Entry): void {
     try {
-      this.insert(defineAgent(loaded.definition), 'catalog', undefined, { path: loaded.file, version: loaded.version });
+      const entry = this.insert(defineAgent(loaded.definition), 'catalog', undefined, { path: loaded.file, version: loaded.version });
+      const missing = previous ? entry.definition.subagents?.find((name) => !this.entries.has(name)) : undefined;
+      if (missing !== undefined) {
+        this.entries.delete(entry.name);
+        throw new AgentFileError(loaded.file, 'subagents', `lists "${missing}" in subagents, but no agent has that name`);
+      }
     } catch (error) {
       if (previous) this.entries.set(previous.name, previous);
-      const field = /tool/.test(errorMessage(error)) ? 'tools' : 'frontmatter';
-      this.fileErrors.push(new AgentFileError(loaded.file, field, errorMessage(error)));
+      if (error instanceof AgentFileError) this.refuse(error);
+      else this.refuse(new AgentFileError(loaded.file, /tool/.test(errorMessage(error)) ? 'tools' : 'frontmatter', errorMessage(error)));
     }
   }
 

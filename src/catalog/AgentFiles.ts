@@ -9,7 +9,7 @@ export interface LoadedAgent {
   readonly definition: AgentDefinition;
   /** The file it came from (absolute). */
   readonly file: string;
-  /** Changes whenever the file does (its size and modification time). */
+  /** Changes whenever the file does (its inode, size, and modification and change times). */
   readonly version: string;
 }
 
@@ -110,6 +110,7 @@ export class AgentFiles {
     }
     const file = join(folder.path, `${name}.md`);
     let version: string;
+    let target: string;
     try {
       lstatSync(file);
     } catch {
@@ -122,7 +123,8 @@ export class AgentFiles {
       }
       const stats = statSync(real);
       if (!stats.isFile()) throw new AgentFileError(file, 'path', 'not a regular file');
-      version = `${stats.size}:${stats.mtimeMs}`;
+      version = `${stats.ino}:${stats.size}:${stats.mtimeMs}:${stats.ctimeMs}`;
+      target = real;
     } catch (error) {
       if (error instanceof AgentFileError) throw error;
       throw new AgentFileError(file, 'path', errorMessage(error));
@@ -133,7 +135,8 @@ export class AgentFiles {
       return cached.loaded;
     }
     try {
-      const definition = parseAgentFile(file, readFileSync(file, 'utf8'));
+      // Read the checked target, not the link, so a link swapped in meanwhile cannot lead outside.
+      const definition = parseAgentFile(file, readFileSync(target, 'utf8'));
       if (definition.name !== name) {
         throw new AgentFileError(file, 'name', `"${definition.name}" does not match the file name ${basename(file)}`);
       }

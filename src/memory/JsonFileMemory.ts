@@ -1,7 +1,7 @@
-import { open, readFile, rename, stat, unlink } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
+import { open, readFile, readdir, rename, stat, unlink } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
 import { ConfigurationError, CorruptStoreError, errorMessage } from '../errors.js';
-import { withFileLock, type FileLockOptions } from './fileLock.js';
+import { isRunning, withFileLock, type FileLockOptions } from './fileLock.js';
 import type { MemoryPort } from './MemoryPort.js';
 
 /** Options of {@link JsonFileMemory}. */
@@ -128,6 +128,7 @@ export class JsonFileMemory<T = unknown> implements MemoryPort<T> {
 
   /** Under the lock: reads the file as it is now, applies the changes, writes it back atomically. */
   private async commit(ops: Op[]): Promise<({ ok: true; value: unknown } | { ok: false; error: unknown })[]> {
+    await this.removeLeftovers();
     const data = await this.read(true);
     const results = ops.map((op) => {
       try {
@@ -138,6 +139,17 @@ export class JsonFileMemory<T = unknown> implements MemoryPort<T> {
     });
     if (results.some((result) => result.ok)) await this.replace(data);
     return results;
+  }
+
+  /** Removes the temporary files of writes whose process died before renaming them (under the lock). */
+  private async removeLeftovers(): Promise<void> {
+    const prefix = `${basename(this.file)}.`;
+    const names = await readdir(dirname(this.file)).catch(() => [] as string[]);
+    for (const name of names) {
+      if (!name.startsWith(prefix) || !name.endsWith('.tmp')) continue;
+      const pid = Number(/^(\d+)-/.exec(name.slice(prefix.length))?.[1]);
+      if (Number.isInteger(pid) && pid !== process.pid && !isRunning(pid)) await unlink(join(dirname(this.file), name)).catch(() => {});
+    }
   }
 
   /** Writes `data` to a temporary file, syncs it, renames it over the store and syncs the folder. */

@@ -56,7 +56,10 @@ export interface SessionManager {
   byParent(id: string): Promise<SessionRecord[]>;
   /** The stored conversation of a session (without its system prompt). */
   conversation(id: string): Promise<ChatMessage[] | undefined>;
-  /** Removes ended sessions (records and conversations) that ended more than `maxAgeMs` ago; returns their ids. */
+  /**
+   * Removes sessions (records and conversations) that ended more than `maxAgeMs` ago, and those that never ended
+   * (their process died) and started that long ago; returns their ids.
+   */
   cleanup(maxAgeMs: number): Promise<string[]>;
 }
 
@@ -72,11 +75,22 @@ export class SessionStore implements SessionManager {
   private changes: ((sessions: Record<string, unknown>) => void)[] = [];
   private conversations = new Map<string, ChatMessage[]>();
   private scheduled = false;
+  /** The last write: each write starts after the one before, so a store that does not queue keeps them in order. */
+  private tail: Promise<unknown> = Promise.resolve();
 
+  /**
+   * @param memory where sessions are kept.
+   * @param options `now` for record times (default `Date.now`); `isLive` tells whether this process runs a session
+   *   now, so `cleanup` never removes one of those.
+   */
   constructor(
     private readonly memory: MemoryPort<unknown>,
-    private readonly now: () => number = Date.now,
+    private readonly options: { now?: () => number; isLive?: (id: string) => boolean } = {},
   ) {}
+
+  private now(): number {
+    return (this.options.now ?? Date.now)();
+  }
 
   /** Records a new (or resumed) agent as pending. */
   spawned(record: Pick<SessionRecord, 'id' | 'agentType' | 'parentConversationId' | 'taskDescription'>): void {
@@ -122,11 +136,16 @@ export class SessionStore implements SessionManager {
 
   /** Resolves when every write so far has landed; rejects with the first write that failed since the last flush. */
   async flush(): Promise<void> {
-    if (this.scheduled) this.write();
-    while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
+    await this.settled();
     const failure = this.failures.shift();
     this.failures.length = 0;
     if (failure !== undefined) throw failure;
+  }
+
+  /** Resolves when every write so far has landed, failed or not (failures stay for `flush` to report). */
+  async settled(): Promise<void> {
+    if (this.scheduled) this.write();
+    while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
   }
 
   /** Queues a change of the records; the changes of one tick go to the store in one update. */
@@ -145,15 +164,15 @@ export class SessionStore implements SessionManager {
     const conversations = this.conversations;
     this.changes = [];
     this.conversations = new Map();
-    for (const [key, messages] of conversations) this.track(this.memory.set(key, messages));
-    if (changes.length === 0) return;
-    this.track(
-      this.memory.update(SESSIONS_KEY, (sessions) => {
+    this.track(async () => {
+      await Promise.all([...conversations].map(([key, messages]) => this.memory.set(key, messages)));
+      if (changes.length === 0) return;
+      await this.memory.update(SESSIONS_KEY, (sessions) => {
         const map = asMap(sessions);
         for (const apply of changes) apply(map);
         return map;
-      }),
-    );
+      });
+    });
   }
 
   async get(id: string): Promise<SessionRecord | undefined> {
@@ -186,13 +205,16 @@ export class SessionStore implements SessionManager {
   }
 
   async cleanup(maxAgeMs: number): Promise<string[]> {
+    await this.settled();
     const cutoff = this.now() - maxAgeMs;
     const removed: string[] = [];
     await this.memory.update(SESSIONS_KEY, (sessions) => {
       const map = asMap(sessions);
       for (const [id, value] of Object.entries(map)) {
         const parsed = SessionRecord.safeParse(value);
-        if (parsed.success && parsed.data.endTime !== null && parsed.data.endTime < cutoff) {
+        // An ended session by its end; one that never ended (its process died) by its start, unless it runs here.
+        const last = parsed.success ? (parsed.data.endTime ?? parsed.data.startTime) : Infinity;
+        if (last < cutoff && !this.options.isLive?.(id)) {
           delete map[id];
           removed.push(id);
         }
@@ -203,13 +225,14 @@ export class SessionStore implements SessionManager {
     return removed;
   }
 
-  private track(write: Promise<unknown>): void {
-    const tracked = write.then(
+  private track(write: () => Promise<unknown>): void {
+    const tracked = this.tail.then(write).then(
       () => {},
       (error: unknown) => {
         this.failures.push(error instanceof Error ? error : new Error(errorMessage(error)));
       },
     );
+    this.tail = tracked;
     this.pending.add(tracked);
     void tracked.finally(() => this.pending.delete(tracked));
   }

@@ -65,10 +65,18 @@ export class AgentPool {
     return `${agent.name}:${hash(agent.definition.systemPrompt)}:${hash(tools)}`;
   }
 
-  /** Takes an idle agent for a new task (the most recently idle one), counting a hit or a miss. */
-  take(key: string, name: string): PooledAgent | undefined {
+  /**
+   * Takes an idle agent for a new task (the most recently idle one that `usable` accepts; others are let go),
+   * counting a hit or a miss.
+   */
+  take(key: string, name: string, usable: (id: string) => boolean = () => true): PooledAgent | undefined {
     const entries = this.idle.get(key);
-    const entry = entries?.pop();
+    let entry = entries?.pop();
+    while (entry && !usable(entry.id)) {
+      this.clock.clearTimeout(entry.timer);
+      this.counts.evictions += 1;
+      entry = entries?.pop();
+    }
     if (entries?.length === 0) this.idle.delete(key);
     if (!entry) {
       this.counts.misses += 1;
@@ -80,15 +88,31 @@ export class AgentPool {
     return { id: entry.id, messages: entry.messages };
   }
 
-  /** Puts an agent that finished its task back, to wait for the next one. */
+  /** Puts an agent that finished its task back, to wait for the next one (once: an agent is idle in one place). */
   put(key: string, name: string, agent: PooledAgent): void {
     if (this.maxIdlePerKey === 0) return;
+    this.remove(agent.id);
     const entries = this.idle.get(key) ?? [];
     const entry: Entry = { ...agent, name, timer: undefined };
     entry.timer = this.clock.setTimeout(() => this.evict(key, entry), this.idleTimeoutMs);
+    // An idle agent must not keep the process alive on its own (real timers can be unref'd; simulated ones are ids).
+    (entry.timer as { unref?: () => void } | undefined)?.unref?.();
     entries.push(entry);
     this.idle.set(key, entries);
     while (entries.length > this.maxIdlePerKey) this.evict(key, entries[0]!);
+  }
+
+  /** Takes an agent out of the pool without counting a hit (it was resumed by hand); true if it was idle here. */
+  remove(id: string): boolean {
+    for (const [key, entries] of this.idle) {
+      const entry = entries.find((candidate) => candidate.id === id);
+      if (!entry) continue;
+      entries.splice(entries.indexOf(entry), 1);
+      if (entries.length === 0) this.idle.delete(key);
+      this.clock.clearTimeout(entry.timer);
+      return true;
+    }
+    return false;
   }
 
   /** How the pool has done so far. */

@@ -225,7 +225,7 @@ export class Delegator {
     if (record?.state === 'pending' || record?.state === 'running' || this.host.results.running(id)) {
       throw new DelegationError('still_running', `Agent ${id} is still ${record?.state ?? 'running'}; it can be resumed once it has ended.`);
     }
-    await this.host.sessions.flush().catch(() => {}); // a failed write is the store's to report; read what is there
+    await this.host.sessions.settled(); // a failed write stays for flush() to report; read what is there
     const stored = await this.host.sessions.get(id);
     if (!record && !stored) throw new DelegationError('unknown_session', `No agent session has the id "${id}".`);
     if (!record && (stored!.state === 'pending' || stored!.state === 'running')) {

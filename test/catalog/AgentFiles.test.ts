@@ -113,6 +113,21 @@ describe('a runtime with agent files', () => {
     await runtime.shutdown();
   });
 
+  it('keeps running the last good version of an edited file that is refused, and reports the refusal once', async () => {
+    write('writer', agentFile('writer', [], 'Good version.'));
+    const model = new ScriptedModel((request) => String(request.messages[0]?.content));
+    const runtime = createRuntime({ model, agentDirs: [agents], projectAgentDir: false });
+    expect((await runtime.run('writer', 'Go.')).output).toBe('Good version.');
+
+    write('writer', agentFile('writer', ['temperature: 9'], 'Broken version.'));
+    for (let i = 0; i < 3; i++) expect((await runtime.run('writer', 'Go.')).output).toBe('Good version.');
+    write('writer', agentFile('writer', ['tools: no_such_tool'], 'Broken again.'));
+    expect((await runtime.run('writer', 'Go.')).output).toBe('Good version.');
+
+    expect(runtime.agentFileErrors.map((error) => error.field)).toEqual(['temperature', 'tools']);
+    await runtime.shutdown();
+  });
+
   it('agents given in code win over files of the same name', async () => {
     write('writer', agentFile('writer', [], 'From the file.'));
     const model = new ScriptedModel((request) => String(request.messages[0]?.content));

@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -85,6 +86,7 @@ describe('JsonFileMemory', () => {
     await new JsonFileMemory(file).set('after', 'crash');
     expect(await new JsonFileMemory(file).get('kept')).toBe('old value');
     expect(await new JsonFileMemory(file).get('after')).toBe('crash');
+    expect(readdirSync(dir.path)).toEqual(['history.json']); // the dead write's leftovers are gone
   });
 
   it('loses nothing when two processes append to one store at the same time', async () => {
@@ -99,7 +101,17 @@ describe('JsonFileMemory', () => {
   }, 60_000);
 
   it('gives up with StoreLockedError when a live process holds the lock too long', async () => {
-    writeFileSync(`${file}.lock`, JSON.stringify({ pid: process.pid, host: (await import('node:os')).hostname(), at: Date.now() }));
+    writeFileSync(`${file}.lock`, JSON.stringify({ pid: process.ppid, host: hostname(), at: Date.now(), token: 't' }));
     await expect(new JsonFileMemory(file, { timeoutMs: 50 }).set('x', 1)).rejects.toBeInstanceOf(StoreLockedError);
+    expect(readdirSync(dir.path)).toContain('history.json.lock'); // a live holder's lock is left alone
+  });
+
+  it('takes over a lock left under its own process id (an id reused after a crash) and one past staleMs', async () => {
+    writeFileSync(`${file}.lock`, JSON.stringify({ pid: process.pid, host: hostname(), at: Date.now(), token: 'old' }));
+    await new JsonFileMemory(file, { timeoutMs: 1_000 }).set('a', 1);
+    writeFileSync(`${file}.lock`, JSON.stringify({ pid: process.ppid, host: hostname(), at: Date.now() - 120_000, token: 'old' }));
+    await new JsonFileMemory(file, { timeoutMs: 1_000 }).set('b', 2);
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ a: 1, b: 2 });
+    expect(readdirSync(dir.path).filter((name) => name.includes('.lock'))).toEqual([]);
   });
 });

@@ -105,7 +105,13 @@ describe('sessions in the store', () => {
     const analystId = sessions[1]!.id;
     expect(sessions[1]!.parentConversationId).toBe(first.lead);
 
+    const mainBefore = await new JsonFileMemory(file).get('main');
+    expect(mainBefore).toEqual(await new JsonFileMemory(file).get(first.lead));
     const resumed = await (await runtime.resume(analystId, 'Which is the largest?')).result;
+    await runtime.flush();
+    // The sub-agent keeps its parent from the first process, and the run's `main` conversation is left alone.
+    expect(await runtime.sessions.get(analystId)).toMatchObject({ parentConversationId: first.lead, state: 'completed' });
+    expect(await new JsonFileMemory(file).get('main')).toEqual(mainBefore);
     expect(resumed).toMatchObject({ id: analystId, status: 'completed', output: 'Resumed with 4 messages.' });
     expect(model.calls[0]!.messages.map((message) => message.content)).toEqual([
       'You are the analyst.',

@@ -69,6 +69,34 @@ describe('the pool of persist agents', () => {
     await runtime.shutdown();
   });
 
+  it('never hands one agent to two tasks: a resumed pooled agent leaves the pool, and is pooled once', async () => {
+    const clock = simulatedClock();
+    const model = new ScriptedModel((request) => `ok ${request.messages.length}`, { latencyMs: 100 });
+    const runtime = createRuntime({ model, agents: [specialist], clock, projectAgentDir: false });
+    const first = await advanceUntilSettled(clock, runtime.run('specialist', 'One.'));
+
+    const resumed = await runtime.resume(first.id, 'Again, by hand.');
+    const meanwhile = runtime.spawn('specialist', 'Someone else.');
+    expect(meanwhile.id).not.toBe(first.id);
+    await advanceUntilSettled(clock, Promise.all([resumed.result, meanwhile.result]));
+
+    const [a, b] = await advanceUntilSettled(clock, Promise.all([runtime.run('specialist', 'A.'), runtime.run('specialist', 'B.')]));
+    expect(a.id).not.toBe(b.id);
+    expect([a.id, b.id].sort()).toEqual([first.id, meanwhile.id].sort());
+    expect(runtime.poolStats().idle).toBe(2);
+    await runtime.shutdown();
+  });
+
+  it('refuses a bad spawn before touching the pool or the sessions', async () => {
+    const runtime = createRuntime({ model: answerWithCount(), agents: [specialist], projectAgentDir: false });
+    await runtime.run('specialist', 'One.');
+    expect(() => runtime.spawn('specialist', 'Two.', { maxTurns: -1 })).toThrow(/maxTurns must be a positive number/);
+    await runtime.flush();
+    expect(runtime.poolStats()).toMatchObject({ hits: 0, idle: 1 });
+    expect(await runtime.sessions.running()).toEqual([]);
+    await runtime.shutdown();
+  });
+
   let dir: ReturnType<typeof tempDir>;
   beforeEach(() => (dir = tempDir()));
   afterEach(() => dir.remove());

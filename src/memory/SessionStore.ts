@@ -95,7 +95,10 @@ export class SessionStore implements SessionManager {
   /** Records a new (or resumed) agent as pending. */
   spawned(record: Pick<SessionRecord, 'id' | 'agentType' | 'parentConversationId' | 'taskDescription'>): void {
     const session: SessionRecord = {
-      ...record,
+      id: record.id,
+      agentType: record.agentType,
+      parentConversationId: record.parentConversationId,
+      taskDescription: record.taskDescription,
       state: 'pending',
       startTime: this.now(),
       endTime: null,
@@ -113,7 +116,7 @@ export class SessionStore implements SessionManager {
   started(id: string): void {
     this.change((sessions) => {
       const known = sessions[id] as SessionRecord | undefined;
-      if (known) sessions[id] = { ...known, state: 'running' };
+      if (known) known.state = 'running'; // records are the store's own objects here: changed in place
     });
   }
 
@@ -130,7 +133,7 @@ export class SessionStore implements SessionManager {
     if (alsoUnder !== undefined) this.conversations.set(alsoUnder, messages);
     this.change((sessions) => {
       const known = sessions[id] as SessionRecord | undefined;
-      if (known) sessions[id] = { ...known, ...outcome, endTime };
+      if (known) Object.assign(known, outcome, { endTime });
     });
   }
 

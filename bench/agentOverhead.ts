@@ -12,7 +12,7 @@ export async function runAgents(n: number): Promise<{ ms: number; retainedPerAge
   const model = new ScriptedModel(() => 'ok', { record: false });
   const runtime = createRuntime({ model, agents: [worker], maxParallel: n, projectAgentDir: false });
   // Measured from the empty runtime, so its fixed cost is not spread over the agents.
-  const before = heapAfterGc();
+  const before = await heapAfterGc();
   let completed = 0;
   const ms = await timed(() =>
     Promise.all(
@@ -25,7 +25,7 @@ export async function runAgents(n: number): Promise<{ ms: number; retainedPerAge
   );
   if (completed !== n) throw new Error(`Only ${completed} of ${n} agents completed.`);
   // The runtime is still alive: what it keeps of finished agents (records, metrics, results) is counted.
-  const retainedPerAgent = (heapAfterGc() - before) / n;
+  const retainedPerAgent = ((await heapAfterGc()) - before) / n;
   await runtime.shutdown();
   return { ms, retainedPerAgent };
 }

@@ -19,7 +19,7 @@ const TURNS = 3;
 const TURN_MS = 1_000;
 
 export async function concurrentScale(n: number): Promise<void> {
-  const before = heapAfterGc();
+  const before = await heapAfterGc();
   const clock = new SimulatedClock();
   const model = new ScriptedModel(
     (request) => {
@@ -45,7 +45,7 @@ export async function concurrentScale(n: number): Promise<void> {
     for (let step = 0; !settled; step++) {
       await settleMicrotasks();
       await settleMicrotasks();
-      if (step === 0) live = heapAfterGc() - before; // every agent is alive, waiting for its first reply
+      if (step === 0) live = await heapAfterGc() - before; // every agent is alive, waiting for its first reply
       peak = Math.max(peak, process.memoryUsage().heapUsed - before);
       if (settled) break;
       const next = nextTimerAt(clock);

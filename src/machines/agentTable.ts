@@ -98,7 +98,7 @@ export class AgentTable {
 
   /** Takes an agent's slot away (it waits, or it ended). */
   freeSlot(record: AgentRecord): void {
-    if (!record.holdsSlot) return;
+    if (record.holdsSlot !== true) return;
     record.holdsSlot = false;
     this.running -= 1;
   }
@@ -109,10 +109,11 @@ export class AgentTable {
     if (!record) return [];
     this.freeSlot(record);
     record.state = state;
-    record.held = false;
-    record.waits = 0;
+    // Fields are only reset when they were set: records stay small for the many agents that never used them.
+    if (record.held) record.held = false;
+    if (record.waits) record.waits = 0;
     const waiters = record.waiters ?? [];
-    record.waiters = undefined;
+    if (record.waiters) record.waiters = undefined;
     this.actors.delete(id);
     return waiters;
   }

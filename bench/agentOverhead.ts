@@ -7,12 +7,10 @@ import { heapAfterGc, medianOf, report, timed } from './measure.js';
 
 const worker = defineAgent({ name: 'worker', description: 'Answers at once.', systemPrompt: 'Answer.' });
 
-/** Runs N agents to completion on a fresh runtime; returns wall ms and retained bytes per finished agent. */
-export async function runAgents(n: number): Promise<{ ms: number; retainedPerAgent: number }> {
+/** Runs N agents to completion on a fresh runtime; returns the wall ms (with the runtime shut down after). */
+export async function runAgents(n: number, afterRun?: () => Promise<void>): Promise<number> {
   const model = new ScriptedModel(() => 'ok', { record: false });
   const runtime = createRuntime({ model, agents: [worker], maxParallel: n, projectAgentDir: false });
-  // Measured from the empty runtime, so its fixed cost is not spread over the agents.
-  const before = await heapAfterGc();
   let completed = 0;
   const ms = await timed(() =>
     Promise.all(
@@ -24,25 +22,39 @@ export async function runAgents(n: number): Promise<{ ms: number; retainedPerAge
     ),
   );
   if (completed !== n) throw new Error(`Only ${completed} of ${n} agents completed.`);
-  // The runtime is still alive: what it keeps of finished agents (records, metrics, results) is counted.
-  const retainedPerAgent = ((await heapAfterGc()) - before) / n;
+  await afterRun?.();
   await runtime.shutdown();
-  return { ms, retainedPerAgent };
+  return ms;
+}
+
+/** The heap a runtime keeps per finished agent (records, metrics, results, sessions), measured after full GCs. */
+export async function retainedPerAgent(n: number): Promise<number> {
+  let before = 0;
+  let after = 0;
+  await runAgents(n, async () => {
+    after = await heapAfterGc();
+  });
+  // The same runtime, empty: what it costs before any agent, so its fixed cost is not spread over the agents.
+  const model = new ScriptedModel(() => 'ok', { record: false });
+  const empty = createRuntime({ model, agents: [worker], maxParallel: n, projectAgentDir: false });
+  before = await heapAfterGc();
+  await empty.shutdown();
+  return (after - before) / n;
 }
 
 export async function agentOverhead(sizes: readonly number[]): Promise<void> {
-  // Warm both sides up so the first size does not pay for the JIT.
-  await runAgents(Math.min(1_000, sizes[0] ?? 1_000));
-  await rawXState(Math.min(1_000, sizes[0] ?? 1_000));
+  // Warm both sides up so that neither pays for the JIT in what is measured (troupe's longer code path takes some
+  // ten runs to settle).
+  const warm = Math.min(1_000, sizes[0] ?? 1_000);
+  for (let round = 0; round < 10; round++) {
+    await runAgents(warm);
+    await rawXState(warm);
+    await promiseAll(warm);
+  }
   const perAgent: number[] = [];
   for (const n of sizes) {
-    const runs = n >= 100_000 ? 1 : 3;
-    let retained = 0;
-    const troupe = await medianOf(runs, async () => {
-      const run = await runAgents(n);
-      retained = run.retainedPerAgent;
-      return run;
-    });
+    const runs = n >= 100_000 ? 1 : n >= 10_000 ? 5 : 9;
+    const troupe = await medianOf(runs, () => runAgents(n));
     const promises = await medianOf(runs, () => promiseAll(n));
     const xstate = await medianOf(runs, () => rawXState(n));
     const us = (troupe * 1000) / n;
@@ -59,6 +71,7 @@ export async function agentOverhead(sizes: readonly number[]): Promise<void> {
       pass: troupe / xstate <= 1.5,
       detail: { promiseAllUs: round3((promises * 1000) / n), ratioToPromiseAll: round3(troupe / promises) },
     });
+    const retained = await retainedPerAgent(n);
     report({
       bench: 'agent-overhead',
       name: `retained heap per finished agent, N=${n}`,

@@ -76,11 +76,13 @@ export async function timed(work: () => Promise<unknown> | unknown): Promise<num
   return performance.now() - start;
 }
 
-/** The median of a few runs of `work` (in ms), to damp a noisy machine. */
+/**
+ * The median of a few runs of `work` (in ms), to damp a noisy machine. No GC is forced between runs: a forced full
+ * GC also throws away compiled code, so the run after it would measure the JIT as much as the work.
+ */
 export async function medianOf(runs: number, work: () => Promise<unknown> | unknown): Promise<number> {
   const times: number[] = [];
   for (let i = 0; i < runs; i++) {
-    collectGarbage();
     times.push(await timed(work));
   }
   times.sort((a, b) => a - b);

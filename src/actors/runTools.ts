@@ -181,14 +181,17 @@ async function runOne(batch: Batch, { call, tool, args }: ReadyCall): Promise<To
           signal: callSignal,
           clock,
           messages: input.messages,
-          delegation: environment.delegation({
-            agentId: input.agentId,
-            agentName: agent.name,
-            depth: input.depth,
-            toolCallId: call.id,
-            messages: input.messages,
-            signal: callSignal,
-          }),
+          // Made on first use: most tools never delegate.
+          get delegation() {
+            return environment.delegation({
+              agentId: input.agentId,
+              agentName: agent.name,
+              depth: input.depth,
+              toolCallId: call.id,
+              messages: input.messages,
+              signal: callSignal,
+            });
+          },
         }),
       ),
       ...limits,

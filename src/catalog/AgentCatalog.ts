@@ -50,6 +50,8 @@ export class AgentCatalog {
   /** Bumped whenever an agent is added or removed, so cached tool descriptions are rebuilt. */
   private version = 0;
   private readonly schemas = new Map<string, { version: number; schemas: readonly ToolSchema[] }>();
+  /** How many agents in the catalog each agent made (by the maker's id). */
+  private readonly made = new Map<string, number>();
 
   /** Agent files that were refused, each naming the file and the field; the other agents loaded. */
   readonly fileErrors: AgentFileError[] = [];
@@ -143,6 +145,7 @@ export class AgentCatalog {
     const entry = this.entries.get(name);
     if (!entry || entry.lifecycle === 'catalog') return false;
     this.entries.delete(name);
+    if (entry.createdBy) this.count(entry.createdBy.id, -1);
     this.version += 1;
     return true;
   }
@@ -170,11 +173,6 @@ export class AgentCatalog {
     return result;
   }
 
-  /** True when the caller may hand work to the named agent. */
-  mayDelegate(caller: { id: string; name: string }, agentName: string): boolean {
-    return this.delegatesOf(caller).some((agent) => agent.name === agentName);
-  }
-
   /** An agent as a delegation tool describes it. */
   summary(agent: ResolvedAgent): AgentSummary {
     return {
@@ -191,12 +189,12 @@ export class AgentCatalog {
    * out when there are none.
    */
   toolSchemas(agent: ResolvedAgent, depth: number, callerId: string): readonly ToolSchema[] {
-    const entry = this.entries.get(agent.name);
-    if (entry === agent && !entry.delegating) return entry.schemas;
+    const known = agent as Partial<Entry>;
+    if (known.delegating === false && known.schemas) return known.schemas;
     const atLimit = depth >= this.options.maxDepth;
-    const delegates = [...agent.tools.keys()].some((name) => DELEGATION_TOOLS.has(name)) && !atLimit;
+    const delegates = !atLimit && [...agent.tools.keys()].some((name) => DELEGATION_TOOLS.has(name));
     // Agents an agent made are only its own, so a caller's list is personal once it has made one.
-    const personal = delegates && [...this.entries.values()].some((entry) => entry.createdBy?.id === callerId);
+    const personal = delegates && (this.made.get(callerId) ?? 0) > 0;
     const key = `${agent.name}|${atLimit}|${personal ? callerId : ''}`;
     const cached = this.schemas.get(key);
     if (cached && cached.version === this.version) return cached.schemas;
@@ -218,16 +216,17 @@ export class AgentCatalog {
   /** The tool a call names, or why this agent may not call it: the allow-list, enforced where tools run. */
   toolFor(agent: ResolvedAgent, depth: number, toolName: string): Tool | ToolRefusal {
     const atLimit = depth >= this.options.maxDepth;
+    const tool = agent.tools.get(toolName);
+    if (tool && !(atLimit && DELEGATION_TOOLS.has(toolName))) return tool;
+    // Refused: name what the agent may call instead.
     const own = [...agent.tools.keys()].filter((name) => !(atLimit && DELEGATION_TOOLS.has(name)));
     const listing = own.length > 0 ? `Its tools: ${own.join(', ')}.` : 'It has no tools.';
-    const tool = agent.tools.get(toolName);
-    if (tool && atLimit && DELEGATION_TOOLS.has(toolName)) {
+    if (tool) {
       return {
         reason: 'depth_limit',
         error: `"${toolName}" is refused: agent "${agent.name}" is at depth ${depth}, the runtime's delegation limit (maxDepth ${this.options.maxDepth}). Do the work yourself.`,
       };
     }
-    if (tool) return tool;
     if (this.isKnownTool(toolName)) {
       return { reason: 'not_allowed', error: `Tool "${toolName}" is not allowed for agent "${agent.name}". ${listing}` };
     }
@@ -321,8 +320,15 @@ export class AgentCatalog {
       ...(createdBy ? { createdBy } : {}),
     };
     this.entries.set(definition.name, entry);
+    if (createdBy) this.count(createdBy.id, 1);
     this.version += 1;
     return entry;
+  }
+
+  private count(maker: string, change: number): void {
+    const made = (this.made.get(maker) ?? 0) + change;
+    if (made > 0) this.made.set(maker, made);
+    else this.made.delete(maker);
   }
 }
 

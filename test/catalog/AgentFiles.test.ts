@@ -1,20 +1,17 @@
 import { mkdirSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { AgentFileError, AgentFiles, ConfigurationError, createRuntime, ScriptedModel } from 'troupe';
 import { echoTool } from '../stubs.js';
-import { agentFile, tempDir } from '../support/tempDir.js';
+import { agentFile, eachTestTempDir } from '../support/tempDir.js';
 
-let dir: ReturnType<typeof tempDir>;
+const dir = eachTestTempDir();
 let agents: string;
 
 beforeEach(() => {
-  dir = tempDir();
   agents = join(dir.path, 'agents');
   mkdirSync(agents);
 });
-
-afterEach(() => dir.remove());
 
 const write = (name: string, text: string, folder = agents) => writeFileSync(join(folder, `${name}.md`), text);
 

@@ -4,23 +4,20 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { CorruptStoreError, JsonFileMemory, StoreLockedError } from 'troupe';
-import { tempDir } from '../support/tempDir.js';
+import { eachTestTempDir } from '../support/tempDir.js';
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const worker = (...args: string[]) => run(process.execPath, ['--import', 'tsx', 'test/support/storeWorker.ts', ...args], { cwd: root, timeout: 60_000 });
 
-let dir: ReturnType<typeof tempDir>;
+const dir = eachTestTempDir();
 let file: string;
 
 beforeEach(() => {
-  dir = tempDir();
   file = join(dir.path, 'history.json');
 });
-
-afterEach(() => dir.remove());
 
 describe('JsonFileMemory', () => {
   it('keeps every key in one JSON file that a new instance reads back', async () => {

@@ -2,24 +2,21 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { createRuntime, DelegationError, InMemoryMemory, JsonFileMemory, SESSIONS_KEY, type SessionRecord } from 'troupe';
 import { ScriptedModel } from 'troupe/testing';
 import { assign, lastToolMessage, leader, toolReply, worker } from '../stubs.js';
-import { tempDir } from '../support/tempDir.js';
+import { eachTestTempDir } from '../support/tempDir.js';
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
-let dir: ReturnType<typeof tempDir>;
+const dir = eachTestTempDir();
 let file: string;
 
 beforeEach(() => {
-  dir = tempDir();
   file = join(dir.path, 'history.json');
 });
-
-afterEach(() => dir.remove());
 
 describe('sessions in the store', () => {
   it('keeps each conversation under the agent id, its record in __agent_sessions__, and the run under main', async () => {

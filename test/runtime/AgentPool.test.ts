@@ -1,10 +1,10 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createRuntime, defineAgent } from 'troupe';
 import { ScriptedModel, advanceUntilSettled } from 'troupe/testing';
 import { collect, ofType, simulatedClock } from '../stubs.js';
-import { agentFile, tempDir } from '../support/tempDir.js';
+import { agentFile, eachTestTempDir } from '../support/tempDir.js';
 
 const specialist = defineAgent({ name: 'specialist', description: 'Answers questions.', systemPrompt: 'You answer.', persist: true });
 const answerWithCount = () => new ScriptedModel((request) => `Answer after ${request.messages.length} messages.`);
@@ -97,9 +97,7 @@ describe('the pool of persist agents', () => {
     await runtime.shutdown();
   });
 
-  let dir: ReturnType<typeof tempDir>;
-  beforeEach(() => (dir = tempDir()));
-  afterEach(() => dir.remove());
+  const dir = eachTestTempDir();
 
   it('gives a changed agent file a new key: the stale pooled agent is not reused', async () => {
     const agents = join(dir.path, 'agents');

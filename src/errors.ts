@@ -24,7 +24,12 @@ export type TroupeErrorCode =
   | 'invalid_agent_file'
   | 'corrupt_store'
   | 'store_locked'
-  | 'aborted';
+  | 'aborted'
+  | 'inbox_full'
+  | 'undeliverable'
+  | 'message_refused'
+  | 'reply_timeout'
+  | 'deadlock';
 
 /** The common base of every error troupe throws. */
 export abstract class TroupeError extends Error {
@@ -229,6 +234,82 @@ export class AbortedError extends TroupeError {
   readonly code = 'aborted' as const;
   constructor(message = 'The operation was aborted.') {
     super(message);
+  }
+}
+
+/** A message was refused because the receiver's inbox was full (and set to refuse rather than drop the oldest). */
+export class InboxFullError extends TroupeError {
+  readonly code = 'inbox_full' as const;
+  constructor(
+    /** The receiver's id. */
+    readonly receiver: string,
+    /** The id of the refused message. */
+    readonly messageId: string,
+  ) {
+    super(`The inbox of ${receiver} is full; message ${messageId} was not delivered. Try again later or send less often.`);
+  }
+}
+
+/** Why a message reached nobody (see {@link UndeliverableError}). */
+export type UndeliverableReason = 'unknown_agent' | 'ended' | 'no_live_agent' | 'ambiguous' | 'no_subscribers';
+
+/** A message reached nobody: an unknown or ended agent, a name with no live agent or with several. */
+export class UndeliverableError extends TroupeError {
+  readonly code = 'undeliverable' as const;
+  constructor(
+    /** The address it was sent to. */
+    readonly address: string,
+    /** Why it could not be delivered. */
+    readonly reason: UndeliverableReason,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** A message an agent may not send: its `canMessage` list or the runtime's message policy refused it. */
+export class MessageRefusedError extends TroupeError {
+  readonly code = 'message_refused' as const;
+  constructor(
+    /** The sender's id. */
+    readonly sender: string,
+    /** The address it tried to reach. */
+    readonly address: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** No reply came to a request within its time limit. */
+export class ReplyTimeoutError extends TroupeError {
+  readonly code = 'reply_timeout' as const;
+  constructor(
+    /** The id of the message that got no reply. */
+    readonly messageId: string,
+    /** The limit that passed, on the runtime's clock. */
+    readonly timeoutMs: number,
+  ) {
+    super(`No reply to message ${messageId} came within ${timeoutMs} ms.`);
+  }
+}
+
+/**
+ * A simulation can go no further: no agent is thinking or acting, no timer is set, and some agents still wait for
+ * messages or replies that nobody can send.
+ */
+export class DeadlockError extends TroupeError {
+  readonly code = 'deadlock' as const;
+  constructor(
+    /** The agents that wait, each with what it waits in. */
+    readonly waiting: readonly { id: string; state: string }[],
+    /** The runtime clock's time when it was found. */
+    readonly at: number,
+  ) {
+    super(
+      `Deadlock at ${at} ms: nothing is left to run and no timer is set, but ${waiting.length} agent(s) still wait: ` +
+        `${waiting.map((agent) => `${agent.id} (${agent.state})`).join(', ')}.`,
+    );
   }
 }
 

@@ -14,13 +14,52 @@ export { realClock, realClockFromNow, sleep } from './clock.js';
 export type { PoolOptions, PoolStats } from './runtime/AgentPool.js';
 export type { PendingApproval } from './runtime/Approvals.js';
 
+// ── Messaging and simulation ────────────────────────────────────────────────────────────────────────────
+export { Message, RUNTIME_ADDRESS, TOPIC_PREFIX, TopicName, renderMessage } from './messaging/Message.js';
+export { Inbox } from './messaging/Inbox.js';
+export type { InboxPush, Overflow } from './messaging/Inbox.js';
+export { PostOffice } from './messaging/PostOffice.js';
+export type { DeadLetterReason, Delivery, InboxOptions, RouteReport, WaitAnswer, WaitSpec } from './messaging/PostOffice.js';
+export { Blackboard } from './messaging/Blackboard.js';
+export type { BlackboardChange } from './messaging/Blackboard.js';
+export type {
+  MessageDecision,
+  MessagePolicy,
+  MessageReceipt,
+  MessageRequest,
+  Messaging,
+  SendOptions,
+  WaitOptions,
+} from './messaging/Messaging.js';
+export {
+  blackboardRead,
+  blackboardWrite,
+  finish,
+  messagingTools,
+  publish,
+  reply,
+  sendMessage,
+  stopAgent,
+  subscribe,
+  waitForMessages,
+} from './tools/messagingTools.js';
+export { finishSignal, isToolSignal, waitSignal } from './tools/toolSignal.js';
+export type { ToolSignal } from './tools/toolSignal.js';
+export { RandomSource } from './random.js';
+export { RuntimeClock } from './runtime/RuntimeClock.js';
+export type { SettableClock } from './runtime/RuntimeClock.js';
+export type { IdleReport, RunUntilIdleOptions } from './runtime/Simulation.js';
+export { RESIDENT_MAX_TURNS } from './runtime/Launcher.js';
+export { recordEvents } from './views/recordEvents.js';
+export type { EventRecording } from './views/recordEvents.js';
+
 // ── Delegation ──────────────────────────────────────────────────────────────────────────────────────────
 export { assignTask } from './tools/assignTask.js';
 export { taskOutput, DEFAULT_TASK_OUTPUT_TIMEOUT_MS } from './tools/taskOutput.js';
 export { spawnAgent } from './tools/spawnAgent.js';
 export { parallelTasks } from './tools/parallelTasks.js';
 export type { TaskReport } from './tools/parallelTasks.js';
-export { builtinTools, DELEGATION_TOOLS } from './tools/builtinTools.js';
+export { BUILTIN_TOOLS, builtinTools, DELEGATION_TOOLS } from './tools/builtinTools.js';
 export { sharedContext } from './runtime/sharedContext.js';
 export type {
   AgentSummary,
@@ -35,7 +74,7 @@ export type {
   TaskOutputOptions,
   TaskResult,
   TaskRunning,
-} from './runtime/Delegation.js';
+} from './tools/Delegation.js';
 export type { Clock, TroupeClock } from './clock.js';
 
 // ── Agents and tools ────────────────────────────────────────────────────────────────────────────────────
@@ -94,6 +133,12 @@ export {
   ApprovalDenied,
   ApprovalGranted,
   ApprovalRequested,
+  AgentWaiting,
+  BlackboardChanged,
+  MessageDeadLetter,
+  MessageDelivered,
+  MessageDropped,
+  MessageSent,
   FailureReason,
   Risk,
   ModelRequested,
@@ -114,7 +159,12 @@ export {
   AgentFileError,
   ConfigurationError,
   CorruptStoreError,
+  DeadlockError,
   DelegationError,
+  InboxFullError,
+  MessageRefusedError,
+  ReplyTimeoutError,
+  UndeliverableError,
   InvalidAgentError,
   InvalidToolError,
   ModelError,
@@ -128,7 +178,7 @@ export {
   UnknownRequestError,
   errorMessage,
 } from './errors.js';
-export type { DelegationRefusal, TroupeErrorCode } from './errors.js';
+export type { DelegationRefusal, TroupeErrorCode, UndeliverableReason } from './errors.js';
 
 // ── Views ───────────────────────────────────────────────────────────────────────────────────────────────
 export { formatEvent, shortId } from './views/formatEvent.js';

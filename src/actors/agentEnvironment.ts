@@ -2,7 +2,10 @@ import { ConfigurationError } from '../errors.js';
 import type { Agent } from '../catalog/defineAgent.js';
 import type { ChatMessage, Model, ToolSchema } from '../models/Model.js';
 import type { PriceTable } from '../models/prices.js';
-import type { Delegation } from '../runtime/Delegation.js';
+import type { Blackboard } from '../messaging/Blackboard.js';
+import type { Messaging } from '../messaging/Messaging.js';
+import type { RandomSource } from '../random.js';
+import type { Delegation } from '../tools/Delegation.js';
 import type { Tool } from '../tools/defineTool.js';
 import type { PlannedCall } from '../tools/schedule.js';
 
@@ -57,6 +60,12 @@ export interface AgentEnvironment {
   plan(tool: Tool, args: unknown): PlannedCall;
   /** What a tool may do with other agents on the caller's behalf. */
   delegation(caller: Caller): Delegation;
+  /** What a tool may do with messages on the caller's behalf. */
+  messaging(caller: Caller): Messaging;
+  /** The run's shared key-value store. */
+  readonly blackboard: Blackboard;
+  /** The seeded random source of an agent (its own stream, drawn from the runtime's seed). */
+  random(agentId: string): RandomSource;
   /** The price table for costs. */
   readonly prices: PriceTable;
 }
@@ -75,5 +84,10 @@ export const missingEnvironment: AgentEnvironment = {
   toolFor: notProvided,
   plan: notProvided,
   delegation: notProvided,
+  messaging: notProvided,
+  get blackboard(): never {
+    return notProvided();
+  },
+  random: notProvided,
   prices: {},
 };

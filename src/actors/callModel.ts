@@ -45,6 +45,7 @@ export function createCallModel(environment: AgentEnvironment) {
         tools: environment.toolSchemas(agent, input.depth, input.agentId),
         signal,
         clock,
+        random: () => environment.random(input.agentId).next(),
       });
     } catch (error) {
       if (signal.aborted) throw new AbortedError('The model call was aborted.');

@@ -7,6 +7,7 @@ import type { Tool } from '../tools/defineTool.js';
 import { executePlan } from '../tools/executePlan.js';
 import { schedule, type PlannedCall } from '../tools/schedule.js';
 import { isToolReply } from '../tools/toolReply.js';
+import { isToolSignal } from '../tools/toolSignal.js';
 import type { AgentEnvironment, ResolvedAgent, ToolRefusal } from './agentEnvironment.js';
 
 /** What one batch of tool calls needs. */
@@ -30,7 +31,11 @@ export type ToolProgress =
   | { type: 'TOOL.ENDED'; callId: string; tool: string; status: 'ok' | 'error'; durationMs: number; error?: string }
   | { type: 'TOOL.WAITING'; callId: string }
   | { type: 'TOOL.RESUMED'; callId: string }
-  | { type: 'TOOLS.DONE'; messages: ToolMessage[] }
+  /**
+   * The batch ended. `waiting`: some calls wait for messages (their tool messages are filled in when the agent
+   * wakes); `finish`: a call ended the agent, with this answer if it gave one.
+   */
+  | { type: 'TOOLS.DONE'; messages: ToolMessage[]; waiting?: boolean; finish?: { answer?: string } }
   | { type: 'TOOLS.FAILED'; error: string };
 
 /** A call that passed every check and may run. */
@@ -51,6 +56,10 @@ interface Batch {
   /** Rejects when `signal` aborts; every call of the batch races it. */
   stopped: Promise<never>;
   send: (event: ToolProgress) => void;
+  /** Set by a call that waits for messages. */
+  waiting?: boolean;
+  /** Set by a call that ends the agent. */
+  finish?: { answer?: string };
 }
 
 // Abort reasons made once: an Error costs a stack trace, and these are given on every ordinary end.
@@ -73,20 +82,20 @@ export function createRunTools(environment: AgentEnvironment) {
     };
     const stopped = aborted(controller.signal);
     stopped.catch(() => {}); // raced by every call; a batch whose calls were all refused races it with nothing
+    const batch: Partial<Batch> = { input, environment, clock: system._clock, signal: controller.signal, stopped, send };
     Promise.resolve()
-      .then(() =>
-        runBatch({
-          agent: environment.resolve(input.agentName, input.agentId),
-          input,
-          environment,
-          clock: system._clock,
-          signal: controller.signal,
-          stopped,
-          send,
-        }),
-      )
+      .then(() => {
+        batch.agent = environment.resolve(input.agentName, input.agentId);
+        return runBatch(batch as Batch);
+      })
       .then(
-        (messages) => send({ type: 'TOOLS.DONE', messages }),
+        (messages) =>
+          send({
+            type: 'TOOLS.DONE',
+            messages,
+            ...(batch.waiting ? { waiting: true } : {}),
+            ...(batch.finish ? { finish: batch.finish } : {}),
+          }),
         (error: unknown) => send({ type: 'TOOLS.FAILED', error: errorMessage(error) }),
       );
     return () => controller.abort(AGENT_STOPPED);
@@ -181,21 +190,24 @@ async function runOne(batch: Batch, { call, tool, args }: ReadyCall): Promise<To
           signal: callSignal,
           clock,
           messages: input.messages,
-          // Made on first use: most tools never delegate.
+          // Made on first use: most tools never delegate or message.
           get delegation() {
-            return environment.delegation({
-              agentId: input.agentId,
-              agentName: agent.name,
-              depth: input.depth,
-              toolCallId: call.id,
-              messages: input.messages,
-              signal: callSignal,
-            });
+            return environment.delegation(callerOf(batch, call.id, callSignal));
+          },
+          get messaging() {
+            return environment.messaging(callerOf(batch, call.id, callSignal));
+          },
+          get blackboard() {
+            return environment.blackboard;
           },
         }),
       ),
       ...limits,
     ]);
+    if (isToolSignal(output)) {
+      if (output.kind === 'wait') batch.waiting = true;
+      else batch.finish = output.answer === undefined ? {} : { answer: output.answer };
+    }
     message = toMessage(call.id, output);
     const failed = message.isError === true;
     send({
@@ -220,6 +232,11 @@ async function runOne(batch: Batch, { call, tool, args }: ReadyCall): Promise<To
   return message;
 }
 
+/** The agent a tool call runs for, as delegation and messaging see it. */
+function callerOf({ agent, input }: Batch, toolCallId: string, signal: AbortSignal) {
+  return { agentId: input.agentId, agentName: agent.name, depth: input.depth, toolCallId, messages: input.messages, signal };
+}
+
 /** A promise that rejects when the signal aborts (with its reason), and never resolves. */
 function aborted(signal: AbortSignal): Promise<never> {
   return new Promise((_, reject) => {
@@ -231,6 +248,8 @@ function aborted(signal: AbortSignal): Promise<never> {
 
 /** A tool's output as its tool message: a {@link toolReply} keeps its error flag and metadata. */
 function toMessage(toolCallId: string, output: unknown): ToolMessage {
+  // A waiting call's content is filled in when its messages come; a finishing call says so.
+  if (isToolSignal(output)) return { role: 'tool', toolCallId, content: output.kind === 'wait' ? '' : 'Finished.' };
   if (isToolReply(output)) {
     return {
       role: 'tool',

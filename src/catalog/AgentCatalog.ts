@@ -1,8 +1,8 @@
 import type { ResolvedAgent, ToolRefusal } from '../actors/agentEnvironment.js';
 import { AgentFileError, ConfigurationError, UnknownAgentError, errorMessage } from '../errors.js';
 import type { Model, ToolSchema } from '../models/Model.js';
-import type { AgentSummary } from '../runtime/Delegation.js';
-import { builtinTools, DELEGATION_TOOLS } from '../tools/builtinTools.js';
+import type { AgentSummary } from '../tools/Delegation.js';
+import { BUILTIN_TOOLS, builtinTools, DELEGATION_TOOLS } from '../tools/builtinTools.js';
 import { indexTools, type Tool } from '../tools/defineTool.js';
 import type { PlannedCall } from '../tools/schedule.js';
 import type { AgentFiles, LoadedAgent } from './AgentFiles.js';
@@ -59,8 +59,8 @@ export class AgentCatalog {
   constructor(definitions: readonly (Agent | AgentDefinition)[], options: AgentCatalogOptions) {
     this.options = options;
     for (const tool of options.tools) {
-      if (DELEGATION_TOOLS.has(tool.name)) {
-        throw new ConfigurationError(`The tool name "${tool.name}" belongs to a built-in delegation tool; pick another name.`);
+      if (BUILTIN_TOOLS.has(tool.name)) {
+        throw new ConfigurationError(`The tool name "${tool.name}" belongs to a built-in tool; pick another name.`);
       }
     }
     this.tools = indexTools([...builtinTools, ...options.tools]);

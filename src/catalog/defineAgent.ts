@@ -48,6 +48,21 @@ export interface AgentDefinition {
    * later spawn of this agent reuses it (same id, conversation kept) instead of starting afresh.
    */
   persist?: boolean;
+  /**
+   * A resident agent lives on after it answers: it waits for messages and answers them, until it is stopped
+   * (`runtime.stop`, its parent, shutdown), calls `finish`, or runs out of turns or budget. Its result is its last
+   * answer. Resident agents get 1,000 turns unless `maxTurns` says otherwise.
+   */
+  resident?: boolean;
+  /** Topics the agent subscribes to from the start. */
+  subscribe?: readonly string[];
+  /** Its inbox: how many messages wait at most (default: the runtime's, 256), and what a full one does. */
+  inbox?: { capacity?: number; overflow?: 'reject' | 'drop-oldest' };
+  /**
+   * Whom it may send messages to: agent names, and `topic:<name>` for topics it may publish to (default: anyone).
+   * Replies to messages it read are always allowed.
+   */
+  canMessage?: readonly string[];
 }
 
 /** A validated agent definition. */
@@ -97,6 +112,23 @@ export function defineAgent(definition: AgentDefinition): Agent {
     fail('shareContext must be true, false or a positive whole number of messages');
   }
   if (definition.persist !== undefined && typeof definition.persist !== 'boolean') fail('persist must be true or false');
+  if (definition.resident !== undefined && typeof definition.resident !== 'boolean') fail('resident must be true or false');
+  for (const [field, list] of [
+    ['subscribe', definition.subscribe],
+    ['canMessage', definition.canMessage],
+  ] as const) {
+    if (list !== undefined && !(Array.isArray(list) && list.every((item) => typeof item === 'string' && item.trim() !== ''))) {
+      fail(`${field} must be a list of non-empty strings`);
+    }
+  }
+  const { inbox } = definition;
+  if (inbox !== undefined) {
+    if (typeof inbox !== 'object' || inbox === null) fail('inbox must be { capacity?, overflow? }');
+    positiveInteger(inbox.capacity, 'inbox.capacity', fail);
+    if (inbox.overflow !== undefined && inbox.overflow !== 'reject' && inbox.overflow !== 'drop-oldest') {
+      fail('inbox.overflow must be "reject" or "drop-oldest"');
+    }
+  }
   const seen = new Set<string>();
   for (const tool of definition.tools ?? []) {
     const toolName = typeof tool === 'string' ? tool : tool?.name;
@@ -109,6 +141,9 @@ export function defineAgent(definition: AgentDefinition): Agent {
     tools: definition.tools ? Object.freeze([...definition.tools]) : undefined,
     subagents: definition.subagents ? Object.freeze([...definition.subagents]) : undefined,
     examples: definition.examples ? Object.freeze([...definition.examples]) : undefined,
+    subscribe: definition.subscribe ? Object.freeze([...definition.subscribe]) : undefined,
+    canMessage: definition.canMessage ? Object.freeze([...definition.canMessage]) : undefined,
+    inbox: definition.inbox ? Object.freeze({ ...definition.inbox }) : undefined,
   });
 }
 

@@ -1,4 +1,4 @@
-import type { AgentSummary } from '../runtime/Delegation.js';
+import type { AgentSummary } from '../tools/Delegation.js';
 
 /** The agents as a list for a tool description: name, description, tools and usage examples of each. */
 export function listAgents(agents: readonly AgentSummary[]): string {

@@ -26,6 +26,15 @@ export const AgentFrontmatter = z.object({
   shareContext: z.union([z.boolean(), z.number().int().positive()]).optional(),
   examples: List.optional(),
   subagents: List.optional(),
+  /** A resident agent waits for messages after it answers, until it is stopped. */
+  resident: z.boolean().optional(),
+  /** Topics it subscribes to from the start. */
+  subscribe: List.optional(),
+  /** Whom it may message: agent names and `topic:<name>`. */
+  canMessage: List.optional(),
+  inbox: z
+    .object({ capacity: z.number().int().positive().optional(), overflow: z.enum(['reject', 'drop-oldest']).optional() })
+    .optional(),
 });
 /** The frontmatter of an agent file. */
 export type AgentFrontmatter = z.infer<typeof AgentFrontmatter>;
@@ -73,5 +82,9 @@ export function parseAgentFile(file: string, text: string): AgentDefinition {
     ...(fields.examples === undefined ? {} : { examples: fields.examples }),
     ...(fields.subagents === undefined ? {} : { subagents: fields.subagents }),
     ...(persist ? { persist: true } : {}),
+    ...(fields.resident === undefined ? {} : { resident: fields.resident }),
+    ...(fields.subscribe === undefined ? {} : { subscribe: fields.subscribe }),
+    ...(fields.canMessage === undefined ? {} : { canMessage: fields.canMessage }),
+    ...(fields.inbox === undefined ? {} : { inbox: fields.inbox }),
   };
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { Message } from '../messaging/Message.js';
 import { Usage } from '../models/Model.js';
 
 /** Why an agent failed. */
@@ -36,6 +37,10 @@ export const AgentSpawned = z.object({
   background: z.boolean().optional(),
   /** True when this continues an ended agent's session under the same id. */
   resumed: z.boolean().optional(),
+  /** True for a resident agent: it waits for messages after answering, until it is stopped. */
+  resident: z.boolean().optional(),
+  /** True for a group (a pattern such as `sequence`): no model, its children do the work. */
+  group: z.boolean().optional(),
 });
 
 /** The supervisor started the agent. */
@@ -146,6 +151,58 @@ export const ApprovalDenied = z.object({
   reason: z.string(),
 });
 
+/**
+ * A running agent waits for messages without holding a slot: a resident agent that answered and waits for its next
+ * message (`idle`), or tool calls that wait for messages or a reply (`tool_call`).
+ */
+export const AgentWaiting = z.object({
+  type: z.literal('agent.waiting'),
+  ...base,
+  reason: z.enum(['idle', 'tool_call']),
+});
+
+/** A message was sent (once, however many receivers it has). `agentId` is the sender (`runtime` for code). */
+export const MessageSent = z.object({ type: z.literal('message.sent'), ...base, message: Message });
+
+/** A copy of a message reached one receiver's inbox (or a call of its waiting for it). `agentId` is the receiver. */
+export const MessageDelivered = z.object({
+  type: z.literal('message.delivered'),
+  ...base,
+  messageId: z.string(),
+  from: z.string(),
+  topic: z.string().optional(),
+});
+
+/**
+ * A message was lost at a receiver (`agentId`): refused by a full inbox (`inbox_full`), dropped as the oldest to make
+ * room (`overflow`), or left unread when the receiver ended (`unread`).
+ */
+export const MessageDropped = z.object({
+  type: z.literal('message.dropped'),
+  ...base,
+  messageId: z.string(),
+  from: z.string(),
+  reason: z.enum(['inbox_full', 'overflow', 'unread']),
+});
+
+/** A message reached nobody: an unknown or ended agent, a name with no (or several) live agents, a topic nobody reads. */
+export const MessageDeadLetter = z.object({
+  type: z.literal('message.dead_letter'),
+  ...base,
+  message: Message,
+  reason: z.enum(['unknown_agent', 'ended', 'no_live_agent', 'ambiguous', 'no_subscribers', 'not_allowed']),
+});
+
+/** A key of the run's blackboard was written or deleted; `agentId` is the writer (`runtime` for code). */
+export const BlackboardChanged = z.object({
+  type: z.literal('blackboard.changed'),
+  ...base,
+  key: z.string(),
+  /** The new value; absent when the key was deleted. */
+  value: z.json().optional(),
+  deleted: z.boolean().optional(),
+});
+
 /** Every event troupe emits, told apart by `type`. */
 export const TroupeEvent = z.discriminatedUnion('type', [
   AgentSpawned,
@@ -160,6 +217,12 @@ export const TroupeEvent = z.discriminatedUnion('type', [
   ApprovalRequested,
   ApprovalGranted,
   ApprovalDenied,
+  AgentWaiting,
+  MessageSent,
+  MessageDelivered,
+  MessageDropped,
+  MessageDeadLetter,
+  BlackboardChanged,
 ]);
 /** Every event troupe emits, told apart by `type`. */
 export type TroupeEvent = z.infer<typeof TroupeEvent>;

@@ -19,6 +19,10 @@ export type Figures = {
   toolCalls: number;
   /** Tool calls that ended with status `error`. */
   toolErrors: number;
+  /** Messages sent (`message.sent`; a message to a topic counts once). */
+  messagesOut: number;
+  /** Messages delivered to the agent (`message.delivered`). */
+  messagesIn: number;
   /**
    * Running time in milliseconds on the actor system's clock (the events' `at`, never the wall clock).
    *
@@ -89,7 +93,7 @@ export type MetricsSnapshot = {
 
 /** Figures with every field zero. */
 export function emptyFigures(): Figures {
-  return { inputTokens: 0, outputTokens: 0, costUsd: 0, modelCalls: 0, toolCalls: 0, toolErrors: 0, durationMs: 0 };
+  return { inputTokens: 0, outputTokens: 0, costUsd: 0, modelCalls: 0, toolCalls: 0, toolErrors: 0, messagesOut: 0, messagesIn: 0, durationMs: 0 };
 }
 
 /** The metrics before any event: no agents, every figure zero. A fresh object each call. */
@@ -115,6 +119,10 @@ export function createMetrics(): MetricsSnapshot {
  * - `model.response` adds its tokens, its cost and one model call; `tool.result` adds one tool call,
  *   and one tool error when its status is `error`.
  * - Every event of a running agent moves its `own.durationMs` to `at − startedAt` (never backwards).
+ *
+ * - `message.sent` counts one message out for its sender, `message.delivered` one message in for its receiver; code
+ *   (`runtime`) has no entry, so its messages count in `total` only. Message and blackboard events never create an
+ *   entry for an agent not seen before.
  *
  * Each addition to an agent's own figures is also made to its subtree figures, to the subtree figures
  * of each known ancestor (following `parentId` through `agents`) and to `total`.
@@ -144,6 +152,19 @@ export function applyEvent(state: MetricsSnapshot, event: TroupeEvent): MetricsS
     }
     return next;
   }
+
+  if (event.type === 'message.sent' || event.type === 'message.delivered') {
+    const field = event.type === 'message.sent' ? 'messagesOut' : 'messagesIn';
+    total[field] += 1;
+    if (!known) return next;
+    tick(agents, total, known, event.at);
+    for (let up: AgentMetrics | undefined = known; up; up = parentOf(agents, up)) {
+      if (up === known) known.own[field] += 1;
+      up.subtree[field] += 1;
+    }
+    return next;
+  }
+  if (!known && (event.type.startsWith('message.') || event.type === 'blackboard.changed')) return next;
 
   const agent = known ?? adopt(agents, total, event);
   switch (event.type) {

@@ -1,6 +1,7 @@
 import type { ModelTurn } from '../actors/callModel.js';
 import type { ToolMessage } from '../actors/runTools.js';
 import { emptyFigures, type Figures } from '../events/metrics.js';
+import { renderMessage, type Message } from '../messaging/Message.js';
 import type { ChatMessage } from '../models/Model.js';
 import type { TroupeEvent, TroupeEventOf } from '../events/events.js';
 import type { AgentContext, AgentInput, AgentOutcome, Announcement, ApprovalHold, EventHeader } from './agentTypes.js';
@@ -126,4 +127,34 @@ export function stamp(context: AgentContext, at: number, event: Announcement): T
 /** An agent's figures with its running time set: from `startedAt` to `now` (zero if it never started). */
 export function settled(own: Figures, startedAt: number | null, now: number): Figures {
   return { ...own, durationMs: startedAt === null ? 0 : now - startedAt };
+}
+
+/** A resident's answer: its reply recorded, and its text kept as the agent's result so far (an empty one is not). */
+export function withAnswer(context: AgentContext, turn: ModelTurn): Pick<AgentContext, 'messages' | 'own' | 'output'> {
+  const { messages, own } = withTurn(context, turn);
+  const answer = turn.toolCalls.length === 0 && turn.content.trim() !== '' ? turn.content : context.output;
+  return { messages, own, output: answer };
+}
+
+/**
+ * The conversation after reading mail: each waiting call's tool message gets its answer, then every message from the
+ * inbox follows as a user message that says who sent it.
+ */
+export function withMail(
+  messages: ChatMessage[],
+  answers: readonly { callId: string; content: string; isError: boolean }[],
+  mail: readonly Message[],
+): ChatMessage[] {
+  const next = [...messages];
+  for (const answer of answers) {
+    for (let index = next.length - 1; index >= 0; index -= 1) {
+      const message = next[index]!;
+      if (message.role === 'tool' && message.toolCallId === answer.callId) {
+        next[index] = { ...message, content: answer.content, ...(answer.isError ? { isError: true } : {}) };
+        break;
+      }
+    }
+  }
+  for (const message of mail) next.push({ role: 'user', content: renderMessage(message) });
+  return next;
 }

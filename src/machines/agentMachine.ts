@@ -1,4 +1,4 @@
-import { assign, emit, setup, type ActorRefFrom } from 'xstate';
+import { and, not, assign, emit, sendParent, setup, type ActorRefFrom } from 'xstate';
 import { createCallModel, type ModelTurn } from '../actors/callModel.js';
 import { missingEnvironment } from '../actors/agentEnvironment.js';
 import { createRunTools, type ToolMessage } from '../actors/runTools.js';
@@ -16,6 +16,7 @@ import {
   stamp,
   approvalRequest,
   withToolMessages,
+  withAnswer,
   withTurn,
   withoutPendingToolCalls,
 } from './agentContext.js';
@@ -38,6 +39,19 @@ const failWith = (reason: Failure['reason'], error: (context: AgentContext) => s
 });
 
 /**
+ * A waiting agent that may wake (its waits ended, or mail came): it asks for a slot, unless it has no turn left, when
+ * it ends with its last answer (or fails with `max_turns` without one).
+ */
+const wake = [
+  { guard: and(['mailReady', 'turnsUsed', 'hasAnswer']), target: '#agent.completed' as const, actions: 'settle' as const },
+  {
+    guard: and(['mailReady', 'turnsUsed']),
+    ...failWith('max_turns', (context) => `The agent used all ${context.input.maxTurns} turns.`),
+  },
+  { guard: 'mailReady' as const, target: 'waitingForSlot' as const, actions: 'requestSlot' as const },
+];
+
+/**
  * One agent's lifecycle: `pending` → `running` (`thinking` ⇄ `acting`) → `completed` | `failed`.
  *
  * - `pending.queued` waits for the supervisor's `START`. A delegation that needs a person's approval waits in
@@ -49,7 +63,13 @@ const failWith = (reason: Failure['reason'], error: (context: AgentContext) => s
  *   one back (`RESUME`) before it thinks again (`running.waitingForSlot` if its tools end first).
  * - An idle timeout on the actor system's clock fails the agent with `timeout`; it restarts on every step and is
  *   paused while an interactive tool waits for a person or the agent waits for its sub-agents.
- * - `CANCEL` stops the running model call or tools through their AbortSignal and fails with `cancelled`.
+ * - `CANCEL` stops the running model call or tools through their AbortSignal and fails with `cancelled`; `STOP`
+ *   does the same but completes the agent with its last answer when it has one.
+ * - Messages: mail that reached the agent's inbox is read at the start of its next turn. A resident agent does not
+ *   complete when it answers: it waits in `running.waiting` (without a slot) until a message comes; tool calls that
+ *   wait for messages or replies wait there too. Woken, it asks for a slot (`running.waitingForSlot`) and thinks.
+ *   The `finish` tool ends an agent after its batch; a resident that runs out of turns or budget completes with its
+ *   last answer.
  *
  * Every step emits a {@link TroupeEvent}; the output is an {@link AgentOutcome}. The `callModel` and `runTools`
  * actors are given by the runtime (`agentMachine.provide({ actors })`); without them every turn fails clearly.
@@ -72,7 +92,8 @@ export const agentMachine = setup({
     overBudget: ({ context }, turn: ModelTurn) => {
       const { own } = context;
       const { budget } = context.input;
-      if (!budget || turn.toolCalls.length === 0) return false;
+      // A final answer is kept even when it crossed the budget; a resident would wait for more, so it ends.
+      if (!budget || (turn.toolCalls.length === 0 && context.input.resident !== true)) return false;
       const tokens = own.inputTokens + own.outputTokens + turn.inputTokens + turn.outputTokens;
       return (
         (budget.maxTokens !== undefined && tokens > budget.maxTokens) ||
@@ -80,6 +101,26 @@ export const agentMachine = setup({
       );
     },
     turnsUsed: ({ context }) => context.turns >= context.input.maxTurns,
+    /** A resident past its budget ends with its answer (this turn's, or its last) when it has one. */
+    residentOverBudget: ({ context }, turn: ModelTurn) => {
+      const { budget } = context.input;
+      if (context.input.resident !== true || !budget) return false;
+      const { own } = context;
+      const tokens = own.inputTokens + own.outputTokens + turn.inputTokens + turn.outputTokens;
+      const over =
+        (budget.maxTokens !== undefined && tokens > budget.maxTokens) ||
+        (budget.maxCostUsd !== undefined && own.costUsd + turn.costUsd > budget.maxCostUsd);
+      const answer = turn.toolCalls.length === 0 && turn.content.trim() !== '' ? turn.content : (context.output ?? '');
+      return over && answer.trim() !== '';
+    },
+    resident: ({ context }) => context.input.resident === true,
+    hasAnswer: ({ context }) => context.output !== null && context.output.trim() !== '',
+    finishes: ({ event }) => event.type === 'TOOLS.DONE' && event.finish !== undefined,
+    waitsForMail: ({ event }) => event.type === 'TOOLS.DONE' && event.waiting === true,
+    finishesWithAnswer: ({ context, event }) =>
+      event.type === 'TOOLS.DONE' && (event.finish?.answer ?? context.output ?? '').trim() !== '',
+    /** Provided by the runtime: the agent may wake (all its waits ended, or mail came while it waited for none). */
+    mailReady: () => false,
     holdsSlot: ({ context }) => context.holdsSlot,
     lastPersonAnswered: ({ context }) => context.waitingForPeople <= 1,
     lastPersonAnsweredWithSlot: ({ context }) => context.waitingForPeople <= 1 && context.holdsSlot,
@@ -109,6 +150,15 @@ export const agentMachine = setup({
         toolErrors: context.own.toolErrors + (ended.status === 'error' ? 1 : 0),
       }),
     }),
+    /** Provided by the runtime: reads the agent's mail (if any) into its conversation. */
+    takeMail: () => {},
+    /** A resident's answer: recorded, kept as its result so far, and it waits for the next message. */
+    recordResidentAnswer: assign(({ context }, turn: ModelTurn) => withAnswer(context, turn)),
+    recordFinish: assign({
+      output: ({ context }, done: { finish?: { answer?: string } }) => done.finish?.answer ?? context.output,
+    }),
+    releaseSlot: sendParent(({ context }) => ({ type: 'SLOT.RELEASE' as const, id: context.input.id })),
+    requestSlot: sendParent(({ context }) => ({ type: 'SLOT.REQUEST' as const, id: context.input.id })),
     personWaiting: assign({ waitingForPeople: ({ context }) => context.waitingForPeople + 1 }),
     personAnswered: assign({ waitingForPeople: ({ context }) => Math.max(0, context.waitingForPeople - 1) }),
     fail: assign({ failure: (_, failure: Failure) => failure }),
@@ -127,6 +177,10 @@ export const agentMachine = setup({
         CANCEL: {
           target: 'failed',
           actions: { type: 'fail', params: ({ event }) => ({ reason: 'cancelled', error: event.error ?? 'Cancelled before it started.' }) },
+        },
+        STOP: {
+          target: 'failed',
+          actions: { type: 'fail', params: ({ event }) => ({ reason: 'cancelled', error: event.error ?? 'Stopped before it started.' }) },
         },
         DENY: {
           target: 'failed',
@@ -177,6 +231,10 @@ export const agentMachine = setup({
           target: 'failed',
           actions: { type: 'fail', params: ({ event }) => ({ reason: 'cancelled', error: event.error ?? 'Cancelled.' }) },
         },
+        STOP: [
+          { guard: 'hasAnswer', target: '#agent.completed', actions: 'settle' },
+          failWith('cancelled', () => 'Stopped before it gave an answer.'),
+        ],
         YIELD: { actions: 'yieldSlot' },
         RESUME: { actions: 'takeSlot' },
       },
@@ -184,6 +242,7 @@ export const agentMachine = setup({
       states: {
         thinking: {
           entry: [
+            'takeMail',
             'beginTurn',
             'startIdleTimer',
             {
@@ -208,6 +267,16 @@ export const agentMachine = setup({
             }),
             onDone: [
               {
+                guard: { type: 'residentOverBudget', params: ({ event }) => event.output },
+                target: '#agent.completed',
+                actions: [
+                  { type: 'recordResidentAnswer', params: ({ event }) => event.output },
+                  'dropToolCalls',
+                  { type: 'announceReply', params: ({ event }) => event.output },
+                  'settle',
+                ],
+              },
+              {
                 guard: { type: 'overBudget', params: ({ event }) => event.output },
                 target: '#agent.failed',
                 actions: [
@@ -222,6 +291,24 @@ export const agentMachine = setup({
                 target: 'acting',
                 actions: [
                   { type: 'recordTurn', params: ({ event }) => event.output },
+                  { type: 'announceReply', params: ({ event }) => event.output },
+                ],
+              },
+              {
+                // A resident that answered while mail came in reads it at once.
+                guard: and(['resident', 'mailReady']),
+                target: 'thinking',
+                reenter: true,
+                actions: [
+                  { type: 'recordResidentAnswer', params: ({ event }) => event.output },
+                  { type: 'announceReply', params: ({ event }) => event.output },
+                ],
+              },
+              {
+                guard: 'resident',
+                target: 'waiting',
+                actions: [
+                  { type: 'recordResidentAnswer', params: ({ event }) => event.output },
                   { type: 'announceReply', params: ({ event }) => event.output },
                 ],
               },
@@ -293,6 +380,25 @@ export const agentMachine = setup({
             },
             'TOOLS.DONE': [
               {
+                guard: and(['finishes', 'finishesWithAnswer']),
+                target: '#agent.completed',
+                actions: [
+                  { type: 'appendToolMessages', params: ({ event }) => event.messages },
+                  { type: 'recordFinish', params: ({ event }) => event },
+                  'settle',
+                ],
+              },
+              {
+                guard: 'finishes',
+                ...failWith('error', () => 'The agent called finish without an answer, and it had given none before.'),
+              },
+              {
+                // A resident out of turns ends with its last answer.
+                guard: and(['turnsUsed', 'resident', 'hasAnswer']),
+                target: '#agent.completed',
+                actions: [{ type: 'appendToolMessages', params: ({ event }) => event.messages }, 'settle'],
+              },
+              {
                 guard: 'turnsUsed',
                 target: '#agent.failed',
                 actions: [
@@ -302,6 +408,11 @@ export const agentMachine = setup({
                     params: ({ context }) => ({ reason: 'max_turns', error: `The agent used all ${context.input.maxTurns} turns without a final answer.` }),
                   },
                 ],
+              },
+              {
+                guard: and(['waitsForMail', not('mailReady')]),
+                target: 'waiting',
+                actions: { type: 'appendToolMessages', params: ({ event }) => event.messages },
               },
               {
                 guard: 'holdsSlot',
@@ -342,6 +453,23 @@ export const agentMachine = setup({
                 RESUME: { target: 'working', actions: 'takeSlot' },
               },
             },
+          },
+        },
+        waiting: {
+          entry: [
+            'yieldSlot',
+            'releaseSlot',
+            {
+              type: 'announce',
+              params: ({ context }) => ({
+                type: 'agent.waiting',
+                reason: context.messages[context.messages.length - 1]?.role === 'tool' ? 'tool_call' : 'idle',
+              }),
+            },
+          ],
+          on: {
+            MESSAGE: wake,
+            WAKE: wake,
           },
         },
         waitingForSlot: {

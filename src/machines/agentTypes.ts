@@ -1,6 +1,7 @@
 import type { ToolProgress } from '../actors/runTools.js';
 import type { FailureReason, Risk, TroupeEvent } from '../events/events.js';
 import type { Figures } from '../events/metrics.js';
+import type { Message } from '../messaging/Message.js';
 import type { ChatMessage } from '../models/Model.js';
 
 /** Limits on what one agent may spend; past them the agent fails with `budget` instead of calling more tools. */
@@ -47,6 +48,11 @@ export interface AgentInput {
   idleTimeoutMs: number;
   /** Spending limits. */
   budget?: AgentBudget;
+  /**
+   * A resident agent does not complete when it answers: it waits for messages (`running.waiting`) and answers them,
+   * until it is stopped, calls `finish`, or runs out of turns or budget. Its result is its last answer.
+   */
+  resident?: boolean;
 }
 
 /** How an agent ended: its answer or its failure, its own figures, and its conversation. */
@@ -88,6 +94,12 @@ export type AgentEvent =
   | { type: 'RESUME' }
   /** The idle timer ran out: no progress for `idleTimeoutMs`. */
   | { type: 'IDLE' }
+  /** A message reached the agent's inbox (or a call of its waiting for one); a waiting agent wakes if it may. */
+  | { type: 'MESSAGE'; message: Message }
+  /** The calls the agent waits on have timed out: it wakes. */
+  | { type: 'WAKE' }
+  /** End now: complete with the last answer, or fail with `cancelled` if there is none. */
+  | { type: 'STOP'; error?: string }
   | ToolProgress;
 
 /** The fields the agent adds to every event it announces. */

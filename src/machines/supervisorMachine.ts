@@ -3,6 +3,9 @@ import type { AgentActorRef, AgentInput, AgentOutcome, ApprovalHold, agentMachin
 import type { AgentRun } from './agentQueue.js';
 import { AgentTable } from './agentTable.js';
 import { errorMessage } from '../errors.js';
+import { emptyFigures } from '../events/metrics.js';
+import type { PostOffice, RouteReport } from '../messaging/PostOffice.js';
+import { RUNTIME_ADDRESS, type Message } from '../messaging/Message.js';
 
 /** A request to spawn one agent (or to resume an ended one under its id). */
 export interface SpawnRequest {
@@ -30,6 +33,14 @@ export type SupervisorEvent =
   /** Agent `id` stops waiting for agent `on` (it gave up before `on` ended). */
   | { type: 'UNWAIT'; id: string; on: string }
   | { type: 'CANCEL'; id: string; error?: string }
+  /** Stop agent `id` and its descendants: each completes with its last answer, or fails with `cancelled`. */
+  | { type: 'STOP'; id: string; error?: string }
+  /** Route a message to its receivers' inboxes (a name, an id, a topic, or `runtime`). */
+  | { type: 'MESSAGE.SEND'; message: Message }
+  /** Agent `id` waits for messages and gives its slot back. */
+  | { type: 'SLOT.RELEASE'; id: string }
+  /** Agent `id` woke from waiting and wants a slot to think. */
+  | { type: 'SLOT.REQUEST'; id: string }
   | { type: 'SHUTDOWN' }
   | { type: `xstate.done.actor.${string}`; output: AgentOutcome }
   | { type: `xstate.error.actor.${string}`; error: unknown };
@@ -40,6 +51,8 @@ export interface SupervisorInput {
   agentLogic: typeof agentMachine;
   /** At most this many agents hold a slot (think or run tools) at once; the rest wait. */
   maxParallel: number;
+  /** Inboxes, topics and waiting calls: where the supervisor routes messages. */
+  postOffice: PostOffice;
 }
 
 /** What the supervisor keeps. */
@@ -47,6 +60,7 @@ export interface SupervisorContext {
   agentLogic: typeof agentMachine;
   maxParallel: number;
   agents: AgentTable;
+  postOffice: PostOffice;
 }
 
 const DONE = 'xstate.done.actor.';
@@ -86,6 +100,21 @@ export const supervisorMachine = setup({
     observeAgent: (_, _params: { id: string }) => {},
     /** Provided by the runtime: deliver an ended agent's outcome. */
     reportOutcome: (_, _params: { outcome: AgentOutcome }) => {},
+    /** Provided by the runtime: what routing a message did (for events, receipts and replies to code). */
+    reportRoute: (_, _params: { report: RouteReport }) => {},
+    releaseSlot: ({ context }, { id }: { id: string }) => {
+      const record = context.agents.record(id);
+      if (record) context.agents.freeSlot(record);
+    },
+    requestSlot: ({ context }, { id }: { id: string }) => {
+      const record = context.agents.record(id);
+      if (record?.state === 'running' && !record.holdsSlot) context.agents.resuming.push({ id, run: record.run });
+    },
+    stopSubtree: ({ context }, { id, error }: { id: string; error?: string }) => {
+      for (const agentId of context.agents.subtree(id).reverse()) {
+        context.agents.actor(agentId)?.send({ type: 'STOP', ...(error === undefined ? {} : { error }) });
+      }
+    },
     admit: ({ context }, { request }: { request: SpawnRequest }) => {
       const { agents } = context;
       const { id } = request.input;
@@ -146,6 +175,21 @@ export const supervisorMachine = setup({
       const { agents } = context;
       for (const waiter of agents.release(outcome.id, outcome.status)) endWait(agents, waiter);
     },
+    /**
+     * Routes one message: the post office puts a copy into each receiver's inbox (or into its call waiting for it);
+     * each receiver gets a `MESSAGE` event from the supervisor, so inspectors see the message pass from actor to actor,
+     * and a waiting receiver wakes. The runtime hears what happened (`reportRoute`).
+     */
+    route: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'MESSAGE.SEND') return;
+      const report = context.postOffice.route(event.message, (id) => context.agents.record(id) !== undefined);
+      for (const delivery of report.deliveries) {
+        if (delivery.outcome !== 'delivered' || delivery.to === RUNTIME_ADDRESS) continue;
+        const actor = context.agents.actor(delivery.to);
+        if (actor) enqueue.sendTo(actor, { type: 'MESSAGE', message: delivery.message });
+      }
+      enqueue({ type: 'reportRoute', params: { report } } as never);
+    }),
     cancelSubtree: ({ context }, { id, error }: { id: string; error?: string }) => {
       // Children first, so no parent ends while one of its sub-agents could still report to it.
       for (const agentId of context.agents.subtree(id).reverse()) {
@@ -164,7 +208,12 @@ export const supervisorMachine = setup({
   },
 }).createMachine({
   id: 'supervisor',
-  context: ({ input }) => ({ agentLogic: input.agentLogic, maxParallel: input.maxParallel, agents: new AgentTable() }),
+  context: ({ input }) => ({
+    agentLogic: input.agentLogic,
+    maxParallel: input.maxParallel,
+    agents: new AgentTable(),
+    postOffice: input.postOffice,
+  }),
   initial: 'open',
   states: {
     open: {
@@ -194,6 +243,10 @@ export const supervisorMachine = setup({
         WAIT: { actions: [{ type: 'wait', params: ({ event }) => event }, 'startQueued'] },
         UNWAIT: { actions: [{ type: 'unwait', params: ({ event }) => event }, 'startQueued'] },
         CANCEL: { actions: { type: 'cancelSubtree', params: ({ event }) => ({ id: event.id, error: event.error }) } },
+        STOP: { actions: { type: 'stopSubtree', params: ({ event }) => ({ id: event.id, error: event.error }) } },
+        'MESSAGE.SEND': { actions: 'route' },
+        'SLOT.RELEASE': { actions: [{ type: 'releaseSlot', params: ({ event }) => event }, 'startQueued'] },
+        'SLOT.REQUEST': { actions: [{ type: 'requestSlot', params: ({ event }) => event }, 'startQueued'] },
         'xstate.done.actor.*': { actions: [...whenAgentEnds, 'startQueued'] },
         'xstate.error.actor.*': { actions: [...whenAgentEnds, 'startQueued'] },
         SHUTDOWN: [{ guard: 'noLiveAgents', target: 'closed' }, { target: 'closing' }],
@@ -202,6 +255,7 @@ export const supervisorMachine = setup({
     closing: {
       entry: 'cancelAll',
       on: {
+        'MESSAGE.SEND': { actions: 'route' },
         SPAWN: {
           actions: {
             type: 'reportOutcome',
@@ -274,7 +328,7 @@ function failedOutcome(id: string, agent: string, reason: AgentOutcome['reason']
     error,
     turns: 0,
     toolCallsExecuted: 0,
-    own: { inputTokens: 0, outputTokens: 0, costUsd: 0, modelCalls: 0, toolCalls: 0, toolErrors: 0, durationMs: 0 },
+    own: emptyFigures(),
     messages: [],
   };
 }

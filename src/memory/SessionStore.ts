@@ -14,6 +14,9 @@ const FiguresSchema = z.object({
   modelCalls: z.number(),
   toolCalls: z.number(),
   toolErrors: z.number(),
+  // Sessions written before messaging have no message counts.
+  messagesOut: z.number().default(0),
+  messagesIn: z.number().default(0),
   durationMs: z.number(),
 });
 

@@ -66,6 +66,11 @@ export interface ModelRequest {
   signal: AbortSignal;
   /** The actor system's clock: a model that waits (latency, backoff) waits on it, so simulated time applies. */
   clock: Clock;
+  /**
+   * A number in [0, 1) from the agent's own seeded random stream (`createRuntime({ seed })`): a scripted model that
+   * draws from it gives the same replies on every run with the same seed.
+   */
+  random?: () => number;
 }
 
 /** What a model answers for one turn. */

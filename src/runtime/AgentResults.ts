@@ -118,6 +118,8 @@ function difference(now: Figures, before: Figures): Figures {
     modelCalls: now.modelCalls - before.modelCalls,
     toolCalls: now.toolCalls - before.toolCalls,
     toolErrors: now.toolErrors - before.toolErrors,
+    messagesOut: now.messagesOut - before.messagesOut,
+    messagesIn: now.messagesIn - before.messagesIn,
     durationMs: now.durationMs - before.durationMs,
   };
 }

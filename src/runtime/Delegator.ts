@@ -20,7 +20,7 @@ import type {
   TaskOutputOptions,
   TaskResult,
   TaskRunning,
-} from './Delegation.js';
+} from '../tools/Delegation.js';
 import { sharedContext } from './sharedContext.js';
 import { DEFAULT_TASK_OUTPUT_TIMEOUT_MS } from '../tools/taskOutput.js';
 

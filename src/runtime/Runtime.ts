@@ -15,7 +15,12 @@ import type { Tool } from '../tools/defineTool.js';
 import type { PoolOptions, PoolStats } from './AgentPool.js';
 import type { AgentResult } from './AgentResults.js';
 import type { PendingApproval } from './Approvals.js';
-import type { DelegationPolicy, TaskOutput, TaskOutputOptions } from './Delegation.js';
+import type { DelegationPolicy, TaskOutput, TaskOutputOptions } from '../tools/Delegation.js';
+import type { Blackboard } from '../messaging/Blackboard.js';
+import type { Message } from '../messaging/Message.js';
+import type { MessagePolicy, MessageReceipt } from '../messaging/Messaging.js';
+import type { Overflow } from '../messaging/Inbox.js';
+import type { IdleReport, RunUntilIdleOptions } from './Simulation.js';
 
 /** The options of `createRuntime`. */
 export interface RuntimeOptions {
@@ -57,8 +62,19 @@ export interface RuntimeOptions {
   inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
   /** Prices by model name, merged over `defaultPrices`. */
   prices?: PriceTable;
-  /** The id stamped on every event (default: a new random id). */
+  /** The id stamped on every event (default: a new random id, drawn from `seed` when one is given). */
   runId?: string;
+  /**
+   * Seeds the run's one random source: agent ids, the run id, approval ids and each agent's `request.random` (which
+   * scripted models may draw from). With a `SimulatedClock`, two runs with the same seed and inputs are identical.
+   */
+  seed?: number;
+  /** Writes every event as one JSON line to this file (made anew); with a seed, two runs write identical files. */
+  record?: string;
+  /** Every agent's inbox (default: 256 messages; a full one refuses more). */
+  inbox?: { capacity?: number; overflow?: Overflow };
+  /** Decides every message an agent sends (default: allow all, within each agent's `canMessage`). */
+  messagePolicy?: MessagePolicy;
 }
 
 /** Per-spawn options. */
@@ -91,6 +107,12 @@ export interface SpawnOptions {
    * `main`).
    */
   conversationKey?: string;
+  /** Keep the agent after it answers, waiting for messages, until it is stopped (as `resident: true` in its definition). */
+  resident?: boolean;
+  /** Topics it subscribes to from the start, besides its definition's. */
+  subscribe?: readonly string[];
+  /** Its inbox, over its definition's and the runtime's. */
+  inbox?: { capacity?: number; overflow?: Overflow };
 }
 
 /** What {@link Runtime.spawn} returns. */
@@ -154,4 +176,39 @@ export interface Runtime {
   flush(): Promise<void>;
   /** Cancels every live agent, writes what is left to the store, stops the supervisor, completes the streams. */
   shutdown(): Promise<void>;
+
+  // ── Messaging ──
+  /** Every message sent, once each (a message to a topic once, with the topic as its `to`). */
+  readonly messages$: Observable<Message>;
+  /** The run's shared key-value store; every change is a `blackboard.changed` event. */
+  readonly blackboard: Blackboard;
+  /**
+   * Sends a message from code (`from` defaults to `runtime`) to an agent id, an agent name (its one live instance),
+   * `topic:<name>`, or `runtime`. Rejects with `UndeliverableError` or `InboxFullError` when a single receiver
+   * cannot get it.
+   */
+  send(to: string, content: string, options?: { from?: string }): Promise<MessageReceipt>;
+  /** Sends a message from code and resolves with the reply; rejects with `ReplyTimeoutError` after `timeoutMs`. */
+  request(to: string, content: string, options?: { timeoutMs?: number }): Promise<Message>;
+  /** Publishes a message to every subscriber of a topic. */
+  publish(topic: string, content: string, options?: { from?: string }): Promise<MessageReceipt>;
+  /** Subscribes a live agent to a topic. Throws `UnknownAgentError` for an agent that is not live. */
+  subscribe(agentId: string, topic: string): void;
+  /** Ends a subscription. */
+  unsubscribe(agentId: string, topic: string): void;
+  /**
+   * Stops an agent and its descendants: each completes with its last answer (a resident agent's result), or fails
+   * with `cancelled` if it has none.
+   */
+  stop(id: string): void;
+
+  // ── Simulation ──
+  /** The time on the runtime's clock, in milliseconds (simulated time with a `SimulatedClock`). */
+  now(): number;
+  /**
+   * Runs until nothing is left to do: with a simulated clock, moves time from timer to timer. Resolves when no agent
+   * thinks or acts and no timer is set (resident agents may wait for messages); rejects with `DeadlockError`,
+   * naming the agents, when agents still wait for messages or replies that nothing can bring.
+   */
+  runUntilIdle(options?: RunUntilIdleOptions): Promise<IdleReport>;
 }

@@ -8,9 +8,18 @@ export interface Settings {
   idleTimeoutMs: number;
   maxToolConcurrency: number;
   maxDepth: number;
+  /** Every agent's inbox, unless its definition or spawn says otherwise. */
+  inbox: { capacity: number; overflow: 'reject' | 'drop-oldest' };
 }
 
-const DEFAULTS: Settings = { maxParallel: 5, maxTurns: 10, idleTimeoutMs: 5 * 60_000, maxToolConcurrency: 3, maxDepth: 3 };
+const DEFAULTS: Settings = {
+  maxParallel: 5,
+  maxTurns: 10,
+  idleTimeoutMs: 5 * 60_000,
+  maxToolConcurrency: 3,
+  maxDepth: 3,
+  inbox: { capacity: 256, overflow: 'reject' },
+};
 
 /** Checks the runtime's options and fills in the defaults; a bad option is a `ConfigurationError`. */
 export function readSettings(options: RuntimeOptions): Settings {
@@ -25,7 +34,13 @@ export function readSettings(options: RuntimeOptions): Settings {
   if (options.delegationPolicy !== undefined && typeof options.delegationPolicy !== 'function') {
     throw new ConfigurationError('delegationPolicy must be a function of the delegation request.');
   }
+  const overflow = options.inbox?.overflow ?? DEFAULTS.inbox.overflow;
+  if (overflow !== 'reject' && overflow !== 'drop-oldest') throw new ConfigurationError('inbox.overflow must be "reject" or "drop-oldest".');
+  const capacity = positive(options.inbox?.capacity, 'inbox.capacity') ?? DEFAULTS.inbox.capacity;
+  if (!Number.isInteger(capacity)) throw new ConfigurationError('inbox.capacity must be a whole number.');
+  if (options.seed !== undefined && !Number.isInteger(options.seed)) throw new ConfigurationError('seed must be a whole number.');
   return {
+    inbox: { capacity, overflow },
     maxParallel: positive(options.maxParallel, 'maxParallel') ?? DEFAULTS.maxParallel,
     maxTurns: positive(options.maxTurns, 'maxTurns') ?? DEFAULTS.maxTurns,
     idleTimeoutMs: positive(options.idleTimeoutMs, 'idleTimeoutMs') ?? DEFAULTS.idleTimeoutMs,

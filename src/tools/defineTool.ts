@@ -2,7 +2,9 @@ import { z } from 'zod';
 import type { Clock } from '../clock.js';
 import { InvalidToolError, errorMessage } from '../errors.js';
 import type { ChatMessage, ToolSchema } from '../models/Model.js';
-import type { Delegation } from '../runtime/Delegation.js';
+import type { Blackboard } from '../messaging/Blackboard.js';
+import type { Messaging } from '../messaging/Messaging.js';
+import type { Delegation } from './Delegation.js';
 
 /** How a tool touches the world; the planner runs reads side by side and orders conflicting writes. */
 export type ToolKind = 'read' | 'write' | 'other';
@@ -23,6 +25,10 @@ export interface ToolContext {
   messages: readonly ChatMessage[];
   /** Hands work to other agents on the caller's behalf (what `assign_task` and `task_output` use). */
   delegation: Delegation;
+  /** Sends, publishes and waits for messages on the caller's behalf (what `send_message` and its kin use). */
+  messaging: Messaging;
+  /** The run's shared key-value store. */
+  blackboard: Blackboard;
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { DelegationResult, TaskOutput, TaskRunning } from '../runtime/Delegation.js';
+import type { DelegationResult, TaskOutput, TaskRunning } from './Delegation.js';
 import { toolReply, type ToolReply } from './toolReply.js';
 
 /**

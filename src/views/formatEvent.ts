@@ -42,6 +42,18 @@ export function formatEvent(event: TroupeEvent): string {
       return line(`completed: ${clip(event.output, 60)}`);
     case 'agent.failed':
       return line(`failed (${event.reason}): ${clip(event.error, 60)}`);
+    case 'agent.waiting':
+      return line(event.reason === 'idle' ? 'waits for messages' : 'waits for a message or reply');
+    case 'message.sent':
+      return line(`✉ ${event.message.id} → ${shortId(event.message.to)}: ${clip(event.message.content, 50)}`);
+    case 'message.delivered':
+      return line(`✉ ${event.messageId} from ${shortId(event.from)}${event.topic ? ` (${event.topic})` : ''}`);
+    case 'message.dropped':
+      return line(`✉ ${event.messageId} from ${shortId(event.from)} dropped (${event.reason})`);
+    case 'message.dead_letter':
+      return line(`✉ ${event.message.id} → ${shortId(event.message.to)} undeliverable (${event.reason})`);
+    case 'blackboard.changed':
+      return line(event.deleted ? `blackboard: ${event.key} deleted` : `blackboard: ${event.key} = ${clip(JSON.stringify(event.value) ?? '', 50)}`);
   }
 }
 

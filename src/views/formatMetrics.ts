@@ -2,7 +2,7 @@ import type { Figures, MetricsSnapshot } from '../events/metrics.js';
 
 /** A plain-text table of a metrics snapshot: one row an agent (indented under its parent), then the total. */
 export function formatMetrics(snapshot: MetricsSnapshot): string {
-  const rows: string[][] = [['agent', 'state', 'tokens in', 'tokens out', 'cost $', 'model', 'tools', 'ms']];
+  const rows: string[][] = [['agent', 'state', 'tokens in', 'tokens out', 'cost $', 'model', 'tools', 'msgs out/in', 'ms']];
   const children = new Map<string | null, string[]>();
   for (const [id, agent] of Object.entries(snapshot.agents)) {
     const siblings = children.get(agent.parentId) ?? [];
@@ -28,6 +28,7 @@ function figures(f: Figures): string[] {
     f.costUsd.toFixed(6),
     String(f.modelCalls),
     `${f.toolCalls}${f.toolErrors ? ` (${f.toolErrors} err)` : ''}`,
+    `${f.messagesOut}/${f.messagesIn}`,
     String(Math.round(f.durationMs)),
   ];
 }

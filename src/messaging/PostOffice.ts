@@ -1,0 +1,311 @@
+import type { Clock } from '../clock.js';
+import { Inbox, type Overflow } from './Inbox.js';
+import { RUNTIME_ADDRESS, TOPIC_PREFIX, agentNameOf, renderMessage, type Message } from './Message.js';
+
+/** Why a message reached nobody. */
+export type DeadLetterReason = 'unknown_agent' | 'ended' | 'no_live_agent' | 'ambiguous' | 'no_subscribers';
+
+/** What happened to one copy of a message at one receiver. */
+export interface Delivery {
+  /** The receiver's id (or `runtime`). */
+  to: string;
+  /** `delivered`: in its inbox (or handed to a call waiting for it); `inbox_full`: refused. */
+  outcome: 'delivered' | 'inbox_full';
+  /** The copy this receiver got (its `to` is the receiver's id; a topic's copy names the topic). */
+  message: Message;
+  /** The oldest message, dropped to make room (an inbox set to `drop-oldest`). */
+  dropped?: Message;
+}
+
+/** What routing one message did. */
+export interface RouteReport {
+  /** The message as sent. */
+  message: Message;
+  /** One entry a receiver. */
+  deliveries: Delivery[];
+  /** Set when the message reached nobody. */
+  deadLetter?: DeadLetterReason;
+  /** For `ambiguous`: the live agents the name could mean. */
+  candidates?: string[];
+}
+
+/** What a tool call that waits for messages waits for. */
+export interface WaitSpec {
+  /** The tool call whose result the messages become. */
+  callId: string;
+  /** Only messages from this agent (id or name). */
+  from?: string;
+  /** Only the reply to this message. */
+  replyTo?: string;
+  /** Wait the whole `timeoutMs` and take every matching message, instead of waking on the first. */
+  collect?: boolean;
+  /** Give up (or, collecting, stop) after this long on the runtime's clock; none waits for ever. */
+  timeoutMs?: number;
+}
+
+interface Wait extends WaitSpec {
+  state: 'open' | 'met' | 'timed_out';
+  messages: Message[];
+  timer?: unknown;
+}
+
+/** The answer a wait gives to its tool call, when the agent wakes. */
+export interface WaitAnswer {
+  callId: string;
+  content: string;
+  isError: boolean;
+}
+
+interface Mailbox {
+  readonly id: string;
+  readonly name: string;
+  readonly inbox: Inbox;
+  waits: Wait[];
+  topics?: Set<string>;
+  /** Messages this agent has read lately, by id, for `reply` (at most {@link RECENT} of them). */
+  recent?: Map<string, Message>;
+  /** The last message it read. */
+  last?: Message;
+}
+
+/** How an agent's inbox is set up. */
+export interface InboxOptions {
+  capacity: number;
+  overflow: Overflow;
+}
+
+const RECENT = 64;
+
+/**
+ * The message side of the supervisor: a directory of live agents (by id and by name), each agent's bounded inbox,
+ * topic subscriptions, and the tool calls waiting for messages. The supervisor routes every message through
+ * {@link PostOffice.route}; an agent reads its mail with {@link PostOffice.take} at the start of its next turn.
+ * Everything it holds is plain data; its only effects are timers on the runtime's clock and the `wake` callback.
+ */
+export class PostOffice {
+  private readonly boxes = new Map<string, Mailbox>();
+  private readonly byName = new Map<string, Set<string>>();
+  private readonly topics = new Map<string, Set<string>>();
+
+  constructor(
+    private readonly clock: Clock,
+    /** Called when an agent's waits have all ended (met or timed out), so it can wake. */
+    private readonly wake: (agentId: string) => void,
+  ) {}
+
+  /** Opens an agent's mailbox (when it is spawned), subscribed to the given topics. */
+  open(id: string, name: string, options: InboxOptions, topics: readonly string[] = []): void {
+    if (this.boxes.has(id)) return;
+    this.boxes.set(id, { id, name, inbox: new Inbox(options.capacity, options.overflow), waits: [] });
+    let named = this.byName.get(name);
+    if (!named) this.byName.set(name, (named = new Set()));
+    named.add(id);
+    for (const topic of topics) this.subscribe(id, topic);
+  }
+
+  /** Closes an agent's mailbox (when it ends): its subscriptions and waits go; returns the messages it never read. */
+  close(id: string): Message[] {
+    const box = this.boxes.get(id);
+    if (!box) return [];
+    this.boxes.delete(id);
+    const named = this.byName.get(box.name);
+    named?.delete(id);
+    if (named?.size === 0) this.byName.delete(box.name);
+    for (const topic of box.topics ?? []) this.topics.get(topic)?.delete(id);
+    const unread = box.inbox.takeAll();
+    for (const wait of box.waits) {
+      this.stopTimer(wait);
+      unread.push(...wait.messages);
+    }
+    box.waits = [];
+    return unread;
+  }
+
+  /** True while agent `id` has a mailbox (it is pending or running). */
+  isOpen(id: string): boolean {
+    return this.boxes.has(id);
+  }
+
+  /** The live agents of that name, in the order they were spawned. */
+  liveNamed(name: string): string[] {
+    return [...(this.byName.get(name) ?? [])];
+  }
+
+  /** Subscribes a live agent to a topic; returns false if it has no mailbox. */
+  subscribe(id: string, topic: string): boolean {
+    const box = this.boxes.get(id);
+    if (!box) return false;
+    (box.topics ??= new Set()).add(topic);
+    let subscribers = this.topics.get(topic);
+    if (!subscribers) this.topics.set(topic, (subscribers = new Set()));
+    subscribers.add(id);
+    return true;
+  }
+
+  /** Ends a subscription. */
+  unsubscribe(id: string, topic: string): void {
+    this.boxes.get(id)?.topics?.delete(topic);
+    this.topics.get(topic)?.delete(id);
+  }
+
+  /** The topics an agent subscribes to. */
+  topicsOf(id: string): string[] {
+    return [...(this.boxes.get(id)?.topics ?? [])];
+  }
+
+  /**
+   * Routes a message: resolves its address (an id, a name with one live agent, a topic, or `runtime`) and puts a
+   * copy into each receiver's inbox, or into a call of the receiver that waits for it. `isKnown` tells an ended agent
+   * from one that never was, for the dead letter's reason.
+   */
+  route(message: Message, isKnown: (id: string) => boolean): RouteReport {
+    const { to } = message;
+    if (to === RUNTIME_ADDRESS) return { message, deliveries: [{ to, outcome: 'delivered', message }] };
+    if (to.startsWith(TOPIC_PREFIX)) {
+      const topic = to.slice(TOPIC_PREFIX.length);
+      const deliveries: Delivery[] = [];
+      for (const id of this.topics.get(topic) ?? []) {
+        if (id !== message.from) deliveries.push(this.deliver(this.boxes.get(id)!, { ...message, to: id, topic }));
+      }
+      return deliveries.length > 0 ? { message, deliveries } : { message, deliveries, deadLetter: 'no_subscribers' };
+    }
+    if (to.startsWith('agent:')) {
+      const box = this.boxes.get(to);
+      if (box) return { message, deliveries: [this.deliver(box, message)] };
+      return { message, deliveries: [], deadLetter: isKnown(to) ? 'ended' : 'unknown_agent' };
+    }
+    const named = this.liveNamed(to);
+    if (named.length === 1) return { message, deliveries: [this.deliver(this.boxes.get(named[0]!)!, { ...message, to: named[0]! })] };
+    if (named.length > 1) return { message, deliveries: [], deadLetter: 'ambiguous', candidates: named };
+    return { message, deliveries: [], deadLetter: 'no_live_agent' };
+  }
+
+  /**
+   * Registers a tool call of agent `id` that waits for messages. Matching messages already in its inbox are taken
+   * at once. Returns false if the agent has no mailbox.
+   */
+  await(id: string, spec: WaitSpec): boolean {
+    const box = this.boxes.get(id);
+    if (!box) return false;
+    const wait: Wait = { ...spec, state: 'open', messages: box.inbox.takeWhere((message) => matches(spec, message)) };
+    if (wait.messages.length > 0 && !wait.collect) wait.state = 'met';
+    else if (spec.timeoutMs !== undefined) {
+      wait.timer = this.clock.setTimeout(() => this.expire(box, wait), spec.timeoutMs);
+    }
+    box.waits.push(wait);
+    return true;
+  }
+
+  /** Withdraws a wait that was registered for a call that then failed (its message could not be sent). */
+  cancelWait(id: string, callId: string): void {
+    const box = this.boxes.get(id);
+    if (!box) return;
+    const index = box.waits.findIndex((wait) => wait.callId === callId);
+    if (index < 0) return;
+    this.stopTimer(box.waits[index]!);
+    box.waits.splice(index, 1);
+  }
+
+  /** True when agent `id` may wake: all its waits have ended, or (waiting for none) a message waits in its inbox. */
+  ready(id: string): boolean {
+    const box = this.boxes.get(id);
+    if (!box) return false;
+    if (box.waits.length > 0) return box.waits.every((wait) => wait.state !== 'open');
+    return box.inbox.size > 0;
+  }
+
+  /** True when agent `id` has mail to read or waits to answer. */
+  hasMail(id: string): boolean {
+    const box = this.boxes.get(id);
+    return box !== undefined && (box.inbox.size > 0 || box.waits.length > 0);
+  }
+
+  /** True when agent `id` has a tool call waiting for messages. */
+  isWaiting(id: string): boolean {
+    return (this.boxes.get(id)?.waits.length ?? 0) > 0;
+  }
+
+  /**
+   * Takes what agent `id` reads at its next turn: the answers of its ended waits (open ones stay) and every message
+   * in its inbox, oldest first.
+   */
+  take(id: string): { answers: WaitAnswer[]; mail: Message[] } {
+    const box = this.boxes.get(id);
+    if (!box) return { answers: [], mail: [] };
+    const answers: WaitAnswer[] = [];
+    const open: Wait[] = [];
+    for (const wait of box.waits) {
+      if (wait.state === 'open') {
+        open.push(wait);
+        continue;
+      }
+      this.stopTimer(wait);
+      for (const message of wait.messages) this.remember(box, message);
+      answers.push(answerOf(wait));
+    }
+    box.waits = open;
+    const mail = box.inbox.size > 0 ? box.inbox.takeAll() : [];
+    for (const message of mail) this.remember(box, message);
+    return { answers, mail };
+  }
+
+  /** A message agent `id` has read lately (the last one without an id), for `reply`. */
+  received(id: string, messageId?: string): Message | undefined {
+    const box = this.boxes.get(id);
+    if (!box) return undefined;
+    return messageId === undefined ? box.last : box.recent?.get(messageId);
+  }
+
+  private deliver(box: Mailbox, message: Message): Delivery {
+    for (const wait of box.waits) {
+      if (wait.state !== 'open' || !matches(wait, message)) continue;
+      wait.messages.push(message);
+      if (!wait.collect) {
+        wait.state = 'met';
+        this.stopTimer(wait);
+      }
+      return { to: box.id, outcome: 'delivered', message };
+    }
+    const pushed = box.inbox.push(message);
+    if (!pushed.accepted) return { to: box.id, outcome: 'inbox_full', message };
+    return pushed.dropped
+      ? { to: box.id, outcome: 'delivered', message, dropped: pushed.dropped }
+      : { to: box.id, outcome: 'delivered', message };
+  }
+
+  private expire(box: Mailbox, wait: Wait): void {
+    wait.timer = undefined;
+    if (wait.state !== 'open') return;
+    wait.state = wait.collect ? 'met' : 'timed_out';
+    if (this.boxes.get(box.id) === box && this.ready(box.id)) this.wake(box.id);
+  }
+
+  private stopTimer(wait: Wait): void {
+    if (wait.timer === undefined) return;
+    this.clock.clearTimeout(wait.timer);
+    wait.timer = undefined;
+  }
+
+  private remember(box: Mailbox, message: Message): void {
+    box.last = message;
+    const recent = (box.recent ??= new Map());
+    recent.set(message.id, message);
+    if (recent.size > RECENT) recent.delete(recent.keys().next().value!);
+  }
+}
+
+function matches(spec: WaitSpec, message: Message): boolean {
+  if (spec.replyTo !== undefined) return message.replyTo === spec.replyTo;
+  return spec.from === undefined || message.from === spec.from || agentNameOf(message.from) === spec.from;
+}
+
+function answerOf(wait: Wait): WaitAnswer {
+  if (wait.messages.length > 0) {
+    return { callId: wait.callId, content: wait.messages.map(renderMessage).join('\n'), isError: false };
+  }
+  const within = wait.timeoutMs === undefined ? '' : ` within ${wait.timeoutMs} ms`;
+  if (wait.replyTo !== undefined) return { callId: wait.callId, content: `Error: no reply to ${wait.replyTo} came${within}.`, isError: true };
+  if (wait.collect) return { callId: wait.callId, content: `No message arrived${within}.`, isError: false };
+  const from = wait.from === undefined ? '' : ` from ${wait.from}`;
+  return { callId: wait.callId, content: `Error: no message${from} arrived${within}.`, isError: true };
+}

@@ -1,0 +1,274 @@
+import type { ResolvedAgent } from '../actors/agentEnvironment.js';
+import type { AgentCatalog } from '../catalog/AgentCatalog.js';
+import { ConfigurationError, DelegationError, RuntimeClosedError, UnknownAgentError } from '../errors.js';
+import type { TroupeEvent } from '../events/events.js';
+import { emptyFigures, type MetricsSnapshot } from '../events/metrics.js';
+import type { AgentOutcome } from '../machines/agentMachine.js';
+import type { AgentTable } from '../machines/agentTable.js';
+import type { SupervisorEvent } from '../machines/supervisorMachine.js';
+import type { SessionStore } from '../memory/SessionStore.js';
+import type { PostOffice } from '../messaging/PostOffice.js';
+import type { RandomSource } from '../random.js';
+import type { AgentPool } from './AgentPool.js';
+import { resultOf, type AgentResults } from './AgentResults.js';
+import type { Approvals } from './Approvals.js';
+import type { Launch } from './Delegator.js';
+import { HandleStream } from './HandleStream.js';
+import type { Messenger } from './Messenger.js';
+import type { AgentHandle, SpawnOptions } from './Runtime.js';
+import { positive, type Settings } from './settings.js';
+
+/** A launch with the options a spawn from code may add. */
+export type LaunchRequest = Launch &
+  Omit<SpawnOptions, 'parentId'> & {
+    watch?: boolean;
+    /** For a resumed session whose parent is not an agent of this runtime: the parent it was stored with. */
+    parentConversationId?: string | null;
+  };
+
+/** What the runtime remembers of a live run, besides the supervisor's record. */
+interface LiveRun {
+  /** The definition it runs with: a file changed meanwhile does not change a running agent. */
+  agent: ResolvedAgent;
+  /** Its pool key, for an agent that goes back to the pool when it completes. */
+  poolKey?: string;
+  /** For a top-level agent: the key its conversation is stored under too. */
+  conversationKey?: string;
+}
+
+/** The parts of the runtime a launcher works with. */
+export interface LauncherParts {
+  readonly settings: Settings;
+  readonly runId: string;
+  readonly catalog: AgentCatalog;
+  readonly results: AgentResults;
+  readonly approvals: Approvals;
+  readonly sessions: SessionStore;
+  readonly pool: AgentPool;
+  readonly postOffice: PostOffice;
+  readonly messenger: Messenger;
+  readonly random: RandomSource;
+  /** Every event, merged. */
+  readonly events$: import('rxjs').Observable<TroupeEvent>;
+  /** The latest metrics. */
+  metrics(): MetricsSnapshot;
+  /** The supervisor's book of agents. */
+  table(): AgentTable;
+  /** Sends an event to the supervisor. */
+  send(event: SupervisorEvent): void;
+}
+
+/** Resident agents get this many turns unless their definition or spawn says otherwise. */
+export const RESIDENT_MAX_TURNS = 1_000;
+
+/**
+ * Starts agents and settles them when they end: checks a launch, makes the agent's input and sends `SPAWN`; when the
+ * supervisor reports an outcome, records the session, returns a `persist` agent to the pool, closes its mailbox and
+ * resolves its result.
+ */
+export class Launcher {
+  private readonly watchers = new Map<string, HandleStream>();
+  private readonly live = new Map<string, LiveRun>();
+  /** Live runs by agent name: an agent made during the run is only removed once none of its runs is live. */
+  private readonly liveRuns = new Map<string, number>();
+  private readonly idleWaiters: (() => void)[] = [];
+  private readonly randoms = new Map<string, RandomSource>();
+  /** Set once the runtime is shut down: no more launches. */
+  closed = false;
+
+  constructor(private readonly parts: LauncherParts) {}
+
+  /** The definition a live agent runs with, or the catalog's. */
+  resolve(name: string, id: string): ResolvedAgent {
+    return this.live.get(id)?.agent ?? this.parts.catalog.resolve(name);
+  }
+
+  /** The seeded random stream of one agent (made on first use). */
+  randomFor(id: string): RandomSource {
+    let random = this.randoms.get(id);
+    if (!random) this.randoms.set(id, (random = this.parts.random.fork(id)));
+    return random;
+  }
+
+  /** True while a run of agent `id` is live (or was launched a moment ago). */
+  isLive(id: string): boolean {
+    return this.parts.table().actor(id) !== undefined || this.parts.results.running(id);
+  }
+
+  /** Resolves when no agent is pending or running. */
+  idle(): Promise<void> {
+    if (this.parts.table().active === 0) return Promise.resolve();
+    return new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /** Wakes everything waiting for `idle()` (at shutdown). */
+  wakeIdleWaiters(): void {
+    for (const wake of this.idleWaiters.splice(0)) wake();
+  }
+
+  /** Hands each event to the handles watching its agent or an ancestor, and keeps sessions in step. */
+  observe(event: TroupeEvent): void {
+    if (event.type === 'agent.started') this.parts.sessions.started(event.agentId);
+    if (this.watchers.size === 0) return;
+    const table = this.parts.table();
+    let id: string | null = event.agentId;
+    while (id !== null) {
+      this.watchers.get(id)?.next(event);
+      id = table.record(id)?.parentId ?? null;
+    }
+  }
+
+  /** Starts an agent (or resumes an ended one, or reuses a pooled one): checks, makes the input, sends `SPAWN`. */
+  launch(request: LaunchRequest): AgentHandle {
+    const { catalog, results, pool, sessions, settings } = this.parts;
+    const table = this.parts.table();
+    if (this.closed) throw new RuntimeClosedError();
+    const agent = this.agentNamed(request.agent);
+    if (typeof request.task !== 'string' || request.task.trim() === '') {
+      throw new ConfigurationError(`The task for "${request.agent}" must be a non-empty string.`);
+    }
+    const parent = request.parentId == null ? undefined : table.record(request.parentId);
+    if (request.parentId != null && !parent) throw new UnknownAgentError(request.parentId);
+    const definition = agent.definition;
+    // Every check before the first change, so a refused launch leaves nothing behind.
+    const resident = request.resident ?? definition.resident === true;
+    const maxTurns =
+      positive(request.maxTurns, 'maxTurns') ?? definition.maxTurns ?? (resident ? RESIDENT_MAX_TURNS : settings.maxTurns);
+    const idleTimeoutMs = positive(request.idleTimeoutMs, 'idleTimeoutMs') ?? definition.idleTimeoutMs ?? settings.idleTimeoutMs;
+    const inbox = {
+      capacity: positive(request.inbox?.capacity, 'inbox.capacity') ?? definition.inbox?.capacity ?? settings.inbox.capacity,
+      overflow: request.inbox?.overflow ?? definition.inbox?.overflow ?? settings.inbox.overflow,
+    };
+    if (inbox.overflow !== 'reject' && inbox.overflow !== 'drop-oldest') {
+      throw new ConfigurationError('inbox.overflow must be "reject" or "drop-oldest".');
+    }
+    const topics = [...(definition.subscribe ?? []), ...(request.subscribe ?? [])];
+    let { resume, history } = request;
+    if (resume !== undefined && this.isLive(resume)) {
+      // A run of it is live (or was launched a moment ago), so it cannot be resumed now.
+      throw new DelegationError('still_running', `Agent ${resume} is still running; it can be resumed once it has ended.`);
+    }
+    if (resume !== undefined) pool.remove(resume); // resumed by hand: no longer idle in the pool
+    const persist = request.persist ?? definition.persist === true;
+    const poolKey = persist ? pool.key(agent) : undefined;
+    if (poolKey !== undefined && resume === undefined) {
+      const pooled = pool.take(poolKey, agent.name, (candidate) => !this.isLive(candidate));
+      if (pooled) ({ id: resume, messages: history } = { id: pooled.id, messages: [...pooled.messages] });
+    }
+    let id = resume;
+    if (id === undefined) {
+      id = `agent:${agent.name}:${this.parts.random.key()}`;
+      while (table.record(id)) id = `agent:${agent.name}:${this.parts.random.key()}`;
+    }
+    const result = results.begin(id, resume === undefined ? undefined : { ...(this.parts.metrics().agents[id]?.subtree ?? emptyFigures()) });
+    // Where the session hangs: its parent agent; else the conversation it was stored under (a resumed session from
+    // an earlier process); else the caller's key, `main` by default, which also keeps the run's conversation.
+    const stored = request.conversationKey === undefined ? request.parentConversationId : undefined;
+    const sessionParent = parent?.id ?? (stored !== undefined ? stored : (request.conversationKey ?? 'main'));
+    const conversationKey =
+      !parent && sessionParent !== null && !sessionParent.startsWith('agent:') ? sessionParent : undefined;
+    this.live.set(id, {
+      agent,
+      ...(poolKey === undefined ? {} : { poolKey }),
+      ...(conversationKey === undefined ? {} : { conversationKey }),
+    });
+    this.liveRuns.set(agent.name, (this.liveRuns.get(agent.name) ?? 0) + 1);
+    sessions.spawned({ id, agentType: agent.name, parentConversationId: sessionParent, taskDescription: request.task });
+    this.parts.postOffice.open(id, agent.name, inbox, topics);
+    const watcher = request.watch ? new HandleStream() : undefined;
+    if (watcher) this.watchers.set(id, watcher);
+    const approval = request.approval ? { requestId: `approval:${this.parts.random.key()}`, ...request.approval } : undefined;
+    if (approval) {
+      this.parts.approvals.open({
+        requestId: approval.requestId,
+        agentId: id,
+        callerId: request.parentId ?? '',
+        agent: agent.name,
+        task: request.task,
+        risk: approval.risk,
+        ...(approval.reason === undefined ? {} : { reason: approval.reason }),
+      });
+    }
+    this.parts.send({
+      type: 'SPAWN',
+      request: {
+        priority: request.priority,
+        ...(approval ? { approval } : {}),
+        ...(request.deny === undefined ? {} : { deny: request.deny }),
+        ...(request.waiter === undefined ? {} : { waiter: request.waiter }),
+        input: {
+          id,
+          name: agent.name,
+          runId: this.parts.runId,
+          parentId: parent?.id ?? null,
+          toolCallId: request.toolCallId ?? null,
+          depth: parent ? parent.depth + 1 : 0,
+          task: request.task,
+          ...(request.description === undefined ? {} : { description: request.description }),
+          ...(request.background ? { background: true } : {}),
+          ...(resume === undefined ? {} : { resumed: true }),
+          ...(resident ? { resident: true } : {}),
+          systemPrompt: definition.systemPrompt,
+          model: agent.modelName ?? agent.model.name,
+          tools: [...agent.tools.keys()],
+          maxTurns,
+          idleTimeoutMs,
+          ...(request.budget ? { budget: request.budget } : {}),
+          ...(history ? { history } : {}),
+        },
+      },
+    });
+    return { id, result, events$: watcher ? watcher.observable : this.parts.events$ };
+  }
+
+  /** What happens when an agent ends (the supervisor's `reportOutcome`). */
+  settle(outcome: AgentOutcome): void {
+    const { approvals, results, sessions, pool, catalog } = this.parts;
+    approvals.drop(outcome.id);
+    const entry = this.parts.metrics().agents[outcome.id];
+    const result = resultOf(outcome, entry?.subtree, results.baseline(outcome.id));
+    // Messages are counted by the runtime, not by the agent: its own counts come from the metrics.
+    if (entry) result.metrics.own = { ...result.metrics.own, messagesOut: entry.own.messagesOut, messagesIn: entry.own.messagesIn };
+    const run = this.live.get(outcome.id);
+    this.live.delete(outcome.id);
+    this.randoms.delete(outcome.id);
+    this.parts.messenger.unread(outcome.id, this.parts.postOffice.close(outcome.id));
+    sessions.ended(
+      outcome.id,
+      {
+        state: outcome.status,
+        result: outcome.output ?? null,
+        error: outcome.error ?? null,
+        reason: outcome.reason ?? null,
+        metrics: result.metrics,
+      },
+      outcome.messages,
+      // A run's conversation is stored under its key (`main`) too once it completed; not a cancelled or failed one.
+      outcome.status === 'completed' ? run?.conversationKey : undefined,
+    );
+    if (run?.poolKey && outcome.status === 'completed') pool.put(run.poolKey, outcome.agent, { id: outcome.id, messages: outcome.messages });
+    results.settle(result);
+    const watcher = this.watchers.get(outcome.id);
+    this.watchers.delete(outcome.id);
+    watcher?.complete();
+    const runs = (this.liveRuns.get(outcome.agent) ?? 1) - 1;
+    if (runs > 0) this.liveRuns.set(outcome.agent, runs);
+    else this.liveRuns.delete(outcome.agent);
+    if (catalog.lifecycleOf(outcome.agent) === 'temporary') this.forget(outcome.agent);
+    if (this.parts.table().active === 0) this.wakeIdleWaiters();
+  }
+
+  /** Removes an agent made during the run, unless one of its runs is still live (it goes when the last one ends). */
+  forget(name: string): void {
+    if (!this.liveRuns.has(name)) this.parts.catalog.remove(name);
+  }
+
+  /** The agent of that name, its file read again if it changed; a refused file or an unknown name throws. */
+  private agentNamed(name: string): ResolvedAgent {
+    const { catalog } = this.parts;
+    const refused = catalog.refresh(name);
+    const agent = catalog.get(name);
+    if (agent) return agent;
+    throw refused ?? new UnknownAgentError(name, catalog.names());
+  }
+}

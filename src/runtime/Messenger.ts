@@ -1,0 +1,332 @@
+import { Subject, type Observable } from 'rxjs';
+import type { Caller } from '../actors/agentEnvironment.js';
+import { clockNow, type Clock } from '../clock.js';
+import {
+  ConfigurationError,
+  InboxFullError,
+  MessageRefusedError,
+  ReplyTimeoutError,
+  RuntimeClosedError,
+  UndeliverableError,
+  errorMessage,
+} from '../errors.js';
+import type { TroupeEvent } from '../events/events.js';
+import type { AgentRecord } from '../machines/agentTable.js';
+import type { SupervisorEvent } from '../machines/supervisorMachine.js';
+import { Message, RUNTIME_ADDRESS, TOPIC_PREFIX, TopicName, agentNameOf } from '../messaging/Message.js';
+import type { MessagePolicy, MessageReceipt, Messaging, SendOptions, WaitOptions } from '../messaging/Messaging.js';
+import type { PostOffice, RouteReport } from '../messaging/PostOffice.js';
+import { finishSignal, waitSignal } from '../tools/toolSignal.js';
+
+/** What the messenger needs from the runtime. */
+export interface MessengerHost {
+  readonly runId: string;
+  readonly clock: Clock;
+  readonly postOffice: PostOffice;
+  readonly policy: MessagePolicy | undefined;
+  /** Sends an event to the supervisor. */
+  send(event: SupervisorEvent): void;
+  /** The supervisor's record of an agent. */
+  record(id: string): AgentRecord | undefined;
+  /** The `canMessage` list of an agent's definition (undefined: it may message anyone). */
+  contactsOf(agentName: string): readonly string[] | undefined;
+  /** Puts an event into `events$`. */
+  emit(event: TroupeEvent): void;
+  /** True once the runtime has been shut down. */
+  closed(): boolean;
+}
+
+interface PendingRequest {
+  resolve: (reply: Message) => void;
+  reject: (error: Error) => void;
+  timer?: unknown;
+}
+
+/**
+ * The runtime's side of messaging: makes and checks messages (zod at the edge, `canMessage` lists, the message
+ * policy), hands them to the supervisor to route, turns what routing did into events and receipts, answers
+ * `runtime.request` with replies to code, and gives each tool call its {@link Messaging} service.
+ */
+export class Messenger {
+  private readonly all = new Subject<Message>();
+  private readonly receipts = new Map<string, (report: RouteReport) => void>();
+  private readonly requests = new Map<string, PendingRequest>();
+  private counter = 0;
+
+  /** Every message sent, once each, as it was sent. */
+  readonly messages$: Observable<Message> = this.all.asObservable();
+
+  constructor(private readonly host: MessengerHost) {}
+
+  /** Sends a message and resolves with what routing did (see {@link Messaging.send} for the addresses). */
+  async send(from: string, to: string, content: string, extra: { replyTo?: string } = {}): Promise<RouteReport> {
+    if (this.host.closed()) throw new RuntimeClosedError();
+    const message = this.make(from, to, content, extra.replyTo);
+    return this.post(message);
+  }
+
+  /** Sends and throws what the sender must hear: a dead letter, or a full inbox (for a message to one agent). */
+  async deliver(from: string, to: string, content: string, extra: { replyTo?: string } = {}): Promise<MessageReceipt> {
+    const report = await this.send(from, to, content, extra);
+    return receiptOf(report, !to.startsWith(TOPIC_PREFIX));
+  }
+
+  /** Sends from code and waits for the reply addressed to code (`runtime`). */
+  async request(to: string, content: string, timeoutMs?: number): Promise<Message> {
+    if (timeoutMs !== undefined && !(timeoutMs > 0)) throw new ConfigurationError('timeoutMs must be a positive number.');
+    const message = this.make(RUNTIME_ADDRESS, to, content);
+    const reply = new Promise<Message>((resolve, reject) => {
+      const pending: PendingRequest = { resolve, reject };
+      if (timeoutMs !== undefined) {
+        pending.timer = this.host.clock.setTimeout(() => {
+          this.requests.delete(message.id);
+          reject(new ReplyTimeoutError(message.id, timeoutMs));
+        }, timeoutMs);
+      }
+      this.requests.set(message.id, pending);
+    });
+    try {
+      receiptOf(await this.post(message), true);
+    } catch (error) {
+      this.dropRequest(message.id);
+      throw error;
+    }
+    return reply;
+  }
+
+  /** What the supervisor's router did with a message: events, the sender's receipt, replies to code. */
+  routed(report: RouteReport): void {
+    const { message } = report;
+    for (const delivery of report.deliveries) {
+      if (delivery.to === RUNTIME_ADDRESS) {
+        this.answer(delivery.message);
+        continue;
+      }
+      if (delivery.outcome === 'inbox_full') {
+        this.emit(delivery.to, { type: 'message.dropped', messageId: message.id, from: message.from, reason: 'inbox_full' });
+        continue;
+      }
+      if (delivery.dropped) {
+        const old = delivery.dropped;
+        this.emit(delivery.to, { type: 'message.dropped', messageId: old.id, from: old.from, reason: 'overflow' });
+      }
+      this.emit(delivery.to, {
+        type: 'message.delivered',
+        messageId: message.id,
+        from: message.from,
+        ...(delivery.message.topic === undefined ? {} : { topic: delivery.message.topic }),
+      });
+    }
+    if (report.deadLetter) this.emit(message.from, { type: 'message.dead_letter', message, reason: report.deadLetter });
+    const receipt = this.receipts.get(message.id);
+    this.receipts.delete(message.id);
+    receipt?.(report);
+  }
+
+  /** The messages an ended agent never read: each is reported as dropped. */
+  unread(id: string, messages: readonly Message[]): void {
+    for (const message of messages) this.emit(id, { type: 'message.dropped', messageId: message.id, from: message.from, reason: 'unread' });
+  }
+
+  /** Ends every request still waiting (at shutdown) and completes `messages$`. */
+  close(): void {
+    for (const [id, pending] of this.requests) {
+      this.dropRequest(id);
+      pending.reject(new RuntimeClosedError());
+    }
+    this.all.complete();
+  }
+
+  /** The messaging service a tool gets, bound to the agent that called it. */
+  forCaller(caller: Caller): Messaging {
+    const { postOffice } = this.host;
+    const self = caller.agentId;
+    return {
+      send: async (to, content, options: SendOptions = {}) => {
+        this.check(caller, to, content);
+        if (!options.expectReply) return this.deliver(self, to, content);
+        const message = this.make(self, to, content);
+        // The wait is registered before the message leaves, so a quick reply cannot pass it by.
+        postOffice.await(self, { callId: caller.toolCallId, replyTo: message.id, ...timeout(options.timeoutMs) });
+        try {
+          receiptOf(await this.post(message), true);
+        } catch (error) {
+          postOffice.cancelWait(self, caller.toolCallId);
+          throw error;
+        }
+        return waitSignal();
+      },
+      reply: async (content, messageId) => {
+        const original = postOffice.received(self, messageId);
+        if (!original) {
+          throw new UndeliverableError(
+            messageId ?? '(none)',
+            'unknown_agent',
+            messageId === undefined ? 'There is no message to reply to yet.' : `No message ${messageId} was read by this agent lately.`,
+          );
+        }
+        return this.deliver(self, original.from, content, { replyTo: original.id });
+      },
+      publish: async (topic, content) => {
+        const address = `${TOPIC_PREFIX}${readTopic(topic)}`;
+        this.check(caller, address, content);
+        return this.deliver(self, address, content);
+      },
+      subscribe: (topic) => {
+        postOffice.subscribe(self, readTopic(topic));
+      },
+      unsubscribe: (topic) => postOffice.unsubscribe(self, readTopic(topic)),
+      waitForMessages: (options: WaitOptions = {}) => {
+        if (options.collect && options.timeoutMs === undefined) {
+          throw new ConfigurationError('Collecting messages needs a timeout_ms: how long to collect them.');
+        }
+        postOffice.await(self, {
+          callId: caller.toolCallId,
+          ...(options.from === undefined ? {} : { from: options.from }),
+          ...(options.collect ? { collect: true } : {}),
+          ...timeout(options.timeoutMs),
+        });
+        return waitSignal();
+      },
+      finish: (answer) => finishSignal(answer),
+      stop: (agentId) => {
+        if (agentId === self || !this.isBelow(agentId, self)) {
+          throw new MessageRefusedError(self, agentId, `Agent ${agentId} is not one of the sub-agents of ${self}; it may stop only its own.`);
+        }
+        this.host.send({ type: 'STOP', id: agentId, error: `Stopped by ${self}.` });
+      },
+    };
+  }
+
+  /** Checks that an agent may send to an address: its `canMessage` list, then the message policy. */
+  private check(caller: Caller, to: string, content: string): void {
+    const contacts = this.host.contactsOf(caller.agentName);
+    const target = to.startsWith(TOPIC_PREFIX) ? to : agentNameOf(to);
+    if (contacts && !contacts.includes(target) && to !== RUNTIME_ADDRESS) {
+      throw new MessageRefusedError(
+        caller.agentId,
+        to,
+        `Agent "${caller.agentName}" may not message ${to}. It may message: ${contacts.join(', ') || 'nobody'}.`,
+      );
+    }
+    const { policy } = this.host;
+    if (!policy) return;
+    let decision;
+    try {
+      decision = policy({
+        from: { id: caller.agentId, name: caller.agentName },
+        to,
+        ...(to.startsWith(TOPIC_PREFIX) ? { topic: to.slice(TOPIC_PREFIX.length) } : {}),
+        content,
+      });
+    } catch (error) {
+      throw new MessageRefusedError(caller.agentId, to, `The message policy failed, so the message is refused: ${errorMessage(error)}`);
+    }
+    if (decision === 'allow' || decision?.decision === 'allow') return;
+    const reason = decision?.decision === 'deny' ? decision.reason : `the policy gave an answer it may not give (${JSON.stringify(decision)})`;
+    throw new MessageRefusedError(caller.agentId, to, `The message to ${to} was refused: ${reason}`);
+  }
+
+  private make(from: string, to: string, content: string, replyTo?: string): Message {
+    const parsed = Message.safeParse({
+      id: `msg:${(this.counter += 1)}`,
+      from,
+      to,
+      content,
+      ...(replyTo === undefined ? {} : { replyTo }),
+      sentAt: clockNow(this.host.clock),
+    });
+    if (!parsed.success) throw new ConfigurationError(`The message is not valid: ${parsed.error.issues[0]?.path.join('.')} ${parsed.error.issues[0]?.message}`);
+    if (to.startsWith(TOPIC_PREFIX)) readTopic(to.slice(TOPIC_PREFIX.length));
+    return parsed.data;
+  }
+
+  private post(message: Message): Promise<RouteReport> {
+    const routed = new Promise<RouteReport>((resolve) => this.receipts.set(message.id, resolve));
+    this.all.next(message);
+    this.emit(message.from, { type: 'message.sent', message });
+    this.host.send({ type: 'MESSAGE.SEND', message });
+    return routed;
+  }
+
+  private answer(message: Message): void {
+    const pending = message.replyTo === undefined ? undefined : this.requests.get(message.replyTo);
+    this.emit(RUNTIME_ADDRESS, { type: 'message.delivered', messageId: message.id, from: message.from });
+    if (!pending) return;
+    this.dropRequest(message.replyTo!);
+    pending.resolve(message);
+  }
+
+  private dropRequest(id: string): void {
+    const pending = this.requests.get(id);
+    if (!pending) return;
+    this.requests.delete(id);
+    if (pending.timer !== undefined) this.host.clock.clearTimeout(pending.timer);
+  }
+
+  private emit(agentId: string, body: DistributiveOmit<MessageEvent, 'runId' | 'agentId' | 'parentId' | 'toolCallId' | 'at'>): void {
+    const record = this.host.record(agentId);
+    this.host.emit({
+      ...body,
+      runId: this.host.runId,
+      agentId,
+      parentId: record?.parentId ?? null,
+      toolCallId: null,
+      at: clockNow(this.host.clock),
+    } as TroupeEvent);
+  }
+
+  private isBelow(id: string, ancestorId: string): boolean {
+    for (let at: string | null = id; at !== null; at = this.host.record(at)?.parentId ?? null) {
+      if (at === ancestorId) return true;
+    }
+    return false;
+  }
+}
+
+type MessageEvent = Extract<TroupeEvent, { type: `message.${string}` }>;
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+/** A receipt; for a message to one receiver, a dead letter or a full inbox throws. */
+function receiptOf(report: RouteReport, single: boolean): MessageReceipt {
+  const { message } = report;
+  if (report.deadLetter && (single || report.deadLetter !== 'no_subscribers')) {
+    throw new UndeliverableError(message.to, report.deadLetter, deadLetterText(report));
+  }
+  const refusedBy = report.deliveries.filter((delivery) => delivery.outcome === 'inbox_full').map((delivery) => delivery.to);
+  if (single && refusedBy.length > 0) throw new InboxFullError(refusedBy[0]!, message.id);
+  return {
+    id: message.id,
+    deliveredTo: report.deliveries.filter((delivery) => delivery.outcome === 'delivered').map((delivery) => delivery.to),
+    refusedBy,
+    dropped: report.deliveries.flatMap((delivery) => (delivery.dropped ? [{ messageId: delivery.dropped.id, at: delivery.to }] : [])),
+  };
+}
+
+function deadLetterText(report: RouteReport): string {
+  const { to } = report.message;
+  switch (report.deadLetter) {
+    case 'ended':
+      return `Agent ${to} has ended; it reads no more messages.`;
+    case 'unknown_agent':
+      return `No agent has the id ${to}.`;
+    case 'no_live_agent':
+      return `No live agent is named "${to}".`;
+    case 'ambiguous':
+      return `${report.candidates?.length ?? 'Several'} live agents are named "${to}" (${report.candidates?.join(', ')}); send to one of their ids.`;
+    default:
+      return `Nobody subscribes to ${to}.`;
+  }
+}
+
+function readTopic(topic: string): string {
+  const parsed = TopicName.safeParse(topic);
+  if (!parsed.success) throw new ConfigurationError(`Topic "${topic}" ${parsed.error.issues[0]?.message ?? 'is not valid'}.`);
+  return parsed.data;
+}
+
+function timeout(timeoutMs: number | undefined): { timeoutMs?: number } {
+  if (timeoutMs === undefined) return {};
+  if (!(Number.isFinite(timeoutMs) && timeoutMs > 0)) throw new ConfigurationError('timeout_ms must be a positive number.');
+  return { timeoutMs };
+}

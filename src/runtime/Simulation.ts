@@ -1,0 +1,90 @@
+import { DeadlockError } from '../errors.js';
+import type { AgentActorRef } from '../machines/agentMachine.js';
+import type { AgentTable } from '../machines/agentTable.js';
+import type { PostOffice } from '../messaging/PostOffice.js';
+import type { RuntimeClock } from './RuntimeClock.js';
+
+/** Options of `runtime.runUntilIdle()`. */
+export interface RunUntilIdleOptions {
+  /** Give up (reject) once simulated time has moved this far from the start (default: 30 days). */
+  limitMs?: number;
+}
+
+/** Where a run stood when nothing was left to do. */
+export interface IdleReport {
+  /** The clock's time. */
+  at: number;
+  /** Resident agents waiting for their next message (they are alive, not stuck). */
+  waiting: string[];
+}
+
+/** What {@link runUntilIdle} looks at. */
+export interface SimulationParts {
+  readonly clock: RuntimeClock;
+  readonly postOffice: PostOffice;
+  table(): AgentTable;
+}
+
+const DEFAULT_LIMIT_MS = 30 * 86_400_000;
+
+/**
+ * Runs until nothing is left to do. In each round it lets the work of the current instant finish (promise callbacks
+ * and anything queued for the event loop); then, if timers are set, a simulated clock jumps to the next one (a real
+ * clock is waited for). It resolves when every live agent is parked (a resident waiting for its next message) and no
+ * timer is set, and rejects with a `DeadlockError` when some parked agents wait for messages, replies, sub-agents or
+ * a person that nothing left can bring.
+ */
+export async function runUntilIdle(parts: SimulationParts, options: RunUntilIdleOptions = {}): Promise<IdleReport> {
+  const { clock } = parts;
+  const limitMs = options.limitMs ?? DEFAULT_LIMIT_MS;
+  const limit = clock.now() + limitMs;
+  for (;;) {
+    await settleInstant();
+    const live = [...parts.table().liveActors()];
+    const busy = live.some((actor) => parkedIn(actor) === undefined);
+    const next = clock.nextTimerAt();
+    if (!busy && next === undefined) {
+      await settleInstant();
+      if ([...parts.table().liveActors()].some((actor) => parkedIn(actor) === undefined) || clock.nextTimerAt() !== undefined) continue;
+      return report(parts, live);
+    }
+    if (next !== undefined && clock.simulated) {
+      if (next > limit) throw new Error(`Simulated time passed the limit of runUntilIdle (${limitMs} ms from its start).`);
+      clock.advanceTo(next);
+    } else {
+      // Real time, or work in flight without a timer (a real model, a file): give it a moment of real time.
+      await new Promise<void>((resolve) => setTimeout(resolve, 1));
+    }
+  }
+}
+
+/** The idle report, or the deadlock: parked agents that wait for something nothing left can bring. */
+function report(parts: SimulationParts, live: AgentActorRef[]): IdleReport {
+  const at = parts.clock.now();
+  const waiting: string[] = [];
+  const stuck: { id: string; state: string }[] = [];
+  for (const actor of live) {
+    const state = parkedIn(actor)!;
+    if (state === 'running.waiting' && !parts.postOffice.isWaiting(actor.id)) waiting.push(actor.id);
+    else stuck.push({ id: actor.id, state });
+  }
+  if (stuck.length > 0) throw new DeadlockError(stuck, at);
+  return { at, waiting };
+}
+
+/** Where an agent waits without a timer (for a message, a reply, its sub-agents or a person), or undefined if it is busy. */
+function parkedIn(actor: AgentActorRef): string | undefined {
+  const snapshot = actor.getSnapshot();
+  if (snapshot.status !== 'active') return undefined;
+  if (snapshot.matches({ running: 'waiting' })) return 'running.waiting';
+  if (snapshot.matches({ running: { acting: 'waitingForAgents' } })) return 'running.acting.waitingForAgents';
+  if (snapshot.matches({ running: { acting: 'waitingForPerson' } })) return 'running.acting.waitingForPerson';
+  if (snapshot.matches({ pending: 'awaitingApproval' })) return 'pending.awaitingApproval';
+  return undefined;
+}
+
+/** Lets everything due at this instant finish: promise callbacks, then two turns of the event loop. */
+async function settleInstant(): Promise<void> {
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  await new Promise<void>((resolve) => setImmediate(resolve));
+}

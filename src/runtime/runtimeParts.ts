@@ -1,0 +1,229 @@
+import { Subject, type Subscription } from 'rxjs';
+import { createActor, enqueueActions, toPromise } from 'xstate';
+import { createCallModel } from '../actors/callModel.js';
+import { createRunTools } from '../actors/runTools.js';
+import type { AgentEnvironment } from '../actors/agentEnvironment.js';
+import { AgentCatalog } from '../catalog/AgentCatalog.js';
+import { AgentFiles } from '../catalog/AgentFiles.js';
+import { realClockFromNow } from '../clock.js';
+import { agentEvents } from '../events/agentEvents.js';
+import type { TroupeEvent } from '../events/events.js';
+import { createEventPipeline } from '../events/eventPipeline.js';
+import { createMetrics, type MetricsSnapshot } from '../events/metrics.js';
+import { withMail } from '../machines/agentContext.js';
+import { agentMachine } from '../machines/agentMachine.js';
+import { supervisorMachine } from '../machines/supervisorMachine.js';
+import { InMemoryMemory } from '../memory/InMemoryMemory.js';
+import { SessionStore } from '../memory/SessionStore.js';
+import { Blackboard } from '../messaging/Blackboard.js';
+import { PostOffice } from '../messaging/PostOffice.js';
+import { defaultPrices, type PriceTable } from '../models/prices.js';
+import { RandomSource } from '../random.js';
+import { recordEvents, type EventRecording } from '../views/recordEvents.js';
+import { AgentPool } from './AgentPool.js';
+import { AgentResults } from './AgentResults.js';
+import { Approvals } from './Approvals.js';
+import { Delegator } from './Delegator.js';
+import { Launcher } from './Launcher.js';
+import { Messenger } from './Messenger.js';
+import type { RuntimeOptions } from './Runtime.js';
+import { RuntimeClock } from './RuntimeClock.js';
+import { readSettings } from './settings.js';
+
+/** Every part of one runtime, wired together (what `createRuntime` builds its public methods on). */
+export type RuntimeParts = ReturnType<typeof buildParts>;
+
+/** Makes every part of a runtime and wires them together; the supervisor is started last. */
+export function buildParts(options: RuntimeOptions) {
+  const settings = readSettings(options);
+  const catalog = catalogFor(options, settings);
+  const prices: PriceTable = { ...defaultPrices, ...options.prices };
+  const clock = new RuntimeClock(options.clock ?? realClockFromNow());
+  const random = options.seed === undefined ? RandomSource.unseeded() : new RandomSource(options.seed);
+  const runId = options.runId ?? random.key();
+  const results = new AgentResults();
+  const approvals = new Approvals();
+  const table = () => supervisor.getSnapshot().context.agents;
+  const sessions = new SessionStore(options.store ?? new InMemoryMemory({ copy: false }), {
+    isLive: (id) => launcher.isLive(id),
+  });
+  const pool = new AgentPool(clock, options.pool);
+  const { streams, events$, metrics$ } = createEventPipeline();
+  const runtimeEvents = new Subject<TroupeEvent>();
+  let latest: MetricsSnapshot = createMetrics();
+  let closed = false;
+  const send = (event: Parameters<typeof supervisor.send>[0]) => supervisor.send(event);
+  const emitAt = (body: { type: TroupeEvent['type']; agentId: string } & Record<string, unknown>) =>
+    runtimeEvents.next({
+      ...body,
+      runId,
+      parentId: table().record(body.agentId)?.parentId ?? null,
+      toolCallId: null,
+      at: clock.now(),
+    } as TroupeEvent);
+
+  const postOffice = new PostOffice(clock, (id) => table().actor(id)?.send({ type: 'WAKE' }));
+  const blackboard = new Blackboard((change) =>
+    emitAt({
+      type: 'blackboard.changed',
+      agentId: change.by,
+      key: change.key,
+      ...(change.deleted ? { deleted: true } : { value: change.value }),
+    }),
+  );
+  const messenger = new Messenger({
+    runId,
+    clock,
+    postOffice,
+    policy: options.messagePolicy,
+    send,
+    record: (id) => table().record(id),
+    contactsOf: (name) => catalog.get(name)?.definition.canMessage,
+    emit: (event) => runtimeEvents.next(event),
+    closed: () => closed,
+  });
+  const launcher: Launcher = new Launcher({
+    settings,
+    runId,
+    catalog,
+    results,
+    approvals,
+    sessions,
+    pool,
+    postOffice,
+    messenger,
+    random,
+    events$,
+    metrics: () => latest,
+    table,
+    send,
+  });
+  const delegator: Delegator = new Delegator({
+    catalog,
+    results,
+    approvals,
+    sessions,
+    clock,
+    maxDepth: settings.maxDepth,
+    policy: options.delegationPolicy,
+    record: (id) => table().record(id),
+    launch: (request) => launcher.launch(request).id,
+    forget: (name) => launcher.forget(name),
+    send,
+  });
+  const environment: AgentEnvironment = {
+    prices,
+    resolve: (name, id) => launcher.resolve(name, id),
+    toolSchemas: (agent, depth, agentId) => catalog.toolSchemas(agent, depth, agentId),
+    toolFor: (agent, depth, toolName) => catalog.toolFor(agent, depth, toolName),
+    plan: (tool, args) => catalog.plan(tool, args),
+    delegation: (caller) => delegator.forCaller(caller),
+    messaging: (caller) => messenger.forCaller(caller),
+    blackboard,
+    random: (agentId) => launcher.randomFor(agentId),
+  };
+  const agentLogic = agentMachine.provide({
+    actors: { callModel: createCallModel(environment), runTools: createRunTools(environment) },
+    guards: { mailReady: ({ context }) => postOffice.ready(context.input.id) },
+    actions: {
+      // Most turns find no mail: then nothing is assigned (an assign copies the context).
+      takeMail: enqueueActions(({ context, enqueue }) => {
+        if (!postOffice.hasMail(context.input.id)) return;
+        const { answers, mail } = postOffice.take(context.input.id);
+        enqueue.assign({ messages: withMail(context.messages, answers, mail) });
+      }),
+    },
+  });
+  const supervisor = createActor(
+    supervisorMachine.provide({
+      actions: {
+        observeAgent: ({ context }, { id }) => {
+          const actor = context.agents.actor(id);
+          if (actor) streams.add(agentEvents(actor));
+        },
+        reportOutcome: (_, { outcome }) => launcher.settle(outcome),
+        reportRoute: (_, { report }) => messenger.routed(report),
+      },
+    }),
+    {
+      id: 'supervisor',
+      systemId: 'supervisor',
+      input: { agentLogic, maxParallel: settings.maxParallel, postOffice },
+      clock,
+      ...(options.inspect ? { inspect: options.inspect } : {}),
+    },
+  );
+  const subscriptions: Subscription[] = [
+    metrics$.subscribe((snapshot) => (latest = snapshot)),
+    events$.subscribe((event) => launcher.observe(event)),
+  ];
+  const recording: EventRecording | undefined = options.record ? recordEvents(events$, options.record) : undefined;
+  // The runtime's own events (messages, the blackboard), merged once `events$` has its subscribers.
+  streams.add(runtimeEvents);
+  supervisor.start();
+  return {
+    settings,
+    runId,
+    catalog,
+    clock,
+    results,
+    approvals,
+    sessions,
+    pool,
+    streams,
+    runtimeEvents,
+    events$,
+    metrics$,
+    postOffice,
+    blackboard,
+    messenger,
+    launcher,
+    delegator,
+    supervisor,
+    subscriptions,
+    recording,
+    latest: () => latest,
+    close: () => {
+      closed = true;
+      launcher.closed = true;
+    },
+  };
+}
+
+/** The agents in code and in agent files. */
+function catalogFor(options: RuntimeOptions, settings: ReturnType<typeof readSettings>): AgentCatalog {
+  const projectDir = options.projectAgentDir ?? 'agents';
+  const files =
+    options.agentDirs?.length || projectDir !== false
+      ? new AgentFiles(options.agentDirs ?? [], projectDir === false ? [] : [projectDir])
+      : undefined;
+  return new AgentCatalog(options.agents ?? [], {
+    ...(options.model ? { model: options.model } : {}),
+    ...(files ? { files } : {}),
+    tools: options.tools ?? [],
+    maxToolConcurrency: settings.maxToolConcurrency,
+    maxDepth: settings.maxDepth,
+  });
+}
+
+/**
+ * Shuts a runtime down: no more launches or messages, every live agent cancelled, and once the supervisor has ended
+ * (however it ended, a crashed one included) the pool, streams, requests, recording and session writes are closed.
+ */
+export async function shutdown(parts: RuntimeParts): Promise<void> {
+  parts.close();
+  parts.supervisor.send({ type: 'SHUTDOWN' });
+  const failure = await toPromise(parts.supervisor).then(
+    () => undefined,
+    (error: unknown) => error ?? new Error('The supervisor failed.'),
+  );
+  parts.pool.clear();
+  parts.messenger.close();
+  parts.runtimeEvents.complete();
+  parts.streams.complete();
+  for (const subscription of parts.subscriptions) subscription.unsubscribe();
+  parts.launcher.wakeIdleWaiters();
+  await parts.recording?.close();
+  await parts.sessions.flush();
+  if (failure !== undefined) throw failure;
+}

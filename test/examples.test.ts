@@ -34,7 +34,10 @@ describe('examples', () => {
   });
 
   it.each(examples)('examples/%s runs offline and exits with status 0', async (file) => {
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', `examples/${file}`], { cwd: root, env: offlineEnv(), timeout: 60_000 });
+    // A long simulation says in its header (`//   test: --flag value …`) how to run it small here.
+    const header = /^\/\/\s+test: (.+)$/m.exec(readFileSync(join(root, 'examples', file), 'utf8'));
+    const args = header ? header[1]!.trim().split(/\s+/) : [];
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', `examples/${file}`, ...args], { cwd: root, env: offlineEnv(), timeout: 60_000 });
     expect(stdout.trim()).not.toBe('');
   });
 });

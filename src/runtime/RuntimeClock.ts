@@ -3,6 +3,8 @@ import { clockNow, type Clock, type TroupeClock } from '../clock.js';
 interface Timer {
   id: number;
   due: number;
+  fn: () => void;
+  /** The wrapped clock's timer (real time only; a simulated clock gets one wake-up timer for all). */
   inner: unknown;
   /** Position in the heap, or -1 once it fired or was cleared. */
   index: number;
@@ -18,36 +20,46 @@ export interface SettableClock extends TroupeClock {
  * own book of the timers set through it, so the runtime knows when the next one is due without reading the wrapped
  * clock's private fields. Every timer of the runtime goes through it: XState's delayed events, idle timeouts, tool
  * timeouts, scripted latencies and message waits.
+ *
+ * On a simulated clock it sets one timer of the wrapped clock at a time, for its earliest due timer, and fires its own
+ * timers from there in order (due time, then the order they were set): XState's `SimulatedClock` sorts all of its
+ * timers whenever time moves, which costs too much with thousands of agents waiting. Moving the wrapped clock by hand
+ * (`clock.set(t)`) still fires everything due by `t`.
  */
 export class RuntimeClock implements TroupeClock {
   private readonly heap: Timer[] = [];
   private readonly timers = new Map<number, Timer>();
   private nextId = 1;
+  /** Simulated time: the wrapped clock's one timer, and when it is due. */
+  private wake: { handle: unknown; due: number } | undefined;
+  /** True for a simulated wrapped clock. */
+  readonly simulated: boolean;
 
   constructor(
     /** The clock that really keeps time. */
     readonly inner: Clock,
-  ) {}
+  ) {
+    this.simulated = typeof (inner as Partial<SettableClock>).set === 'function';
+  }
 
   /** Milliseconds on the wrapped clock. */
   now(): number {
     return clockNow(this.inner);
   }
 
-  /** True when the wrapped clock can be moved forward by the runtime (simulated time). */
-  get simulated(): boolean {
-    return typeof (this.inner as Partial<SettableClock>).set === 'function';
-  }
-
   setTimeout(fn: (...args: any[]) => void, ms: number): number {
     const id = this.nextId++;
-    const timer: Timer = { id, due: this.now() + Math.max(0, ms), inner: undefined, index: -1 };
+    const delay = Math.max(0, ms);
+    const timer: Timer = { id, due: this.now() + delay, fn, inner: undefined, index: -1 };
     this.timers.set(id, timer);
     this.push(timer);
-    timer.inner = this.inner.setTimeout(() => {
-      this.remove(timer);
-      fn();
-    }, ms);
+    if (this.simulated) this.arm();
+    else {
+      timer.inner = this.inner.setTimeout(() => {
+        this.remove(timer);
+        fn();
+      }, delay);
+    }
     return id;
   }
 
@@ -55,7 +67,29 @@ export class RuntimeClock implements TroupeClock {
     const timer = this.timers.get(id);
     if (!timer) return;
     this.remove(timer);
-    this.inner.clearTimeout(timer.inner);
+    if (!this.simulated) this.inner.clearTimeout(timer.inner);
+  }
+
+  /** Simulated time: makes the wrapped clock's one timer due with the earliest of ours. */
+  private arm(): void {
+    const first = this.heap[0];
+    if (this.wake && (!first || this.wake.due !== first.due)) {
+      this.inner.clearTimeout(this.wake.handle);
+      this.wake = undefined;
+    }
+    if (!first || this.wake) return;
+    const due = first.due;
+    this.wake = { due, handle: this.inner.setTimeout(() => this.fireDue(), Math.max(0, due - this.now())) };
+  }
+
+  /** Simulated time: fires every timer due by now, earliest first, then arms the next. */
+  private fireDue(): void {
+    this.wake = undefined;
+    for (let first = this.heap[0]; first && first.due <= this.now(); first = this.heap[0]) {
+      this.remove(first);
+      first.fn();
+    }
+    this.arm();
   }
 
   /** How many timers are set. */

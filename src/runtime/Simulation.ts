@@ -40,21 +40,21 @@ export async function runUntilIdle(parts: SimulationParts, options: RunUntilIdle
   const limit = clock.now() + limitMs;
   for (;;) {
     await settleInstant();
-    const live = [...parts.table().liveActors()];
-    const busy = live.some((actor) => parkedIn(actor) === undefined);
     const next = clock.nextTimerAt();
-    if (!busy && next === undefined) {
-      await settleInstant();
-      if ([...parts.table().liveActors()].some((actor) => parkedIn(actor) === undefined) || clock.nextTimerAt() !== undefined) continue;
-      return report(parts, live);
-    }
     if (next !== undefined && clock.simulated) {
+      // Something is due later: jump to it (the live agents need not be looked at while timers are set).
       if (next > limit) throw new Error(`Simulated time passed the limit of runUntilIdle (${limitMs} ms from its start).`);
       clock.advanceTo(next);
-    } else {
-      // Real time, or work in flight without a timer (a real model, a file): give it a moment of real time.
-      await new Promise<void>((resolve) => setTimeout(resolve, 1));
+      continue;
     }
+    const live = [...parts.table().liveActors()];
+    if (next === undefined && live.every((actor) => parkedIn(actor) !== undefined)) {
+      await settleInstant();
+      if (clock.nextTimerAt() !== undefined || [...parts.table().liveActors()].some((actor) => parkedIn(actor) === undefined)) continue;
+      return report(parts, live);
+    }
+    // Real time, or work in flight without a timer (a real model, a file): give it a moment of real time.
+    await new Promise<void>((resolve) => setTimeout(resolve, 1));
   }
 }
 

@@ -1,0 +1,166 @@
+// A market of resident trader agents, offline, in simulated time. An auctioneer publishes the price on the `market`
+// topic; every trader answers with a bid or an ask on the `orders` topic and waits for the next price; the auctioneer
+// collects the orders for one simulated minute and clears the market at the price where demand meets supply. A
+// trading day is 390 such minutes. The run is reproducible: the same seed gives the same prices and the same hash
+// of the event log; another seed gives another day.
+//
+//   npx tsx examples/market.ts [--seed N] [--traders N] [--rounds N]
+//   test: --traders 50 --rounds 30
+import { createHash } from 'node:crypto';
+import { SimulatedClock } from 'xstate';
+import { createRuntime, defineAgent, formatMetrics, ScriptedModel, type ModelRequest } from 'troupe';
+
+const option = (name: string, fallback: number) => {
+  const at = process.argv.indexOf(`--${name}`);
+  return at > 0 ? Number(process.argv[at + 1]) : fallback;
+};
+const seed = option('seed', 42);
+const TRADERS = option('traders', 1_000);
+const ROUNDS = option('rounds', 390);
+const MINUTE = 60_000;
+
+const trader = defineAgent({
+  name: 'trader',
+  description: 'Buys below its value and sells above it.',
+  systemPrompt: 'When the price comes, publish one order (bid or ask) to "orders", then wait for the next price.',
+  tools: ['publish', 'wait_for_messages'],
+  subscribe: ['market'],
+  resident: true,
+  maxTurns: ROUNDS + 2,
+});
+
+const auctioneer = defineAgent({
+  name: 'auctioneer',
+  description: 'Clears the market once a minute.',
+  systemPrompt: 'Publish the price to "market", collect orders for a minute, clear the market, and again.',
+  tools: ['publish', 'wait_for_messages', 'finish'],
+  subscribe: ['orders'],
+  resident: true,
+  maxTurns: ROUNDS + 2,
+});
+
+interface Order {
+  side: 'bid' | 'ask';
+  price: number;
+  qty: number;
+}
+
+/**
+ * The price where the quantity bid at or above it best meets the quantity asked at or below it: orders sorted once,
+ * then demand and supply swept across the prices.
+ */
+function clear(orders: readonly Order[], previous: number): number {
+  const prices = [...new Set(orders.map((order) => order.price))].sort((a, b) => a - b);
+  const bids = orders.filter((o) => o.side === 'bid').sort((a, b) => a.price - b.price);
+  const asks = orders.filter((o) => o.side === 'ask').sort((a, b) => a.price - b.price);
+  let demand = bids.reduce((sum, o) => sum + o.qty, 0);
+  let supply = 0;
+  let [b, a] = [0, 0];
+  let best = { price: previous, gap: Infinity };
+  for (const price of prices) {
+    while (b < bids.length && bids[b]!.price < price) demand -= bids[b++]!.qty;
+    while (a < asks.length && asks[a]!.price <= price) supply += asks[a++]!.qty;
+    const gap = Math.abs(demand - supply);
+    if (gap < best.gap) best = { price, gap };
+  }
+  return best.price;
+}
+
+const call = (id: string, name: string, args: unknown) => ({ id, name, arguments: JSON.stringify(args) });
+const lastText = (request: ModelRequest) => request.messages[request.messages.length - 1]!.content;
+const prices: number[] = [];
+
+const auctioneerTurn = (request: ModelRequest, round: number) => {
+  const orders = lastText(request)
+    .split('\n')
+    .flatMap((line) => {
+      const json = line.slice(line.indexOf('] ') + 2);
+      return json.startsWith('{') ? [JSON.parse(json) as Order] : [];
+    });
+  const previous = prices[prices.length - 1] ?? 100;
+  const price = round === 0 ? previous : clear(orders, previous);
+  if (round > 0) prices.push(price);
+  if (round === ROUNDS) {
+    const toolCalls = [
+      call(`p${round}`, 'publish', { topic: 'market', content: 'closed' }),
+      call(`f${round}`, 'finish', { answer: `Closed at ${price.toFixed(2)} after ${ROUNDS} minutes.` }),
+    ];
+    return { content: '', toolCalls };
+  }
+  return {
+    content: '',
+    toolCalls: [
+      call(`p${round}`, 'publish', { topic: 'market', content: price.toFixed(2) }),
+      call(`w${round}`, 'wait_for_messages', { timeout_ms: MINUTE, collect: true }),
+    ],
+  };
+};
+
+// Each trader keeps a private value near 100, drawn once from its own seeded stream; it bids below or asks above it.
+const values = new Map<string, number>();
+const traderTurn = (request: ModelRequest, round: number) => {
+  const random = request.random ?? Math.random;
+  let value = values.get(request.agentId);
+  if (value === undefined) values.set(request.agentId, (value = 90 + random() * 20));
+  const text = lastText(request).slice(lastText(request).lastIndexOf('] ') + 2);
+  if (text === 'closed') return { content: '', toolCalls: [call(`f${round}`, 'finish', { answer: `Went home; my value was ${value.toFixed(2)}.` })] };
+  const price = Number(text);
+  const side = value > price ? 'bid' : 'ask';
+  const limit = side === 'bid' ? value - random() * 2 : value + random() * 2;
+  const order: Order = { side, price: Math.round(limit * 100) / 100, qty: 1 + Math.floor(random() * 5) };
+  return {
+    content: '',
+    toolCalls: [
+      call(`o${round}`, 'publish', { topic: 'orders', content: JSON.stringify(order) }),
+      call(`w${round}`, 'wait_for_messages', { from: 'auctioneer' }),
+    ],
+  };
+};
+
+const turns = new Map<string, number>();
+const model = new ScriptedModel(
+  (request) => {
+    const round = turns.get(request.agentId) ?? 0;
+    turns.set(request.agentId, round + 1);
+    if (request.agentName === 'auctioneer') return auctioneerTurn(request, round);
+    if (round === 0) return 'Ready to trade.';
+    return traderTurn(request, round);
+  },
+  { latencyMs: (request) => (request.agentName === 'trader' ? 200 + Math.floor((request.random?.() ?? 0) * 5_000) : 500), record: false },
+);
+
+const clock = new SimulatedClock();
+const runtime = createRuntime({
+  model,
+  agents: [trader, auctioneer],
+  clock,
+  seed,
+  maxParallel: TRADERS + 1,
+  inbox: { capacity: TRADERS + 16 },
+  projectAgentDir: false,
+});
+const hash = createHash('sha256');
+runtime.events$.subscribe((event) => hash.update(`${JSON.stringify(event)}\n`));
+
+const started = performance.now();
+for (let i = 0; i < TRADERS; i += 1) runtime.spawn('trader', 'Trade on the market topic.');
+await runtime.runUntilIdle(); // every trader has said it is ready and waits for a price
+const close = runtime.run('auctioneer', `Run ${ROUNDS} minutes of trading.`);
+const report = await runtime.runUntilIdle(); // the market closed and every trader went home
+const result = await close;
+const seconds = (performance.now() - started) / 1000;
+
+const series = prices.map((price) => price.toFixed(2));
+console.log(`Price series (${series.length} minutes): ${series.slice(0, 10).join(' ')} … ${series.slice(-5).join(' ')}`);
+console.log(`Low ${Math.min(...prices).toFixed(2)}, high ${Math.max(...prices).toFixed(2)}, close ${series[series.length - 1]}.`);
+console.log(result.status === 'completed' ? result.output : `The auctioneer failed: ${result.error}`);
+const metrics = runtime.metrics();
+const { total } = metrics;
+console.log(
+  `${TRADERS} traders, ${total.agentsCompleted} agents completed; ${total.messagesOut} messages sent, ${total.messagesIn} delivered; ` +
+    `${total.modelCalls} model calls; simulated ${(report.at / 3_600_000).toFixed(2)} h in ${seconds.toFixed(1)} s.`,
+);
+await runtime.shutdown();
+console.log(`Event log sha256 (seed ${seed}): ${hash.digest('hex')}`);
+if (TRADERS <= 10) console.log(formatMetrics(metrics));
+if (result.status !== 'completed') process.exitCode = 1;

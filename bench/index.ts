@@ -4,6 +4,7 @@ import { agentOverhead } from './agentOverhead.js';
 import { concurrentScale } from './concurrentScale.js';
 import { delegationTree } from './delegationTree.js';
 import { eventPipeline } from './eventPipeline.js';
+import { messaging } from './messaging.js';
 import { reported } from './measure.js';
 import { planner } from './planner.js';
 
@@ -18,6 +19,11 @@ await concurrentScale(small ? 200 : 100_000);
 await delegationTree();
 await eventPipeline(small ? 200 : 20_000);
 await planner(small ? 20 : 500);
+await messaging(
+  small
+    ? [{ traders: 20, rounds: 3 }, { traders: 100, rounds: 2 }]
+    : [{ traders: 100, rounds: 20 }, { traders: 1_000, rounds: 5 }, { traders: 10_000, rounds: 1 }],
+);
 
 console.log('');
 const rows = reported().map((figure) => [

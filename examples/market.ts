@@ -23,7 +23,7 @@ const trader = defineAgent({
   name: 'trader',
   description: 'Buys below its value and sells above it.',
   systemPrompt: 'When the price comes, publish one order (bid or ask) to "orders", then wait for the next price.',
-  tools: ['publish', 'wait_for_messages'],
+  tools: ['publish', 'wait_for_messages', 'finish'],
   subscribe: ['market'],
   resident: true,
   maxTurns: ROUNDS + 2,

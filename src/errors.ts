@@ -308,7 +308,10 @@ export class DeadlockError extends TroupeError {
   ) {
     super(
       `Deadlock at ${at} ms: nothing is left to run and no timer is set, but ${waiting.length} agent(s) still wait: ` +
-        `${waiting.map((agent) => `${agent.id} (${agent.state})`).join(', ')}.`,
+        `${waiting
+          .slice(0, 10)
+          .map((agent) => `${agent.id} (${agent.state})`)
+          .join(', ')}${waiting.length > 10 ? ` and ${waiting.length - 10} more` : ''}.`,
     );
   }
 }

@@ -1,0 +1,147 @@
+// Messaging: the market workload (resident traders wake on a price, publish an order, wait for the next price; an
+// auctioneer collects a round's orders and publishes the next price) against raw XState doing the same exchange (an
+// actor that receives an event, runs a `fromPromise` and sends a reply), measured in the same run.
+import { SimulatedClock, assign, createActor, fromPromise, sendTo, setup, type AnyActorRef } from 'xstate';
+import { createRuntime, defineAgent, ScriptedModel, type ModelRequest } from 'troupe';
+import { report } from './measure.js';
+
+const call = (id: string, name: string, args: unknown) => ({ id, name, arguments: JSON.stringify(args) });
+
+/** Wall time of `rounds` market rounds with `traders` residents, and the turns and deliveries in them. */
+async function troupeMarket(traders: number, rounds: number): Promise<{ ms: number; turns: number; delivered: number }> {
+  const trader = defineAgent({
+    name: 'trader',
+    description: 'Trades.',
+    systemPrompt: 'Trade.',
+    tools: ['publish', 'wait_for_messages', 'finish'],
+    subscribe: ['market'],
+    resident: true,
+  });
+  const auctioneer = defineAgent({
+    name: 'auctioneer',
+    description: 'Clears.',
+    systemPrompt: 'Clear.',
+    tools: ['publish', 'wait_for_messages', 'finish'],
+    subscribe: ['orders'],
+    resident: true,
+  });
+  const turns = new Map<string, number>();
+  const model = new ScriptedModel(
+    (request: ModelRequest) => {
+      const turn = turns.get(request.agentId) ?? 0;
+      turns.set(request.agentId, turn + 1);
+      const text = request.messages[request.messages.length - 1]!.content; 
+      if (request.agentName === 'auctioneer') {
+        if (turn === rounds) return { content: '', toolCalls: [call('c', 'publish', { topic: 'market', content: 'closed' }), call('f', 'finish', { answer: 'closed' })] };
+        return { content: '', toolCalls: [call(`p${turn}`, 'publish', { topic: 'market', content: '100' }), call(`w${turn}`, 'wait_for_messages', { timeout_ms: 60_000, collect: true })] };
+      }
+      if (turn === 0) return 'ready';
+      if (text.endsWith('] closed')) return { content: '', toolCalls: [call('f', 'finish', { answer: 'home' })] };
+      return { content: '', toolCalls: [call(`o${turn}`, 'publish', { topic: 'orders', content: '{"side":"bid","price":99}' }), call(`w${turn}`, 'wait_for_messages', { from: 'auctioneer' })] };
+    },
+    { record: false },
+  );
+  const runtime = createRuntime({
+    model,
+    agents: [trader, auctioneer],
+    clock: new SimulatedClock(),
+    seed: 1,
+    maxParallel: traders + 1,
+    inbox: { capacity: traders + 16 },
+    projectAgentDir: false,
+  });
+  for (let i = 0; i < traders; i += 1) runtime.spawn('trader', 'Trade.');
+  await runtime.runUntilIdle();
+  const started = performance.now();
+  runtime.spawn('auctioneer', 'Run the market.');
+  await runtime.runUntilIdle();
+  const ms = performance.now() - started;
+  const { total } = runtime.metrics();
+  await runtime.shutdown();
+  return { ms, turns: traders * rounds, delivered: total.messagesIn };
+}
+
+/** The same exchange in raw XState: traders that answer a PRICE with an ORDER through one promise actor each. */
+function rawMarket(traders: number, rounds: number): Promise<{ ms: number; turns: number; delivered: number }> {
+  return new Promise((resolve) => {
+    const traderMachine = setup({
+      types: { input: {} as { auctioneer: AnyActorRef } },
+      actors: { decide: fromPromise(async ({ input }: { input: string }) => `{"side":"bid","price":99,"on":${input}}`) },
+    }).createMachine({
+      context: ({ input }) => ({ auctioneer: input.auctioneer, price: '' }),
+      initial: 'waiting',
+      states: {
+        waiting: { on: { PRICE: { target: 'deciding', actions: assign({ price: ({ event }) => event.price }) } } },
+        deciding: {
+          invoke: {
+            src: 'decide',
+            input: ({ context }) => context.price,
+            onDone: { target: 'waiting', actions: sendTo(({ context }) => context.auctioneer, ({ event }) => ({ type: 'ORDER', order: event.output })) },
+          },
+        },
+      },
+    });
+    let started = 0;
+    let delivered = 0;
+    let orders = 0;
+    let round = 0;
+    const auctioneer = createActor(
+      setup({}).createMachine({
+        on: {
+          ORDER: {
+            actions: ({ system }) => {
+              delivered += 1;
+              orders += 1;
+              if (orders < traders) return;
+              orders = 0;
+              round += 1;
+              if (round === rounds) {
+                resolve({ ms: performance.now() - started, turns: traders * rounds, delivered });
+                return;
+              }
+              publish(system);
+            },
+          },
+        },
+      }),
+    );
+    auctioneer.start();
+    const children = Array.from({ length: traders }, () => createActor(traderMachine, { input: { auctioneer } }).start());
+    const publish = (_system: unknown) => {
+      for (const child of children) {
+        delivered += 1;
+        child.send({ type: 'PRICE', price: '100' });
+      }
+    };
+    started = performance.now();
+    publish(undefined);
+  });
+}
+
+/** Messaging figures at several sizes: µs per trader turn and per delivered message, and how they grow with size. */
+export async function messaging(sizes: readonly { traders: number; rounds: number }[]): Promise<void> {
+  const perMessage: number[] = [];
+  for (const { traders, rounds } of sizes) {
+    const ours = await troupeMarket(traders, rounds);
+    const raw = await rawMarket(traders, rounds);
+    const turn = (ours.ms * 1000) / ours.turns;
+    const rawTurn = (raw.ms * 1000) / raw.turns;
+    const message = (ours.ms * 1000) / ours.delivered;
+    const rawMessage = (raw.ms * 1000) / raw.delivered;
+    perMessage.push(message);
+    const detail = { traders, rounds, turns: ours.turns, delivered: ours.delivered };
+    report({ bench: 'messaging', name: `µs per trader turn, ${traders} traders`, value: turn, unit: 'µs', baseline: 'raw XState (event → fromPromise → reply)', baselineValue: rawTurn, ratio: turn / rawTurn, target: 'at most 2× raw XState', pass: turn / rawTurn <= 2, detail });
+    report({ bench: 'messaging', name: `µs per delivered message, ${traders} traders`, value: message, unit: 'µs', baseline: 'raw XState', baselineValue: rawMessage, ratio: message / rawMessage, target: 'at most 2× raw XState', pass: message / rawMessage <= 2, detail });
+  }
+  if (perMessage.length > 1) {
+    const growth = perMessage[perMessage.length - 1]! / perMessage[0]!;
+    report({
+      bench: 'messaging',
+      name: `growth of µs per message, ${sizes[0]!.traders} → ${sizes[sizes.length - 1]!.traders} traders`,
+      value: growth,
+      unit: '×',
+      target: 'flat (at most 1.5×)',
+      pass: growth <= 1.5,
+    });
+  }
+}

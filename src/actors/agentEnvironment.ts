@@ -4,6 +4,7 @@ import type { ChatMessage, Model, ToolSchema } from '../models/Model.js';
 import type { PriceTable } from '../models/prices.js';
 import type { Blackboard } from '../messaging/Blackboard.js';
 import type { Messaging } from '../messaging/Messaging.js';
+import type { TroupeEvent } from '../events/events.js';
 import type { RandomSource } from '../random.js';
 import type { Delegation } from '../tools/Delegation.js';
 import type { Tool } from '../tools/defineTool.js';
@@ -68,6 +69,8 @@ export interface AgentEnvironment {
   random(agentId: string): RandomSource;
   /** The price table for costs. */
   readonly prices: PriceTable;
+  /** Puts an event into the runtime's stream (what `runTools` announces of each tool call). */
+  announce(event: TroupeEvent): void;
 }
 
 const notProvided = (): never => {
@@ -89,5 +92,6 @@ export const missingEnvironment: AgentEnvironment = {
     return notProvided();
   },
   random: notProvided,
+  announce: () => {},
   prices: {},
 };

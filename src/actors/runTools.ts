@@ -2,6 +2,7 @@ import { fromCallback, type EventObject } from 'xstate';
 import { z } from 'zod';
 import { clockNow, sleep, type Clock } from '../clock.js';
 import { AbortedError, ToolTimeoutError, errorMessage } from '../errors.js';
+import type { TroupeEvent } from '../events/events.js';
 import type { ChatMessage, ToolCall } from '../models/Model.js';
 import type { Tool } from '../tools/defineTool.js';
 import { executePlan } from '../tools/executePlan.js';
@@ -19,23 +20,40 @@ export interface RunToolsInput {
   /** The conversation so far; its last message is the assistant message with these calls. */
   messages: readonly ChatMessage[];
   toolCalls: readonly ToolCall[];
+  /** The header of the agent's events: its run, its parent and the parent's tool call. */
+  header: { runId: string; parentId: string | null; toolCallId: string | null };
 }
 
 /** A tool message: the one answer to one tool call. */
 export type ToolMessage = Extract<ChatMessage, { role: 'tool' }>;
 
-/** The events `runTools` sends back to its agent while it works. */
-export type ToolProgress =
+/** What happened to one tool call: it started, was refused, or ended. */
+export type ToolNote =
   | { type: 'TOOL.STARTED'; callId: string; tool: string; arguments: string }
   | { type: 'TOOL.DENIED'; callId: string; tool: string; reason: ToolRefusal['reason']; error: string }
-  | { type: 'TOOL.ENDED'; callId: string; tool: string; status: 'ok' | 'error'; durationMs: number; error?: string }
+  | { type: 'TOOL.ENDED'; callId: string; tool: string; status: 'ok' | 'error'; durationMs: number; error?: string };
+
+/**
+ * The events `runTools` sends back to its agent. Calls starting and ending are not among them: `runTools` announces
+ * those itself (`tool.call`, `tool.denied`, `tool.result`, through `environment.announce`), and the agent counts them
+ * from the batch's end, so a quick call costs its agent no step of its own.
+ */
+export type ToolProgress =
   | { type: 'TOOL.WAITING'; callId: string }
   | { type: 'TOOL.RESUMED'; callId: string }
   /**
    * The batch ended. `waiting`: some calls wait for messages (their tool messages are filled in when the agent
    * wakes); `finish`: a call ended the agent, with this answer if it gave one.
    */
-  | { type: 'TOOLS.DONE'; messages: ToolMessage[]; waiting?: boolean; finish?: { answer?: string } }
+  | {
+      type: 'TOOLS.DONE';
+      messages: ToolMessage[];
+      /** Calls that ended, and how many of them with an error. */
+      ended: number;
+      failed: number;
+      waiting?: boolean;
+      finish?: { answer?: string };
+    }
   | { type: 'TOOLS.FAILED'; error: string };
 
 /** A call that passed every check and may run. */
@@ -55,7 +73,7 @@ interface Batch {
   signal: AbortSignal;
   /** Rejects when `signal` aborts; every call of the batch races it. */
   stopped: Promise<never>;
-  send: (event: ToolProgress) => void;
+  send: (event: ToolNote | ToolProgress) => void;
   /** Set by a call that waits for messages. */
   waiting?: boolean;
   /** Set by a call that ends the agent. */
@@ -77,12 +95,31 @@ const CALL_ENDED = new AbortedError('The tool call ended.');
 export function createRunTools(environment: AgentEnvironment) {
   return fromCallback<EventObject, RunToolsInput>(({ input, sendBack, system }) => {
     const controller = new AbortController();
-    const send = (event: ToolProgress) => {
-      if (!controller.signal.aborted) sendBack(event);
+    const clock = system._clock;
+    const count = { ended: 0, failed: 0 };
+    const send = (event: ToolNote | ToolProgress) => {
+      if (controller.signal.aborted) return;
+      if (event.type === 'TOOL.STARTED' || event.type === 'TOOL.DENIED' || event.type === 'TOOL.ENDED') {
+        if (event.type === 'TOOL.ENDED') {
+          count.ended += 1;
+          if (event.status === 'error') count.failed += 1;
+        }
+        const { header } = input;
+        environment.announce({
+          ...announcementOf(event),
+          runId: header.runId,
+          agentId: input.agentId,
+          parentId: header.parentId,
+          toolCallId: header.toolCallId,
+          at: clockNow(clock),
+        } as TroupeEvent);
+        return;
+      }
+      sendBack(event);
     };
     const stopped = aborted(controller.signal);
     stopped.catch(() => {}); // raced by every call; a batch whose calls were all refused races it with nothing
-    const batch: Partial<Batch> = { input, environment, clock: system._clock, signal: controller.signal, stopped, send };
+    const batch: Partial<Batch> = { input, environment, clock, signal: controller.signal, stopped, send };
     Promise.resolve()
       .then(() => {
         batch.agent = environment.resolve(input.agentName, input.agentId);
@@ -93,6 +130,8 @@ export function createRunTools(environment: AgentEnvironment) {
           send({
             type: 'TOOLS.DONE',
             messages,
+            ended: count.ended,
+            failed: count.failed,
             ...(batch.waiting ? { waiting: true } : {}),
             ...(batch.finish ? { finish: batch.finish } : {}),
           }),
@@ -230,6 +269,25 @@ async function runOne(batch: Batch, { call, tool, args }: ReadyCall): Promise<To
     if (tool.interactive) send({ type: 'TOOL.RESUMED', callId: call.id });
   }
   return message;
+}
+
+/** The event a tool note announces: `tool.call`, `tool.denied` or `tool.result`, without the header. */
+function announcementOf(note: ToolNote) {
+  switch (note.type) {
+    case 'TOOL.STARTED':
+      return { type: 'tool.call' as const, callId: note.callId, tool: note.tool, arguments: note.arguments };
+    case 'TOOL.DENIED':
+      return { type: 'tool.denied' as const, callId: note.callId, tool: note.tool, reason: note.reason, error: note.error };
+    case 'TOOL.ENDED':
+      return {
+        type: 'tool.result' as const,
+        callId: note.callId,
+        tool: note.tool,
+        status: note.status,
+        durationMs: note.durationMs,
+        ...(note.error === undefined ? {} : { error: note.error }),
+      };
+  }
 }
 
 /** The agent a tool call runs for, as delegation and messaging see it. */

@@ -158,3 +158,4 @@ export function withMail(
   for (const message of mail) next.push({ role: 'user', content: renderMessage(message) });
   return next;
 }
+

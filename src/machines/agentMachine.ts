@@ -1,4 +1,12 @@
-import { and, not, assign, emit, sendParent, setup, type ActorRefFrom } from 'xstate';
+import {
+  and,
+  not,
+  assign,
+  emit,
+  sendParent,
+  setup,
+  type ActorRefFrom,
+} from 'xstate';
 import { createCallModel, type ModelTurn } from '../actors/callModel.js';
 import { missingEnvironment } from '../actors/agentEnvironment.js';
 import { createRunTools, type ToolMessage } from '../actors/runTools.js';
@@ -38,6 +46,11 @@ const failWith = (reason: Failure['reason'], error: (context: AgentContext) => s
   actions: { type: 'fail' as const, params: ({ context }: { context: AgentContext }) => ({ reason, error: error(context) }) },
 });
 
+/** What every end of a tool batch does first: append its tool messages and count its calls. */
+const endOfBatch = [
+  { type: 'appendToolMessages' as const, params: ({ event }: { event: Extract<AgentEvent, { type: 'TOOLS.DONE' }> }) => event },
+];
+
 /**
  * A waiting agent that may wake (its waits ended, or mail came): it asks for a slot, unless it has no turn left, when
  * it ends with its last answer (or fails with `max_turns` without one).
@@ -48,7 +61,11 @@ const wake = [
     guard: and(['mailReady', 'turnsUsed']),
     ...failWith('max_turns', (context) => `The agent used all ${context.input.maxTurns} turns.`),
   },
+  // The supervisor had a slot free and gave it with the message: think at once.
+  { guard: and(['mailReady', 'slotGiven']), target: 'thinking' as const, actions: 'takeSlot' as const },
   { guard: 'mailReady' as const, target: 'waitingForSlot' as const, actions: 'requestSlot' as const },
+  // A slot given for mail this agent does not wake for goes back.
+  { guard: 'slotGiven' as const, actions: 'releaseSlot' as const },
 ];
 
 /**
@@ -122,6 +139,7 @@ export const agentMachine = setup({
     /** Provided by the runtime: the agent may wake (all its waits ended, or mail came while it waited for none). */
     mailReady: () => false,
     holdsSlot: ({ context }) => context.holdsSlot,
+    slotGiven: ({ event }) => (event.type === 'MESSAGE' || event.type === 'WAKE') && event.slot === true,
     lastPersonAnswered: ({ context }) => context.waitingForPeople <= 1,
     lastPersonAnsweredWithSlot: ({ context }) => context.waitingForPeople <= 1 && context.holdsSlot,
   },
@@ -140,16 +158,10 @@ export const agentMachine = setup({
       return { messages, own: settled(own, context.startedAt, clockNow(system._clock)), output: turn.content };
     }),
     dropToolCalls: assign({ messages: ({ context }) => withoutPendingToolCalls(context.messages) }),
-    appendToolMessages: assign({
-      messages: ({ context }, answers: ToolMessage[]) => withToolMessages(context.messages, answers),
-    }),
-    countTool: assign({
-      own: ({ context }, ended: { status: 'ok' | 'error' }) => ({
-        ...context.own,
-        toolCalls: context.own.toolCalls + 1,
-        toolErrors: context.own.toolErrors + (ended.status === 'error' ? 1 : 0),
-      }),
-    }),
+    appendToolMessages: assign(({ context }, done: { messages: ToolMessage[]; ended: number; failed: number }) => ({
+      messages: withToolMessages(context.messages, done.messages),
+      own: { ...context.own, toolCalls: context.own.toolCalls + done.ended, toolErrors: context.own.toolErrors + done.failed },
+    })),
     /** Provided by the runtime: reads the agent's mail (if any) into its conversation. */
     takeMail: () => {},
     /** A resident's answer: recorded, kept as its result so far, and it waits for the next message. */
@@ -347,79 +359,45 @@ export const agentMachine = setup({
               depth: context.input.depth,
               messages: context.messages,
               toolCalls: pendingToolCalls(context.messages),
+              header: { runId: context.input.runId, parentId: context.input.parentId, toolCallId: context.input.toolCallId },
             }),
           },
           on: {
-            'TOOL.STARTED': {
-              actions: {
-                type: 'announce',
-                params: ({ event }) => ({ type: 'tool.call', callId: event.callId, tool: event.tool, arguments: event.arguments }),
-              },
-            },
-            'TOOL.DENIED': {
-              actions: {
-                type: 'announce',
-                params: ({ event }) => ({ type: 'tool.denied', callId: event.callId, tool: event.tool, reason: event.reason, error: event.error }),
-              },
-            },
-            'TOOL.ENDED': {
-              actions: [
-                { type: 'countTool', params: ({ event }) => event },
-                {
-                  type: 'announce',
-                  params: ({ event }) => ({
-                    type: 'tool.result',
-                    callId: event.callId,
-                    tool: event.tool,
-                    status: event.status,
-                    durationMs: event.durationMs,
-                    ...(event.error === undefined ? {} : { error: event.error }),
-                  }),
-                },
-              ],
-            },
+            // Every branch first appends the batch's tool messages and counts its calls.
             'TOOLS.DONE': [
               {
                 guard: and(['finishes', 'finishesWithAnswer']),
                 target: '#agent.completed',
-                actions: [
-                  { type: 'appendToolMessages', params: ({ event }) => event.messages },
-                  { type: 'recordFinish', params: ({ event }) => event },
-                  'settle',
-                ],
+                actions: [...endOfBatch, { type: 'recordFinish', params: ({ event }) => event }, 'settle'],
               },
               {
                 guard: 'finishes',
-                ...failWith('error', () => 'The agent called finish without an answer, and it had given none before.'),
+                target: '#agent.failed',
+                actions: [
+                  ...endOfBatch,
+                  { type: 'fail', params: { reason: 'error', error: 'The agent called finish without an answer, and it had given none before.' } },
+                ],
               },
               {
                 // A resident out of turns ends with its last answer.
                 guard: and(['turnsUsed', 'resident', 'hasAnswer']),
                 target: '#agent.completed',
-                actions: [{ type: 'appendToolMessages', params: ({ event }) => event.messages }, 'settle'],
+                actions: [...endOfBatch, 'settle'],
               },
               {
                 guard: 'turnsUsed',
                 target: '#agent.failed',
                 actions: [
-                  { type: 'appendToolMessages', params: ({ event }) => event.messages },
+                  ...endOfBatch,
                   {
                     type: 'fail',
                     params: ({ context }) => ({ reason: 'max_turns', error: `The agent used all ${context.input.maxTurns} turns without a final answer.` }),
                   },
                 ],
               },
-              {
-                guard: and(['waitsForMail', not('mailReady')]),
-                target: 'waiting',
-                actions: { type: 'appendToolMessages', params: ({ event }) => event.messages },
-              },
-              {
-                guard: 'holdsSlot',
-                target: 'thinking',
-                actions: { type: 'appendToolMessages', params: ({ event }) => event.messages },
-              },
-              { target: 'waitingForSlot', actions: { type: 'appendToolMessages', params: ({ event }) => event.messages } },
+              { guard: and(['waitsForMail', not('mailReady')]), target: 'waiting', actions: endOfBatch },
+              { guard: 'holdsSlot', target: 'thinking', actions: endOfBatch },
+              { target: 'waitingForSlot', actions: endOfBatch },
             ],
             'TOOLS.FAILED': {
               target: '#agent.failed',

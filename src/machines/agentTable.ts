@@ -24,6 +24,8 @@ export interface AgentRecord {
   holdsSlot?: boolean;
   /** True while its delegation waits for a person's approval. */
   held?: boolean;
+  /** True while it waits for messages in `running.waiting`, without a slot. */
+  parked?: boolean;
   /** How many of its sub-agents it is waiting for now; it lends its slot while it waits. */
   waits?: number;
   /** The runs of agents waiting for this one to end (one entry per wait). */
@@ -111,6 +113,7 @@ export class AgentTable {
     record.state = state;
     // Fields are only reset when they were set: records stay small for the many agents that never used them.
     if (record.held) record.held = false;
+    if (record.parked) record.parked = false;
     if (record.waits) record.waits = 0;
     const waiters = record.waiters ?? [];
     if (record.waiters) record.waiters = undefined;

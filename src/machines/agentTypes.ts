@@ -94,10 +94,13 @@ export type AgentEvent =
   | { type: 'RESUME' }
   /** The idle timer ran out: no progress for `idleTimeoutMs`. */
   | { type: 'IDLE' }
-  /** A message reached the agent's inbox (or a call of its waiting for one); a waiting agent wakes if it may. */
-  | { type: 'MESSAGE'; message: Message }
-  /** The calls the agent waits on have timed out: it wakes. */
-  | { type: 'WAKE' }
+  /**
+   * A message reached the agent's inbox (or a call of its waiting for one); a waiting agent wakes if it may. `slot`:
+   * the supervisor gives the waking agent a slot with it (it had one free), so it thinks at once.
+   */
+  | { type: 'MESSAGE'; message: Message; slot?: true }
+  /** The calls the agent waits on have timed out: it wakes (with a slot, when `slot` says so). */
+  | { type: 'WAKE'; slot?: true }
   /** End now: complete with the last answer, or fail with `cancelled` if there is none. */
   | { type: 'STOP'; error?: string }
   | ToolProgress;

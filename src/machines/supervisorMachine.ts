@@ -41,6 +41,8 @@ export type SupervisorEvent =
   | { type: 'SLOT.RELEASE'; id: string }
   /** Agent `id` woke from waiting and wants a slot to think. */
   | { type: 'SLOT.REQUEST'; id: string }
+  /** The calls agent `id` waits on timed out: wake it. */
+  | { type: 'WAKE'; id: string }
   | { type: 'SHUTDOWN' }
   | { type: `xstate.done.actor.${string}`; output: AgentOutcome }
   | { type: `xstate.error.actor.${string}`; error: unknown };
@@ -104,11 +106,17 @@ export const supervisorMachine = setup({
     reportRoute: (_, _params: { report: RouteReport }) => {},
     releaseSlot: ({ context }, { id }: { id: string }) => {
       const record = context.agents.record(id);
-      if (record) context.agents.freeSlot(record);
+      if (!record) return;
+      context.agents.freeSlot(record);
+      if (record.state === 'running') record.parked = true;
     },
     requestSlot: ({ context }, { id }: { id: string }) => {
       const record = context.agents.record(id);
+      if (record) record.parked = false;
       if (record?.state === 'running' && !record.holdsSlot) context.agents.resuming.push({ id, run: record.run });
+    },
+    wake: ({ context }, { id }: { id: string }) => {
+      context.agents.actor(id)?.send(wakeEvent(context, id));
     },
     stopSubtree: ({ context }, { id, error }: { id: string; error?: string }) => {
       for (const agentId of context.agents.subtree(id).reverse()) {
@@ -186,7 +194,7 @@ export const supervisorMachine = setup({
       for (const delivery of report.deliveries) {
         if (delivery.outcome !== 'delivered' || delivery.to === RUNTIME_ADDRESS) continue;
         const actor = context.agents.actor(delivery.to);
-        if (actor) enqueue.sendTo(actor, { type: 'MESSAGE', message: delivery.message });
+        if (actor) enqueue.sendTo(actor, { ...wakeEvent(context, delivery.to), type: 'MESSAGE', message: delivery.message });
       }
       enqueue({ type: 'reportRoute', params: { report } } as never);
     }),
@@ -247,6 +255,7 @@ export const supervisorMachine = setup({
         'MESSAGE.SEND': { actions: 'route' },
         'SLOT.RELEASE': { actions: [{ type: 'releaseSlot', params: ({ event }) => event }, 'startQueued'] },
         'SLOT.REQUEST': { actions: [{ type: 'requestSlot', params: ({ event }) => event }, 'startQueued'] },
+        WAKE: { actions: { type: 'wake', params: ({ event }) => event } },
         'xstate.done.actor.*': { actions: [...whenAgentEnds, 'startQueued'] },
         'xstate.error.actor.*': { actions: [...whenAgentEnds, 'startQueued'] },
         SHUTDOWN: [{ guard: 'noLiveAgents', target: 'closed' }, { target: 'closing' }],
@@ -275,6 +284,19 @@ export const supervisorMachine = setup({
     closed: { type: 'final' },
   },
 });
+
+/**
+ * How to wake a parked agent whose mail is ready: with a slot when one is free (it thinks at once, without asking),
+ * else without (it asks for one). An agent that is not parked, or not ready, gets no slot.
+ */
+function wakeEvent(context: SupervisorContext, id: string): { type: 'WAKE'; slot?: true } {
+  const { agents } = context;
+  const record = agents.record(id);
+  if (!record?.parked || agents.running >= context.maxParallel || !context.postOffice.ready(id)) return { type: 'WAKE' };
+  record.parked = false;
+  agents.takeSlot(record);
+  return { type: 'WAKE', slot: true };
+}
 
 /** Agent `waiterId` starts waiting for `childId`; its first wait lends its slot. */
 function beginWait(agents: AgentTable, waiterId: string, childId: string): void {

@@ -67,7 +67,8 @@ export class RuntimeClock implements TroupeClock {
     const timer = this.timers.get(id);
     if (!timer) return;
     this.remove(timer);
-    if (!this.simulated) this.inner.clearTimeout(timer.inner);
+    if (this.simulated) this.arm(); // no wake-up timer is left for timers that were all cleared
+    else this.inner.clearTimeout(timer.inner);
   }
 
   /** Simulated time: makes the wrapped clock's one timer due with the earliest of ours. */

@@ -62,7 +62,7 @@ export function buildParts(options: RuntimeOptions) {
       at: clock.now(),
     } as TroupeEvent);
 
-  const postOffice = new PostOffice(clock, (id) => table().actor(id)?.send({ type: 'WAKE' }));
+  const postOffice = new PostOffice(clock, (id) => supervisor.send({ type: 'WAKE', id }));
   const blackboard = new Blackboard((change) =>
     emitAt({
       type: 'blackboard.changed',
@@ -121,6 +121,7 @@ export function buildParts(options: RuntimeOptions) {
     messaging: (caller) => messenger.forCaller(caller),
     blackboard,
     random: (agentId) => launcher.randomFor(agentId),
+    announce: (event) => runtimeEvents.next(event),
   };
   const agentLogic = agentMachine.provide({
     actors: { callModel: createCallModel(environment), runTools: createRunTools(environment) },

@@ -5,7 +5,7 @@ import { buildParts, shutdown } from './runtime/runtimeParts.js';
 import { runUntilIdle } from './runtime/Simulation.js';
 
 export type { AgentResult, ResultMetrics } from './runtime/AgentResults.js';
-export type { AgentHandle, Runtime, RuntimeOptions, SpawnOptions } from './runtime/Runtime.js';
+export type { AgentHandle, GroupHandle, GroupOptions, Runtime, RuntimeOptions, SpawnOptions } from './runtime/Runtime.js';
 
 /**
  * Creates a runtime: an actor system whose root is the supervisor, with the given agents (in code, and in agent
@@ -44,6 +44,18 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     sessions,
     spawn: (agentName, task, spawnOptions = {}) => spawnFromCode(agentName, task, spawnOptions, true),
     run: (agentName, task, spawnOptions = {}) => spawnFromCode(agentName, task, spawnOptions, false).result,
+    group(name, task, groupOptions = {}) {
+      const { id, result } = launcher.launchGroup(name, task, groupOptions);
+      return {
+        id,
+        result,
+        get open() {
+          return launcher.isLive(id);
+        },
+        complete: (output) => launcher.endGroup(id, { status: 'completed', output }),
+        fail: (error, reason = 'error') => launcher.endGroup(id, { status: 'failed', reason, error }),
+      };
+    },
     async resume(id, task, resumeOptions = {}) {
       const { agentType, history, parentId } = await delegator.session(id);
       const liveParent = resumeOptions.parentId ?? (parentId !== null && table().record(parentId) ? parentId : null);

@@ -29,7 +29,8 @@ export type TroupeErrorCode =
   | 'undeliverable'
   | 'message_refused'
   | 'reply_timeout'
-  | 'deadlock';
+  | 'deadlock'
+  | 'time_limit';
 
 /** The common base of every error troupe throws. */
 export abstract class TroupeError extends Error {
@@ -313,6 +314,19 @@ export class DeadlockError extends TroupeError {
           .map((agent) => `${agent.id} (${agent.state})`)
           .join(', ')}${waiting.length > 10 ? ` and ${waiting.length - 10} more` : ''}.`,
     );
+  }
+}
+
+/** `runUntilIdle` gave up: simulated time moved past its limit while work was still due. */
+export class TimeLimitError extends TroupeError {
+  readonly code = 'time_limit' as const;
+  constructor(
+    /** The limit, in ms of the runtime's clock from the start of the call. */
+    readonly limitMs: number,
+    /** The clock's time when it gave up. */
+    readonly at: number,
+  ) {
+    super(`Simulated time passed the limit of runUntilIdle (${limitMs} ms from its start) at ${at} ms; raise limitMs, or look for an agent that never stops.`);
   }
 }
 

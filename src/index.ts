@@ -5,6 +5,8 @@ export { createRuntime } from './createRuntime.js';
 export type {
   AgentHandle,
   AgentResult,
+  GroupHandle,
+  GroupOptions,
   ResultMetrics,
   Runtime,
   RuntimeOptions,
@@ -13,6 +15,17 @@ export type {
 export { realClock, realClockFromNow, sleep } from './clock.js';
 export type { PoolOptions, PoolStats } from './runtime/AgentPool.js';
 export type { PendingApproval } from './runtime/Approvals.js';
+
+// ── Patterns: composing agents without a lead model ─────────────────────────────────────────────────────
+export { sequence } from './patterns/sequence.js';
+export { parallel } from './patterns/parallel.js';
+export { fanIn } from './patterns/fanIn.js';
+export type { FanInCombine } from './patterns/fanIn.js';
+export { pipeline } from './patterns/pipeline.js';
+export { race } from './patterns/race.js';
+export type { RaceOptions } from './patterns/race.js';
+export { step } from './patterns/Pattern.js';
+export type { AgentStep, OnFailure, Pattern, PatternOptions, Step, TaskFrom } from './patterns/Pattern.js';
 
 // ── Messaging and simulation ────────────────────────────────────────────────────────────────────────────
 export { Message, RUNTIME_ADDRESS, TOPIC_PREFIX, TopicName, renderMessage } from './messaging/Message.js';
@@ -121,7 +134,9 @@ export type {
   ApprovalHold,
 } from './machines/agentMachine.js';
 export { supervisorMachine } from './machines/supervisorMachine.js';
-export type { SpawnRequest, SupervisorEvent, SupervisorInput } from './machines/supervisorMachine.js';
+export type { GroupSpawnRequest, SpawnRequest, SupervisorEvent, SupervisorInput } from './machines/supervisorMachine.js';
+export { groupMachine } from './machines/groupMachine.js';
+export type { GroupActorRef, GroupEvent, GroupInput } from './machines/groupMachine.js';
 export type { AgentRecord, AgentState } from './machines/agentTable.js';
 
 // ── Events and metrics ──────────────────────────────────────────────────────────────────────────────────
@@ -164,6 +179,7 @@ export {
   InboxFullError,
   MessageRefusedError,
   ReplyTimeoutError,
+  TimeLimitError,
   UndeliverableError,
   InvalidAgentError,
   InvalidToolError,

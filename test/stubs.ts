@@ -76,3 +76,52 @@ export function leader(name = 'lead', options: Partial<AgentDefinition> = {}) {
 
 /** Lets every pending callback run. */
 export const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+// ── Messaging ──
+
+/** A resident agent with the given tools: it waits for messages after it answers, until it is stopped. */
+export function resident(name: string, tools: string[] = [], options: Partial<AgentDefinition> = {}) {
+  return defineAgent({ name, description: `The ${name}.`, systemPrompt: `You are the ${name}.`, tools, resident: true, ...options });
+}
+
+/** The last message of a request. */
+export function lastMessage(request: { messages: readonly ChatMessage[] }): ChatMessage {
+  return request.messages[request.messages.length - 1]!;
+}
+
+/** One message as an agent read it (`[message <id> from <sender>( on topic <t>)( in reply to <id>)] <content>`). */
+export interface ReadMessage {
+  id: string;
+  from: string;
+  topic?: string;
+  replyTo?: string;
+  content: string;
+}
+
+const RENDERED = /^\[message (\S+) from (\S+)(?: on topic (\S+))?(?: in reply to (\S+))?\] ([\s\S]*)$/;
+
+/** The messages in one text (a user message, or a wait's tool result of one message a line), or [] if it has none. */
+export function readMessages(text: string): ReadMessage[] {
+  return text
+    .split(/\n(?=\[message )/)
+    .map((part) => RENDERED.exec(part))
+    .filter((match) => match !== null)
+    .map(([, id, from, topic, replyTo, content]) => ({
+      id: id!,
+      from: from!,
+      ...(topic === undefined ? {} : { topic }),
+      ...(replyTo === undefined ? {} : { replyTo }),
+      content: content!,
+    }));
+}
+
+/** The messages an agent got as user messages (its mail) in a request's conversation, in order. */
+export function mailIn(request: { messages: readonly ChatMessage[] }): ReadMessage[] {
+  return request.messages.filter((message) => message.role === 'user').flatMap((message) => readMessages(message.content));
+}
+
+/** The tool message answering call `callId` in a request's conversation. */
+export function toolMessageFor(request: { messages: readonly ChatMessage[] }, callId: string) {
+  const found = request.messages.find((message) => message.role === 'tool' && message.toolCallId === callId);
+  return found?.role === 'tool' ? found : undefined;
+}

@@ -78,6 +78,7 @@ export function defineAgent(definition: AgentDefinition): Agent {
     throw new InvalidAgentError(`Agent "${name}": ${message}`, name);
   };
   if (!AGENT_NAME.test(name)) fail('the name must match [a-z0-9][a-z0-9_-]{0,63}');
+  if (name === 'runtime') fail('"runtime" is the address of code in messages; pick another name');
   if (typeof definition.description !== 'string' || definition.description.trim() === '') {
     fail('a description is required');
   }

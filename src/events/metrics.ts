@@ -35,7 +35,7 @@ export type Figures = {
 
 /** The figures of a whole run, plus how many agents are in each phase of their life. */
 export type TotalMetrics = Figures & {
-  /** Agents seen, counted once each (an agent first seen through a later event counts too). */
+  /** Agents seen, counted once each (an agent first seen through a later event counts too); groups are not counted. */
   agentsSpawned: number;
   /** Agents started and not yet ended. */
   agentsRunning: number;
@@ -73,6 +73,11 @@ export type AgentMetrics = {
   own: Figures;
   /** The figures of the agent and every agent it spawned, recursively. */
   subtree: Figures;
+  /**
+   * True for a group (a pattern run such as `sequence`): its own figures stay zero (it does no work, and its running
+   * time is not counted), so its `subtree` is the sum of its members'; it is not counted among the agents in `total`.
+   */
+  group?: true;
 };
 
 /**
@@ -124,6 +129,9 @@ export function createMetrics(): MetricsSnapshot {
  *   (`runtime`) has no entry, so its messages count in `total` only. Message and blackboard events never create an
  *   entry for an agent not seen before.
  *
+ * - A group (`agent.spawned` with `group: true`) gets an entry with `group: true` and a state, but no running time
+ *   and no place in the agent counts of `total`: only its members' figures reach its subtree.
+ *
  * Each addition to an agent's own figures is also made to its subtree figures, to the subtree figures
  * of each known ancestor (following `parentId` through `agents`) and to `total`.
  *
@@ -147,6 +155,8 @@ export function applyEvent(state: MetricsSnapshot, event: TroupeEvent): MetricsS
       known.depth = event.depth;
       if (!closesCycle(agents, event.agentId, event.parentId)) known.parentId = event.parentId;
       if (known.state === 'completed' || known.state === 'failed') reopen(known, total);
+    } else if (event.group) {
+      addGroup(agents, event);
     } else {
       addAgent(agents, total, event.agentId, event.parentId, event.name, event.depth);
     }
@@ -167,6 +177,13 @@ export function applyEvent(state: MetricsSnapshot, event: TroupeEvent): MetricsS
   if (!known && (event.type.startsWith('message.') || event.type === 'blackboard.changed')) return next;
 
   const agent = known ?? adopt(agents, total, event);
+  if (agent.group) {
+    if (event.type === 'agent.started' && agent.state === 'pending') {
+      agent.state = 'running';
+      agent.startedAt = event.at;
+    } else if (event.type === 'agent.completed' || event.type === 'agent.failed') endGroup(agent, event.type);
+    return next;
+  }
   switch (event.type) {
     case 'agent.started':
       agent.name = event.name;
@@ -258,6 +275,27 @@ function tick(agents: Record<string, AgentMetrics>, total: TotalMetrics, agent: 
   agent.subtree.durationMs += added;
   for (let up = parentOf(agents, agent); up; up = parentOf(agents, up)) up.subtree.durationMs += added;
   total.durationMs += added;
+}
+
+/** Adds a group's entry: like an agent's, but not counted in `total`. */
+function addGroup(agents: Record<string, AgentMetrics>, event: Extract<TroupeEvent, { type: 'agent.spawned' }>): void {
+  const { agentId, parentId, name, depth } = event;
+  const parent = closesCycle(agents, agentId, parentId) ? null : parentId;
+  agents[agentId] = {
+    name,
+    state: 'pending',
+    parentId: parent,
+    depth,
+    startedAt: null,
+    own: emptyFigures(),
+    subtree: emptyFigures(),
+    group: true,
+  };
+}
+
+/** A group ends; it is not counted among the agents. */
+function endGroup(group: AgentMetrics, type: 'agent.completed' | 'agent.failed'): void {
+  if (group.state === 'running' || group.state === 'pending') group.state = type === 'agent.completed' ? 'completed' : 'failed';
 }
 
 /** An ended agent resumed under the same id: pending again, and no longer counted as ended. */

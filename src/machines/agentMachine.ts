@@ -118,6 +118,12 @@ export const agentMachine = setup({
       );
     },
     turnsUsed: ({ context }) => context.turns >= context.input.maxTurns,
+    /** A reply without tool calls leaves the agent an answer: its own text, or the agent's last answer. */
+    answers: ({ context, event }) => {
+      const turn = (event as { output?: ModelTurn }).output;
+      const own = turn !== undefined && turn.toolCalls.length === 0 && turn.content.trim() !== '';
+      return own || (context.output ?? '').trim() !== '';
+    },
     /** A resident past its budget ends with its answer (this turn's, or its last) when it has one. */
     residentOverBudget: ({ context }, turn: ModelTurn) => {
       const { budget } = context.input;
@@ -304,6 +310,25 @@ export const agentMachine = setup({
                 actions: [
                   { type: 'recordTurn', params: ({ event }) => event.output },
                   { type: 'announceReply', params: ({ event }) => event.output },
+                ],
+              },
+              {
+                // A resident on its last turn ends with its answer (this turn's, or its last).
+                guard: and(['resident', 'turnsUsed', 'answers']),
+                target: '#agent.completed',
+                actions: [
+                  { type: 'recordResidentAnswer', params: ({ event }) => event.output },
+                  { type: 'announceReply', params: ({ event }) => event.output },
+                  'settle',
+                ],
+              },
+              {
+                guard: and(['resident', 'turnsUsed']),
+                target: '#agent.failed',
+                actions: [
+                  { type: 'recordTurn', params: ({ event }) => event.output },
+                  { type: 'announceReply', params: ({ event }) => event.output },
+                  { type: 'fail', params: ({ context }) => ({ reason: 'max_turns', error: `The agent used all ${context.input.maxTurns} turns without an answer.` }) },
                 ],
               },
               {

@@ -1,5 +1,6 @@
 import type { AgentActorRef } from './agentMachine.js';
 import { AgentQueue, type AgentRun } from './agentQueue.js';
+import type { GroupActorRef } from './groupMachine.js';
 
 /** Where an agent is in its lifecycle. */
 export type AgentState = 'pending' | 'running' | 'completed' | 'failed';
@@ -30,17 +31,22 @@ export interface AgentRecord {
   waits?: number;
   /** The runs of agents waiting for this one to end (one entry per wait). */
   waiters?: AgentRun[];
+  /** True for a group (a pattern run such as `sequence`): its children do the work; it never holds a slot. */
+  group?: true;
 }
 
 /**
  * The supervisor's book of agents: a record for every agent it spawned (kept after the agent ends), the actor of
  * every live agent (released when it ends), the queue of agents waiting for a slot, and the agents that want
  * their slot back after waiting for their sub-agents. The supervisor keeps the actors here rather than as XState
- * children, so spawning and releasing cost the same with 10 live agents or 100,000.
+ * children, so spawning and releasing cost the same with 10 live agents or 100,000. Groups (pattern runs) have a
+ * record like an agent's, so their children can name them as parent and subtrees reach through them, and their
+ * actors are kept apart from the agents' (they take no slot, have no mailbox and are never queued).
  */
 export class AgentTable {
   private readonly records = new Map<string, AgentRecord>();
   private readonly actors = new Map<string, AgentActorRef>();
+  private readonly groups = new Map<string, GroupActorRef>();
   /** Agents waiting for a slot to start. */
   readonly queue = new AgentQueue();
   /** Running agents that lent their slot and want it back; served before `queue`, first come first served. */
@@ -48,9 +54,9 @@ export class AgentTable {
   /** Agents now holding a slot. */
   running = 0;
 
-  /** Agents not yet ended (pending or running). */
+  /** Agents and groups not yet ended (pending or running). */
   get active(): number {
-    return this.actors.size;
+    return this.actors.size + this.groups.size;
   }
 
   /**
@@ -77,6 +83,13 @@ export class AgentTable {
     this.actors.set(record.id, actor);
   }
 
+  /** Adds a running group with its actor (a group's id is new each time: groups are never resumed). */
+  addGroup(record: AgentRecord & { group: true }, actor: GroupActorRef): void {
+    this.records.set(record.id, record);
+    this.link(record);
+    this.groups.set(record.id, actor);
+  }
+
   /** The record of an agent, live or ended. */
   record(id: string): AgentRecord | undefined {
     return this.records.get(id);
@@ -85,6 +98,21 @@ export class AgentTable {
   /** The actor of a live agent. */
   actor(id: string): AgentActorRef | undefined {
     return this.actors.get(id);
+  }
+
+  /** The actor of a live group. */
+  group(id: string): GroupActorRef | undefined {
+    return this.groups.get(id);
+  }
+
+  /** The actor of a live agent or group, for what both accept (`CANCEL`, `STOP`). */
+  member(id: string): AgentActorRef | GroupActorRef | undefined {
+    return this.actors.get(id) ?? this.groups.get(id);
+  }
+
+  /** Every live group's actor. */
+  liveGroups(): IterableIterator<GroupActorRef> {
+    return this.groups.values();
   }
 
   /** Every live agent's actor. */
@@ -118,6 +146,7 @@ export class AgentTable {
     const waiters = record.waiters ?? [];
     if (record.waiters) record.waiters = undefined;
     this.actors.delete(id);
+    if (record.group) this.groups.delete(id);
     return waiters;
   }
 

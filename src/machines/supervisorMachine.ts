@@ -1,69 +1,15 @@
 import { createActor, enqueueActions, setup, type ActorRefFrom } from 'xstate';
-import type { AgentActorRef, AgentInput, AgentOutcome, ApprovalHold, agentMachine } from './agentMachine.js';
-import type { AgentRun } from './agentQueue.js';
+import type { AgentActorRef, AgentInput, AgentOutcome } from './agentMachine.js';
 import { AgentTable } from './agentTable.js';
+import { abandonWait, beginWait, endWait, wakeEvent } from './slots.js';
+import type { SpawnRequest, SupervisorContext, SupervisorEvent, SupervisorInput } from './supervisorTypes.js';
+import { groupMachine, type GroupActorRef } from './groupMachine.js';
 import { errorMessage } from '../errors.js';
 import { emptyFigures } from '../events/metrics.js';
-import type { PostOffice, RouteReport } from '../messaging/PostOffice.js';
-import { RUNTIME_ADDRESS, type Message } from '../messaging/Message.js';
+import type { RouteReport } from '../messaging/PostOffice.js';
+import { RUNTIME_ADDRESS } from '../messaging/Message.js';
 
-/** A request to spawn one agent (or to resume an ended one under its id). */
-export interface SpawnRequest {
-  /** The new agent's input (its id included). */
-  input: AgentInput;
-  /** Higher runs first among waiting agents; equal priorities run first come, first served. Default 0. */
-  priority?: number;
-  /** Hold the agent until a person approves (`APPROVE`) or denies (`DENY`) the delegation. */
-  approval?: ApprovalHold;
-  /** Deny the delegation at once: the agent fails with `denied` and this error. */
-  deny?: string;
-  /** The id of an agent that waits for this one to end, lending its slot meanwhile. */
-  waiter?: string;
-}
-
-/** The events the supervisor accepts. */
-export type SupervisorEvent =
-  | { type: 'SPAWN'; request: SpawnRequest }
-  /** A person approved the held agent `id`. */
-  | { type: 'APPROVE'; id: string }
-  /** The held agent `id` is denied. */
-  | { type: 'DENY'; id: string; error: string; requestId?: string }
-  /** Agent `id` waits for agent `on` to end, and lends its slot meanwhile. */
-  | { type: 'WAIT'; id: string; on: string }
-  /** Agent `id` stops waiting for agent `on` (it gave up before `on` ended). */
-  | { type: 'UNWAIT'; id: string; on: string }
-  | { type: 'CANCEL'; id: string; error?: string }
-  /** Stop agent `id` and its descendants: each completes with its last answer, or fails with `cancelled`. */
-  | { type: 'STOP'; id: string; error?: string }
-  /** Route a message to its receivers' inboxes (a name, an id, a topic, or `runtime`). */
-  | { type: 'MESSAGE.SEND'; message: Message }
-  /** Agent `id` waits for messages and gives its slot back. */
-  | { type: 'SLOT.RELEASE'; id: string }
-  /** Agent `id` woke from waiting and wants a slot to think. */
-  | { type: 'SLOT.REQUEST'; id: string }
-  /** The calls agent `id` waits on timed out: wake it. */
-  | { type: 'WAKE'; id: string }
-  | { type: 'SHUTDOWN' }
-  | { type: `xstate.done.actor.${string}`; output: AgentOutcome }
-  | { type: `xstate.error.actor.${string}`; error: unknown };
-
-/** The supervisor's input. */
-export interface SupervisorInput {
-  /** The agent logic to run (the agent machine with its actors provided). */
-  agentLogic: typeof agentMachine;
-  /** At most this many agents hold a slot (think or run tools) at once; the rest wait. */
-  maxParallel: number;
-  /** Inboxes, topics and waiting calls: where the supervisor routes messages. */
-  postOffice: PostOffice;
-}
-
-/** What the supervisor keeps. */
-export interface SupervisorContext {
-  agentLogic: typeof agentMachine;
-  maxParallel: number;
-  agents: AgentTable;
-  postOffice: PostOffice;
-}
+export type { GroupSpawnRequest, SpawnRequest, SupervisorContext, SupervisorEvent, SupervisorInput } from './supervisorTypes.js';
 
 const DONE = 'xstate.done.actor.';
 const ERROR = 'xstate.error.actor.';
@@ -88,8 +34,13 @@ const whenAgentEnds = [
  * `open` accepts work; `SHUTDOWN` cancels every live agent and waits in `closing` until the last one has ended,
  * then the supervisor is `closed` (final) and leaves no actor or timer behind.
  *
- * The runtime provides two actions: `observeAgent` (called with a new agent's id after its actor is made and
- * before it starts, to listen to its events) and `reportOutcome` (called with each ended agent's outcome).
+ * Groups: a `SPAWN` of a {@link GroupSpawnRequest} makes a group actor (`groupLogic`), records it like an agent (its
+ * children name it as parent; cancelling or stopping a subtree reaches through it) and starts it at once without a
+ * slot. `GROUP.END` / `GROUP.FAIL` cancel what is still live under the group, then end it; its done event is handled
+ * like an agent's.
+ *
+ * The runtime provides two actions: `observeAgent` (called with a new agent's or group's id after its actor is made
+ * and before it starts, to listen to its events) and `reportOutcome` (called with each ended one's outcome).
  */
 export const supervisorMachine = setup({
   types: {
@@ -120,8 +71,23 @@ export const supervisorMachine = setup({
     },
     stopSubtree: ({ context }, { id, error }: { id: string; error?: string }) => {
       for (const agentId of context.agents.subtree(id).reverse()) {
-        context.agents.actor(agentId)?.send({ type: 'STOP', ...(error === undefined ? {} : { error }) });
+        context.agents.member(agentId)?.send({ type: 'STOP', ...(error === undefined ? {} : { error }) });
       }
+    },
+    startGroup: ({ context }, { id }: { id: string }) => {
+      const actor = context.agents.group(id);
+      actor?.start();
+      actor?.send({ type: 'START' });
+    },
+    /** Ends a live group: what still runs under it is cancelled first (children first), then it gets `END` or `FAIL`. */
+    endGroup: ({ context }, { end }: { end: Extract<SupervisorEvent, { type: 'GROUP.END' | 'GROUP.FAIL' }> }) => {
+      const { agents } = context;
+      const group = agents.group(end.id);
+      if (!group) return;
+      const error = `Cancelled (${end.id} ended).`;
+      for (const id of agents.subtree(end.id).slice(1).reverse()) agents.member(id)?.send({ type: 'CANCEL', error });
+      if (end.type === 'GROUP.END') group.send({ type: 'END', output: end.output });
+      else group.send({ type: 'FAIL', reason: end.reason, error: end.error });
     },
     admit: ({ context }, { request }: { request: SpawnRequest }) => {
       const { agents } = context;
@@ -201,13 +167,14 @@ export const supervisorMachine = setup({
     cancelSubtree: ({ context }, { id, error }: { id: string; error?: string }) => {
       // Children first, so no parent ends while one of its sub-agents could still report to it.
       for (const agentId of context.agents.subtree(id).reverse()) {
-        context.agents.actor(agentId)?.send({ type: 'CANCEL', error: error ?? `Cancelled (${id} was cancelled).` });
+        context.agents.member(agentId)?.send({ type: 'CANCEL', error: error ?? `Cancelled (${id} was cancelled).` });
       }
     },
     cancelAll: ({ context }) => {
       for (const actor of [...context.agents.liveActors()]) {
         actor.send({ type: 'CANCEL', error: 'The runtime shut down.' });
       }
+      for (const group of [...context.agents.liveGroups()]) group.send({ type: 'CANCEL', error: 'The runtime shut down.' });
     },
   },
   guards: {
@@ -218,6 +185,7 @@ export const supervisorMachine = setup({
   id: 'supervisor',
   context: ({ input }) => ({
     agentLogic: input.agentLogic,
+    groupLogic: input.groupLogic ?? groupMachine,
     maxParallel: input.maxParallel,
     agents: new AgentTable(),
     postOffice: input.postOffice,
@@ -230,6 +198,15 @@ export const supervisorMachine = setup({
           // The agent's actor is made while the transition is resolved, not inside a custom action: making an
           // actor evaluates its machine's initial context, which XState expects outside custom actions.
           actions: enqueueActions(({ context, event, self, enqueue }) => {
+            if ('group' in event.request) {
+              const { input } = event.request;
+              const { id, name, parentId, depth } = input;
+              const group: GroupActorRef = createActor(context.groupLogic, { id, systemId: id, parent: self, input });
+              context.agents.addGroup({ id, name, parentId, depth, state: 'running', run: 1, group: true }, group);
+              enqueue({ type: 'observeAgent', params: { id } });
+              enqueue({ type: 'startGroup', params: { id } });
+              return;
+            }
             const { input } = event.request;
             const actor: AgentActorRef = createActor(context.agentLogic, {
               id: input.id,
@@ -256,6 +233,8 @@ export const supervisorMachine = setup({
         'SLOT.RELEASE': { actions: [{ type: 'releaseSlot', params: ({ event }) => event }, 'startQueued'] },
         'SLOT.REQUEST': { actions: [{ type: 'requestSlot', params: ({ event }) => event }, 'startQueued'] },
         WAKE: { actions: { type: 'wake', params: ({ event }) => event } },
+        'GROUP.END': { actions: { type: 'endGroup', params: ({ event }) => ({ end: event }) } },
+        'GROUP.FAIL': { actions: { type: 'endGroup', params: ({ event }) => ({ end: event }) } },
         'xstate.done.actor.*': { actions: [...whenAgentEnds, 'startQueued'] },
         'xstate.error.actor.*': { actions: [...whenAgentEnds, 'startQueued'] },
         SHUTDOWN: [{ guard: 'noLiveAgents', target: 'closed' }, { target: 'closing' }],
@@ -285,59 +264,16 @@ export const supervisorMachine = setup({
   },
 });
 
-/**
- * How to wake a parked agent whose mail is ready: with a slot when one is free (it thinks at once, without asking),
- * else without (it asks for one). An agent that is not parked, or not ready, gets no slot.
- */
-function wakeEvent(context: SupervisorContext, id: string): { type: 'WAKE'; slot?: true } {
-  const { agents } = context;
-  const record = agents.record(id);
-  if (!record?.parked || agents.running >= context.maxParallel || !context.postOffice.ready(id)) return { type: 'WAKE' };
-  record.parked = false;
-  agents.takeSlot(record);
-  return { type: 'WAKE', slot: true };
-}
-
-/** Agent `waiterId` starts waiting for `childId`; its first wait lends its slot. */
-function beginWait(agents: AgentTable, waiterId: string, childId: string): void {
-  const waiter = agents.record(waiterId);
-  const child = agents.record(childId);
-  if (waiter?.state !== 'running' || !child || !agents.actor(childId)) return;
-  (child.waiters ??= []).push({ id: waiterId, run: waiter.run });
-  waiter.waits = (waiter.waits ?? 0) + 1;
-  if (waiter.waits === 1 && waiter.holdsSlot) {
-    agents.freeSlot(waiter);
-    agents.actor(waiterId)?.send({ type: 'YIELD' });
-  }
-}
-
-/** Agent `waiterId` gives up waiting for `childId` before it ended. */
-function abandonWait(agents: AgentTable, waiterId: string, childId: string): void {
-  const list = agents.record(childId)?.waiters;
-  const index = list?.findIndex((entry) => entry.id === waiterId) ?? -1;
-  if (!list || index < 0) return; // the wait already ended
-  const [entry] = list.splice(index, 1);
-  if (entry) endWait(agents, entry);
-}
-
-/** A wait is over (the child ended, or the waiter gave up); with its last wait over, the waiter asks for a slot. */
-function endWait(agents: AgentTable, { id, run }: AgentRun): void {
-  const waiter = agents.record(id);
-  if (!waiter || waiter.run !== run || waiter.state !== 'running' || !waiter.waits) return;
-  waiter.waits -= 1;
-  if (waiter.waits === 0 && !waiter.holdsSlot) agents.resuming.push({ id, run });
-}
-
 /** The outcome carried by an agent's done event, or a failure made from its error event. */
 function outcomeOf(event: SupervisorEvent): AgentOutcome {
-  if (event.type.startsWith(DONE) && 'output' in event) return event.output;
+  if (event.type.startsWith(DONE) && 'output' in event && typeof event.output === 'object') return event.output;
   const id = event.type.startsWith(ERROR) ? event.type.slice(ERROR.length) : 'unknown';
   const reason = `The agent's actor crashed: ${errorMessage('error' in event ? event.error : event)}`;
   return failedOutcome(id, id.split(':')[1] ?? 'unknown', 'error', reason);
 }
 
-/** The outcome of an agent the supervisor would not start. */
-function refusal(input: AgentInput, error: string): AgentOutcome {
+/** The outcome of an agent (or group) the supervisor would not start. */
+function refusal(input: Pick<AgentInput, 'id' | 'name'>, error: string): AgentOutcome {
   return failedOutcome(input.id, input.name, 'cancelled', error);
 }
 

@@ -1,3 +1,4 @@
+import { ConfigurationError } from '../errors.js';
 import type { Message } from './Message.js';
 
 /**
@@ -21,11 +22,19 @@ export class Inbox {
   private count = 0;
 
   constructor(
-    /** The most messages it holds. */
+    /** The most messages it holds: a whole number, at least 1. */
     readonly capacity: number,
     /** What a push into a full inbox does. */
     readonly overflow: Overflow,
-  ) {}
+  ) {
+    // A fractional capacity would never equal the count (an unbounded inbox) and is no array length.
+    if (!(Number.isInteger(capacity) && capacity >= 1)) {
+      throw new ConfigurationError('inbox.capacity must be a whole number, at least 1.');
+    }
+    if (overflow !== 'reject' && overflow !== 'drop-oldest') {
+      throw new ConfigurationError('inbox.overflow must be "reject" or "drop-oldest".');
+    }
+  }
 
   /** Messages waiting. */
   get size(): number {

@@ -1,7 +1,8 @@
 import type { ResolvedAgent } from '../actors/agentEnvironment.js';
 import type { AgentCatalog } from '../catalog/AgentCatalog.js';
+import { AGENT_NAME } from '../catalog/defineAgent.js';
 import { ConfigurationError, DelegationError, RuntimeClosedError, UnknownAgentError } from '../errors.js';
-import type { TroupeEvent } from '../events/events.js';
+import type { FailureReason, TroupeEvent } from '../events/events.js';
 import { emptyFigures, type MetricsSnapshot } from '../events/metrics.js';
 import type { AgentOutcome } from '../machines/agentMachine.js';
 import type { AgentTable } from '../machines/agentTable.js';
@@ -10,12 +11,12 @@ import type { SessionStore } from '../memory/SessionStore.js';
 import type { PostOffice } from '../messaging/PostOffice.js';
 import type { RandomSource } from '../random.js';
 import type { AgentPool } from './AgentPool.js';
-import { resultOf, type AgentResults } from './AgentResults.js';
+import { resultOf, type AgentResult, type AgentResults } from './AgentResults.js';
 import type { Approvals } from './Approvals.js';
 import type { Launch } from './Delegator.js';
 import { HandleStream } from './HandleStream.js';
 import type { Messenger } from './Messenger.js';
-import type { AgentHandle, SpawnOptions } from './Runtime.js';
+import type { AgentHandle, GroupOptions, SpawnOptions } from './Runtime.js';
 import { positive, type Settings } from './settings.js';
 
 /** A launch with the options a spawn from code may add. */
@@ -58,6 +59,9 @@ export interface LauncherParts {
   send(event: SupervisorEvent): void;
 }
 
+/** How a group ends: with its combined output, or failed. */
+export type GroupEnd = { status: 'completed'; output: string } | { status: 'failed'; reason: FailureReason; error: string };
+
 /** Resident agents get this many turns unless their definition or spawn says otherwise. */
 export const RESIDENT_MAX_TURNS = 1_000;
 
@@ -73,6 +77,8 @@ export class Launcher {
   private readonly liveRuns = new Map<string, number>();
   private readonly idleWaiters: (() => void)[] = [];
   private readonly randoms = new Map<string, RandomSource>();
+  /** Live groups, with the session parent their children's sessions hang under (a group has no session). */
+  private readonly groups = new Map<string, string>();
   /** Set once the runtime is shut down: no more launches. */
   closed = false;
 
@@ -108,7 +114,7 @@ export class Launcher {
 
   /** Hands each event to the handles watching its agent or an ancestor, and keeps sessions in step. */
   observe(event: TroupeEvent): void {
-    if (event.type === 'agent.started') this.parts.sessions.started(event.agentId);
+    if (event.type === 'agent.started' && !this.groups.has(event.agentId)) this.parts.sessions.started(event.agentId);
     if (this.watchers.size === 0) return;
     const table = this.parts.table();
     let id: string | null = event.agentId;
@@ -139,6 +145,7 @@ export class Launcher {
       capacity: positive(request.inbox?.capacity, 'inbox.capacity') ?? definition.inbox?.capacity ?? settings.inbox.capacity,
       overflow: request.inbox?.overflow ?? definition.inbox?.overflow ?? settings.inbox.overflow,
     };
+    if (!Number.isInteger(inbox.capacity)) throw new ConfigurationError('inbox.capacity must be a whole number.');
     if (inbox.overflow !== 'reject' && inbox.overflow !== 'drop-oldest') {
       throw new ConfigurationError('inbox.overflow must be "reject" or "drop-oldest".');
     }
@@ -164,7 +171,9 @@ export class Launcher {
     // Where the session hangs: its parent agent; else the conversation it was stored under (a resumed session from
     // an earlier process); else the caller's key, `main` by default, which also keeps the run's conversation.
     const stored = request.conversationKey === undefined ? request.parentConversationId : undefined;
-    const sessionParent = parent?.id ?? (stored !== undefined ? stored : (request.conversationKey ?? 'main'));
+    // (A group keeps no session: under a group, the session hangs where the group's would.)
+    const sessionParent =
+      (parent && this.groups.get(parent.id)) ?? parent?.id ?? (stored !== undefined ? stored : (request.conversationKey ?? 'main'));
     const conversationKey =
       !parent && sessionParent !== null && !sessionParent.startsWith('agent:') ? sessionParent : undefined;
     this.live.set(id, {
@@ -202,7 +211,7 @@ export class Launcher {
           runId: this.parts.runId,
           parentId: parent?.id ?? null,
           toolCallId: request.toolCallId ?? null,
-          depth: parent ? parent.depth + 1 : 0,
+          depth: depthUnder(parent),
           task: request.task,
           ...(request.description === undefined ? {} : { description: request.description }),
           ...(request.background ? { background: true } : {}),
@@ -221,8 +230,44 @@ export class Launcher {
     return { id, result, events$: watcher ? watcher.observable : this.parts.events$ };
   }
 
-  /** What happens when an agent ends (the supervisor's `reportOutcome`). */
+  /**
+   * Opens a group (a pattern run) under `parentId`: an actor with a lifecycle, events and metrics like an agent's, that
+   * runs no model and takes no slot. Its children name its id as their parent; `endGroup` ends it.
+   */
+  launchGroup(name: string, task: string, options: GroupOptions = {}): { id: string; result: Promise<AgentResult> } {
+    const table = this.parts.table();
+    if (this.closed) throw new RuntimeClosedError();
+    if (!AGENT_NAME.test(name)) throw new ConfigurationError(`A group's name must match ${AGENT_NAME} (got "${name}").`);
+    if (typeof task !== 'string') throw new ConfigurationError(`The task of group "${name}" must be a string.`);
+    const parent = options.parentId == null ? undefined : table.record(options.parentId);
+    if (options.parentId != null && !parent) throw new UnknownAgentError(options.parentId);
+    let id = `group:${name}:${this.parts.random.key()}`;
+    while (table.record(id)) id = `group:${name}:${this.parts.random.key()}`;
+    const result = this.parts.results.begin(id);
+    this.groups.set(id, parent ? (this.groups.get(parent.id) ?? parent.id) : 'main');
+    const { runId } = this.parts;
+    const toolCallId = options.toolCallId ?? null;
+    const input = { id, name, runId, parentId: parent?.id ?? null, toolCallId, depth: depthUnder(parent), task };
+    this.parts.send({ type: 'SPAWN', request: { group: true, input } });
+    return { id, result };
+  }
+
+  /** Ends a live group (what still runs under it is cancelled first); a group that has ended ignores it. */
+  endGroup(id: string, end: GroupEnd): void {
+    if (!this.groups.has(id)) return; // it has ended (or the runtime has shut down)
+    this.parts.send(
+      end.status === 'completed'
+        ? { type: 'GROUP.END', id, output: end.output }
+        : { type: 'GROUP.FAIL', id, reason: end.reason, error: end.error },
+    );
+  }
+
+  /** What happens when an agent (or a group) ends (the supervisor's `reportOutcome`). */
   settle(outcome: AgentOutcome): void {
+    if (this.groups.has(outcome.id)) {
+      this.settleGroup(outcome);
+      return;
+    }
     const { approvals, results, sessions, pool, catalog } = this.parts;
     approvals.drop(outcome.id);
     const entry = this.parts.metrics().agents[outcome.id];
@@ -258,6 +303,13 @@ export class Launcher {
     if (this.parts.table().active === 0) this.wakeIdleWaiters();
   }
 
+  /** A group ended: its result (own figures zero, its subtree's from the metrics); no session, pool or mailbox. */
+  private settleGroup(outcome: AgentOutcome): void {
+    this.groups.delete(outcome.id);
+    this.parts.results.settle(resultOf(outcome, this.parts.metrics().agents[outcome.id]?.subtree, emptyFigures()));
+    if (this.parts.table().active === 0) this.wakeIdleWaiters();
+  }
+
   /** Removes an agent made during the run, unless one of its runs is still live (it goes when the last one ends). */
   forget(name: string): void {
     if (!this.liveRuns.has(name)) this.parts.catalog.remove(name);
@@ -271,4 +323,10 @@ export class Launcher {
     if (agent) return agent;
     throw refused ?? new UnknownAgentError(name, catalog.names());
   }
+}
+
+/** The depth of a child of `parent`: one below an agent, the same as a group (a pattern adds no delegation depth). */
+function depthUnder(parent: { depth: number; group?: true } | undefined): number {
+  if (!parent) return 0;
+  return parent.group ? parent.depth : parent.depth + 1;
 }

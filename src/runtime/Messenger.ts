@@ -73,7 +73,11 @@ export class Messenger {
 
   /** Sends from code and waits for the reply addressed to code (`runtime`). */
   async request(to: string, content: string, timeoutMs?: number): Promise<Message> {
-    if (timeoutMs !== undefined && !(timeoutMs > 0)) throw new ConfigurationError('timeoutMs must be a positive number.');
+    // Closed, the supervisor routes nothing: the reply would be waited for for ever.
+    if (this.host.closed()) throw new RuntimeClosedError();
+    if (timeoutMs !== undefined && !(Number.isFinite(timeoutMs) && timeoutMs > 0)) {
+      throw new ConfigurationError('timeoutMs must be a positive, finite number (leave it out to wait for ever).');
+    }
     const message = this.make(RUNTIME_ADDRESS, to, content);
     const reply = new Promise<Message>((resolve, reject) => {
       const pending: PendingRequest = { resolve, reject };
@@ -165,6 +169,7 @@ export class Messenger {
             messageId === undefined ? 'There is no message to reply to yet.' : `No message ${messageId} was read by this agent lately.`,
           );
         }
+        this.check(caller, original.from, content, true);
         return this.deliver(self, original.from, content, { replyTo: original.id });
       },
       publish: async (topic, content) => {
@@ -198,9 +203,12 @@ export class Messenger {
     };
   }
 
-  /** Checks that an agent may send to an address: its `canMessage` list, then the message policy. */
-  private check(caller: Caller, to: string, content: string): void {
-    const contacts = this.host.contactsOf(caller.agentName);
+  /**
+   * Checks that an agent may send to an address: its `canMessage` list, then the message policy. A reply skips the
+   * list (an agent may always answer what it read) but not the policy, which decides every message an agent sends.
+   */
+  private check(caller: Caller, to: string, content: string, isReply = false): void {
+    const contacts = isReply ? undefined : this.host.contactsOf(caller.agentName);
     const target = to.startsWith(TOPIC_PREFIX) ? to : agentNameOf(to);
     if (contacts && !contacts.includes(target) && to !== RUNTIME_ADDRESS) {
       throw new MessageRefusedError(

@@ -3,7 +3,7 @@ import type { InspectionEvent, Observer } from 'xstate';
 import type { Agent, AgentDefinition } from '../catalog/defineAgent.js';
 import type { Clock } from '../clock.js';
 import type { AgentFileError } from '../errors.js';
-import type { TroupeEvent } from '../events/events.js';
+import type { FailureReason, TroupeEvent } from '../events/events.js';
 import type { MetricsSnapshot } from '../events/metrics.js';
 import type { AgentBudget } from '../machines/agentTypes.js';
 import type { AgentRecord } from '../machines/agentTable.js';
@@ -128,6 +128,32 @@ export interface AgentHandle {
   readonly events$: Observable<TroupeEvent>;
 }
 
+/** Options of {@link Runtime.group}. */
+export interface GroupOptions {
+  /** The agent or group the new group runs under (its subtree metrics include the group's; cancelling it cancels the group). */
+  parentId?: string | null;
+  /** The parent's tool call that opened the group. */
+  toolCallId?: string;
+}
+
+/**
+ * What {@link Runtime.group} returns: a group of agents that a piece of code runs as one (the patterns `sequence`,
+ * `parallel`, `fanIn`, `pipeline` and `race` are built on it). Spawn its members with `parentId: handle.id`; end it
+ * with `complete` or `fail`, which first cancel whatever still runs under it.
+ */
+export interface GroupHandle {
+  /** The group's id, `group:<name>:<key>`. */
+  readonly id: string;
+  /** Resolves when the group ends (completed, failed, or cancelled with its subtree); it never rejects. */
+  readonly result: Promise<AgentResult>;
+  /** True until the group has ended: nothing should be spawned under it after that. Until then `runtime.idle()` waits for it. */
+  readonly open: boolean;
+  /** Ends the group with its combined output (members still running are cancelled). Ignored once it has ended. */
+  complete(output: string): void;
+  /** Fails the group (members still running are cancelled); `reason` defaults to `error`. Ignored once it has ended. */
+  fail(error: string, reason?: FailureReason): void;
+}
+
 /** A running troupe: spawn agents, watch them, cancel them, shut down. */
 export interface Runtime {
   /** The id stamped on every event. */
@@ -146,6 +172,22 @@ export interface Runtime {
   spawn(agentName: string, task: string, options?: SpawnOptions): AgentHandle;
   /** Spawns an agent and waits for its result. */
   run(agentName: string, task: string, options?: SpawnOptions): Promise<AgentResult>;
+  /**
+   * Opens a group: a node of the agent tree for code that composes agents without a lead model (what the patterns
+   * use). It starts at once without taking a `maxParallel` slot, appears in events (`agent.spawned` with `group: true`)
+   * and metrics like an agent whose own figures are zero, and its result is an {@link AgentResult} whose
+   * `metrics.subtree` sums its members'. `name` must be a valid agent name (it is the `agent` of the result).
+   *
+   * @example
+   * const group = runtime.group('review', 'Review the draft.');
+   * const [a, b] = await Promise.all([
+   *   runtime.run('critic', 'Find flaws.', { parentId: group.id }),
+   *   runtime.run('editor', 'Fix the style.', { parentId: group.id }),
+   * ]);
+   * group.complete(`${a.output}\n${b.output}`);
+   * const result = await group.result;
+   */
+  group(name: string, task: string, options?: GroupOptions): GroupHandle;
   /**
    * Continues an ended agent's session under the same id, from this process or one before it (with the same store):
    * its whole earlier conversation, then `task`. Rejects with a `DelegationError` for an unknown session or one that

@@ -10,6 +10,9 @@ interface Timer {
   index: number;
 }
 
+/** The longest delay the host's `setTimeout` keeps (Node and browsers fire a longer one after 1 ms). */
+const MAX_HOST_DELAY = 2 ** 31 - 1;
+
 /** A clock that can be moved forward, such as XState's `SimulatedClock`. */
 export interface SettableClock extends TroupeClock {
   set(time: number): void;
@@ -49,17 +52,12 @@ export class RuntimeClock implements TroupeClock {
 
   setTimeout(fn: (...args: any[]) => void, ms: number): number {
     const id = this.nextId++;
-    const delay = Math.max(0, ms);
+    const delay = ms > 0 ? ms : 0; // as the host's timers do, a negative or NaN delay is none (NaN would break the heap)
     const timer: Timer = { id, due: this.now() + delay, fn, inner: undefined, index: -1 };
     this.timers.set(id, timer);
     this.push(timer);
     if (this.simulated) this.arm();
-    else {
-      timer.inner = this.inner.setTimeout(() => {
-        this.remove(timer);
-        fn();
-      }, delay);
-    }
+    else this.setHostTimer(timer, delay);
     return id;
   }
 
@@ -69,6 +67,18 @@ export class RuntimeClock implements TroupeClock {
     this.remove(timer);
     if (this.simulated) this.arm(); // no wake-up timer is left for timers that were all cleared
     else this.inner.clearTimeout(timer.inner);
+  }
+
+  /**
+   * Real time: one timer of the wrapped clock. The host fires a delay longer than about 24.8 days (2^31 − 1 ms) at
+   * once, so a longer one is set in steps.
+   */
+  private setHostTimer(timer: Timer, delay: number): void {
+    timer.inner = this.inner.setTimeout(() => {
+      if (delay > MAX_HOST_DELAY) return this.setHostTimer(timer, timer.due - this.now());
+      this.remove(timer);
+      timer.fn();
+    }, Math.min(delay, MAX_HOST_DELAY));
   }
 
   /** Simulated time: makes the wrapped clock's one timer due with the earliest of ours. */

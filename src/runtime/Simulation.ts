@@ -1,4 +1,4 @@
-import { DeadlockError } from '../errors.js';
+import { DeadlockError, TimeLimitError } from '../errors.js';
 import type { AgentActorRef } from '../machines/agentMachine.js';
 import type { AgentTable } from '../machines/agentTable.js';
 import type { PostOffice } from '../messaging/PostOffice.js';
@@ -43,7 +43,7 @@ export async function runUntilIdle(parts: SimulationParts, options: RunUntilIdle
     const next = clock.nextTimerAt();
     if (next !== undefined && clock.simulated) {
       // Something is due later: jump to it (the live agents need not be looked at while timers are set).
-      if (next > limit) throw new Error(`Simulated time passed the limit of runUntilIdle (${limitMs} ms from its start).`);
+      if (next > limit) throw new TimeLimitError(limitMs, clock.now());
       clock.advanceTo(next);
       continue;
     }
@@ -72,7 +72,12 @@ function report(parts: SimulationParts, live: AgentActorRef[]): IdleReport {
   return { at, waiting };
 }
 
-/** Where an agent waits without a timer (for a message, a reply, its sub-agents or a person), or undefined if it is busy. */
+/**
+ * Where an agent waits without a timer (for a message, a reply, its sub-agents or a person), or for a slot (queued, or
+ * woken and asking for one), or undefined if it is busy. An agent waiting for a slot is parked too: when every other
+ * live agent is parked and no timer is set, nobody will free a slot for it (the slots are held by agents that wait
+ * for a person), and the run must end in a deadlock rather than wait for ever.
+ */
 function parkedIn(actor: AgentActorRef): string | undefined {
   const snapshot = actor.getSnapshot();
   if (snapshot.status !== 'active') return undefined;
@@ -80,6 +85,8 @@ function parkedIn(actor: AgentActorRef): string | undefined {
   if (snapshot.matches({ running: { acting: 'waitingForAgents' } })) return 'running.acting.waitingForAgents';
   if (snapshot.matches({ running: { acting: 'waitingForPerson' } })) return 'running.acting.waitingForPerson';
   if (snapshot.matches({ pending: 'awaitingApproval' })) return 'pending.awaitingApproval';
+  if (snapshot.matches({ pending: 'queued' })) return 'pending.queued';
+  if (snapshot.matches({ running: 'waitingForSlot' })) return 'running.waitingForSlot';
   return undefined;
 }
 

@@ -1,5 +1,5 @@
 import { Subject, type Subscription } from 'rxjs';
-import { createActor, enqueueActions, toPromise } from 'xstate';
+import { assign, createActor, enqueueActions, toPromise } from 'xstate';
 import { createCallModel } from '../actors/callModel.js';
 import { createRunTools } from '../actors/runTools.js';
 import type { AgentEnvironment } from '../actors/agentEnvironment.js';
@@ -11,6 +11,7 @@ import type { TroupeEvent } from '../events/events.js';
 import { createEventPipeline } from '../events/eventPipeline.js';
 import { createMetrics, type MetricsSnapshot } from '../events/metrics.js';
 import { withMail } from '../machines/agentContext.js';
+import type { AgentContext, AgentEvent } from '../machines/agentTypes.js';
 import { agentMachine } from '../machines/agentMachine.js';
 import { supervisorMachine } from '../machines/supervisorMachine.js';
 import { InMemoryMemory } from '../memory/InMemoryMemory.js';
@@ -123,15 +124,18 @@ export function buildParts(options: RuntimeOptions) {
     random: (agentId) => launcher.randomFor(agentId),
     announce: (event) => runtimeEvents.next(event),
   };
+  const readMail = assign<AgentContext, AgentEvent, undefined, AgentEvent, never>(({ context }) => {
+    const { answers, mail } = postOffice.take(context.input.id);
+    return { messages: withMail(context.messages, answers, mail) };
+  });
   const agentLogic = agentMachine.provide({
     actors: { callModel: createCallModel(environment), runTools: createRunTools(environment) },
     guards: { mailReady: ({ context }) => postOffice.ready(context.input.id) },
     actions: {
-      // Most turns find no mail: then nothing is assigned (an assign copies the context).
+      // Most turns find no mail: then nothing is assigned (an assign copies the context). The assign is made once:
+      // making one inside an action that runs during another actor's custom action draws an XState warning.
       takeMail: enqueueActions(({ context, enqueue }) => {
-        if (!postOffice.hasMail(context.input.id)) return;
-        const { answers, mail } = postOffice.take(context.input.id);
-        enqueue.assign({ messages: withMail(context.messages, answers, mail) });
+        if (postOffice.hasMail(context.input.id)) enqueue(readMail);
       }),
     },
   });
@@ -139,7 +143,7 @@ export function buildParts(options: RuntimeOptions) {
     supervisorMachine.provide({
       actions: {
         observeAgent: ({ context }, { id }) => {
-          const actor = context.agents.actor(id);
+          const actor = context.agents.member(id);
           if (actor) streams.add(agentEvents(actor));
         },
         reportOutcome: (_, { outcome }) => launcher.settle(outcome),

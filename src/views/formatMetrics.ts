@@ -12,7 +12,8 @@ export function formatMetrics(snapshot: MetricsSnapshot): string {
   const visit = (id: string, depth: number) => {
     const agent = snapshot.agents[id];
     if (!agent) return;
-    rows.push([`${'  '.repeat(depth)}${id.split(':').slice(1).join(':')}`, agent.state, ...figures(agent.own)]);
+    // A group (a pattern run) does no work of its own: its row shows its members' sum.
+    rows.push([`${'  '.repeat(depth)}${id.split(':').slice(1).join(':')}`, agent.state, ...figures(agent.group ? agent.subtree : agent.own)]);
     for (const child of children.get(id) ?? []) visit(child, depth + 1);
   };
   for (const root of children.get(null) ?? []) visit(root, 0);

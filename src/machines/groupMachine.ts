@@ -1,0 +1,145 @@
+import { assign, emit, setup, type ActorRefFrom } from 'xstate';
+import { clockNow } from '../clock.js';
+import type { FailureReason, TroupeEvent } from '../events/events.js';
+import { emptyFigures } from '../events/metrics.js';
+import type { AgentOutcome, Announcement, Failure } from './agentTypes.js';
+
+/** The input of one group actor: plain JSON, the same header fields as an agent's input. */
+export interface GroupInput {
+  /** The group's id, such as `group:sequence:V1StGXR8ab`. */
+  id: string;
+  /** The name of the pattern (`sequence`, `parallel`, …) or the name it was given. */
+  name: string;
+  /** The runtime's run id. */
+  runId: string;
+  /** The agent or group that opened this group, or null. */
+  parentId: string | null;
+  /** The parent's tool call that opened it, or null. */
+  toolCallId: string | null;
+  /** Its depth: a group adds none, so its children delegate as deep as they would without it. */
+  depth: number;
+  /** What the group works on (its input, or a summary of its steps), for events. */
+  task: string;
+}
+
+/** The events a group actor accepts. */
+export type GroupEvent =
+  /** The supervisor starts the group (at once: a group takes no slot). */
+  | { type: 'START' }
+  /** The pattern ended with this combined output. */
+  | { type: 'END'; output: string }
+  /** The pattern failed. */
+  | { type: 'FAIL'; reason: FailureReason; error: string }
+  /** Stop now and fail with `cancelled`. */
+  | { type: 'CANCEL'; error?: string }
+  /** A group has no answer of its own until it ends: it fails with `cancelled`, as an agent without one does. */
+  | { type: 'STOP'; error?: string };
+
+/** What a group knows. */
+export interface GroupContext {
+  input: GroupInput;
+  output: string | null;
+  failure: Failure | null;
+}
+
+/**
+ * A group: the lifecycle of a pattern run (`sequence`, `parallel`, …) in the supervisor's actor system, so the
+ * agents it runs have a parent, and events, metrics and cancellation see the pattern as one node of the tree.
+ *
+ * `pending` → (`START`) `running` → (`END`) `completed` | (`FAIL`, `CANCEL`, `STOP`) `failed`. It calls no model and
+ * holds no slot; its children do the work. It emits `agent.spawned` (with `group: true`), `agent.started` and
+ * `agent.completed` / `agent.failed` with the usual header, and its output is an {@link AgentOutcome} whose own
+ * figures are zero (its children's figures are in its subtree).
+ */
+export const groupMachine = setup({
+  types: {
+    context: {} as GroupContext,
+    input: {} as GroupInput,
+    events: {} as GroupEvent,
+    emitted: {} as TroupeEvent,
+    output: {} as AgentOutcome,
+  },
+  actions: {
+    announce: emit(({ context, system }, event: Announcement) => stamp(context.input, clockNow(system._clock), event)),
+    keepOutput: assign({ output: (_, output: string) => output }),
+    fail: assign({ failure: (_, failure: Failure) => failure }),
+  },
+}).createMachine({
+  id: 'group',
+  context: ({ input }) => ({ input, output: null, failure: null }),
+  entry: {
+    type: 'announce',
+    params: ({ context: { input } }) => ({ type: 'agent.spawned', name: input.name, depth: input.depth, task: input.task, group: true }),
+  },
+  initial: 'pending',
+  on: {
+    CANCEL: {
+      target: '.failed',
+      actions: { type: 'fail', params: ({ event }) => ({ reason: 'cancelled', error: event.error ?? 'Cancelled.' }) },
+    },
+    STOP: {
+      target: '.failed',
+      actions: {
+        type: 'fail',
+        params: ({ event }) => ({ reason: 'cancelled', error: event.error ?? 'Stopped before it gave an answer.' }),
+      },
+    },
+  },
+  states: {
+    pending: {
+      on: { START: 'running' },
+    },
+    running: {
+      entry: { type: 'announce', params: ({ context }) => ({ type: 'agent.started', name: context.input.name }) },
+      on: {
+        END: { target: 'completed', actions: { type: 'keepOutput', params: ({ event }) => event.output } },
+        FAIL: { target: 'failed', actions: { type: 'fail', params: ({ event }) => ({ reason: event.reason, error: event.error }) } },
+      },
+    },
+    completed: {
+      type: 'final',
+      entry: {
+        type: 'announce',
+        params: ({ context }) => ({ type: 'agent.completed', name: context.input.name, output: context.output ?? '', turns: 0 }),
+      },
+    },
+    failed: {
+      type: 'final',
+      entry: {
+        type: 'announce',
+        params: ({ context }) => ({
+          type: 'agent.failed',
+          name: context.input.name,
+          reason: context.failure?.reason ?? 'error',
+          error: context.failure?.error ?? 'The group failed.',
+          turns: 0,
+        }),
+      },
+    },
+  },
+  output: ({ context }) => outcomeOf(context),
+});
+
+/** A group actor. */
+export type GroupActorRef = ActorRefFrom<typeof groupMachine>;
+
+/** An event with the header every event of this group carries. */
+function stamp(input: GroupInput, at: number, event: Announcement): TroupeEvent {
+  const stamped = { type: event.type, runId: input.runId, agentId: input.id, parentId: input.parentId, toolCallId: input.toolCallId, at };
+  return Object.assign(stamped, event) as TroupeEvent;
+}
+
+/** A group's outcome: its combined output or its failure; no turns, no figures and no conversation of its own. */
+function outcomeOf(context: GroupContext): AgentOutcome {
+  const { input, failure } = context;
+  return {
+    id: input.id,
+    agent: input.name,
+    status: failure ? 'failed' : 'completed',
+    ...(failure ? { reason: failure.reason, error: failure.error } : { output: context.output ?? '' }),
+    turns: 0,
+    toolCallsExecuted: 0,
+    own: emptyFigures(),
+    messages: [],
+  };
+}

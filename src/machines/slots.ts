@@ -1,0 +1,49 @@
+import type { AgentRun } from './agentQueue.js';
+import type { AgentTable } from './agentTable.js';
+import type { SupervisorContext } from './supervisorTypes.js';
+
+// Slots: at most `maxParallel` agents hold one. An agent that waits for its sub-agents lends its slot and gets one back
+// before queued agents start; an agent that waits for messages gives its slot back and gets one when it wakes.
+
+/**
+ * How to wake a parked agent whose mail is ready: with a slot when one is free (it thinks at once, without asking),
+ * else without (it asks for one). An agent that is not parked, or not ready, gets no slot.
+ */
+export function wakeEvent(context: SupervisorContext, id: string): { type: 'WAKE'; slot?: true } {
+  const { agents } = context;
+  const record = agents.record(id);
+  if (!record?.parked || agents.running >= context.maxParallel || !context.postOffice.ready(id)) return { type: 'WAKE' };
+  record.parked = false;
+  agents.takeSlot(record);
+  return { type: 'WAKE', slot: true };
+}
+
+/** Agent `waiterId` starts waiting for `childId`; its first wait lends its slot. */
+export function beginWait(agents: AgentTable, waiterId: string, childId: string): void {
+  const waiter = agents.record(waiterId);
+  const child = agents.record(childId);
+  if (waiter?.state !== 'running' || !child || !agents.actor(childId)) return;
+  (child.waiters ??= []).push({ id: waiterId, run: waiter.run });
+  waiter.waits = (waiter.waits ?? 0) + 1;
+  if (waiter.waits === 1 && waiter.holdsSlot) {
+    agents.freeSlot(waiter);
+    agents.actor(waiterId)?.send({ type: 'YIELD' });
+  }
+}
+
+/** Agent `waiterId` gives up waiting for `childId` before it ended. */
+export function abandonWait(agents: AgentTable, waiterId: string, childId: string): void {
+  const list = agents.record(childId)?.waiters;
+  const index = list?.findIndex((entry) => entry.id === waiterId) ?? -1;
+  if (!list || index < 0) return; // the wait already ended
+  const [entry] = list.splice(index, 1);
+  if (entry) endWait(agents, entry);
+}
+
+/** A wait is over (the child ended, or the waiter gave up); with its last wait over, the waiter asks for a slot. */
+export function endWait(agents: AgentTable, { id, run }: AgentRun): void {
+  const waiter = agents.record(id);
+  if (!waiter || waiter.run !== run || waiter.state !== 'running' || !waiter.waits) return;
+  waiter.waits -= 1;
+  if (waiter.waits === 0 && !waiter.holdsSlot) agents.resuming.push({ id, run });
+}

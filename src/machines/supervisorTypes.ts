@@ -1,0 +1,81 @@
+import type { AgentInput, AgentOutcome, ApprovalHold, agentMachine } from './agentMachine.js';
+import type { AgentTable } from './agentTable.js';
+import type { GroupInput, groupMachine } from './groupMachine.js';
+import type { FailureReason } from '../events/events.js';
+import type { PostOffice } from '../messaging/PostOffice.js';
+import type { Message } from '../messaging/Message.js';
+
+/** A request to spawn one agent (or to resume an ended one under its id). */
+export interface SpawnRequest {
+  /** The new agent's input (its id included). */
+  input: AgentInput;
+  /** Higher runs first among waiting agents; equal priorities run first come, first served. Default 0. */
+  priority?: number;
+  /** Hold the agent until a person approves (`APPROVE`) or denies (`DENY`) the delegation. */
+  approval?: ApprovalHold;
+  /** Deny the delegation at once: the agent fails with `denied` and this error. */
+  deny?: string;
+  /** The id of an agent that waits for this one to end, lending its slot meanwhile. */
+  waiter?: string;
+}
+
+/**
+ * A request to open a group (a pattern run): it starts at once, takes no slot, and ends when the runtime sends
+ * `GROUP.END` or `GROUP.FAIL` (or it is cancelled or stopped with its subtree).
+ */
+export interface GroupSpawnRequest {
+  group: true;
+  /** The group's input (its id included). */
+  input: GroupInput;
+}
+
+/** The events the supervisor accepts. */
+export type SupervisorEvent =
+  | { type: 'SPAWN'; request: SpawnRequest | GroupSpawnRequest }
+  /** A person approved the held agent `id`. */
+  | { type: 'APPROVE'; id: string }
+  /** The held agent `id` is denied. */
+  | { type: 'DENY'; id: string; error: string; requestId?: string }
+  /** Agent `id` waits for agent `on` to end, and lends its slot meanwhile. */
+  | { type: 'WAIT'; id: string; on: string }
+  /** Agent `id` stops waiting for agent `on` (it gave up before `on` ended). */
+  | { type: 'UNWAIT'; id: string; on: string }
+  | { type: 'CANCEL'; id: string; error?: string }
+  /** Stop agent `id` and its descendants: each completes with its last answer, or fails with `cancelled`. */
+  | { type: 'STOP'; id: string; error?: string }
+  /** Route a message to its receivers' inboxes (a name, an id, a topic, or `runtime`). */
+  | { type: 'MESSAGE.SEND'; message: Message }
+  /** Agent `id` waits for messages and gives its slot back. */
+  | { type: 'SLOT.RELEASE'; id: string }
+  /** Agent `id` woke from waiting and wants a slot to think. */
+  | { type: 'SLOT.REQUEST'; id: string }
+  /** The calls agent `id` waits on timed out: wake it. */
+  | { type: 'WAKE'; id: string }
+  /** Group `id` completes with this output; its live descendants are cancelled first. */
+  | { type: 'GROUP.END'; id: string; output: string }
+  /** Group `id` fails; its live descendants are cancelled first. */
+  | { type: 'GROUP.FAIL'; id: string; reason: FailureReason; error: string }
+  | { type: 'SHUTDOWN' }
+  | { type: `xstate.done.actor.${string}`; output: AgentOutcome }
+  | { type: `xstate.error.actor.${string}`; error: unknown };
+
+/** The supervisor's input. */
+export interface SupervisorInput {
+  /** The agent logic to run (the agent machine with its actors provided). */
+  agentLogic: typeof agentMachine;
+  /** At most this many agents hold a slot (think or run tools) at once; the rest wait. */
+  maxParallel: number;
+  /** Inboxes, topics and waiting calls: where the supervisor routes messages. */
+  postOffice: PostOffice;
+  /** The logic of groups (pattern runs); default {@link groupMachine}. */
+  groupLogic?: typeof groupMachine;
+}
+
+/** What the supervisor keeps. */
+export interface SupervisorContext {
+  agentLogic: typeof agentMachine;
+  groupLogic: typeof groupMachine;
+  maxParallel: number;
+  agents: AgentTable;
+  postOffice: PostOffice;
+}

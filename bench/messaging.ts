@@ -16,6 +16,7 @@ async function troupeMarket(traders: number, rounds: number): Promise<{ ms: numb
     tools: ['publish', 'wait_for_messages', 'finish'],
     subscribe: ['market'],
     resident: true,
+    historyLimit: 6,
   });
   const auctioneer = defineAgent({
     name: 'auctioneer',
@@ -24,6 +25,7 @@ async function troupeMarket(traders: number, rounds: number): Promise<{ ms: numb
     tools: ['publish', 'wait_for_messages', 'finish'],
     subscribe: ['orders'],
     resident: true,
+    historyLimit: 4,
   });
   const turns = new Map<string, number>();
   const model = new ScriptedModel(

@@ -26,6 +26,7 @@ const trader = defineAgent({
   tools: ['publish', 'wait_for_messages', 'finish'],
   subscribe: ['market'],
   resident: true,
+  historyLimit: 6, // a trader reads only the latest price: its context stays small for the whole day
   maxTurns: ROUNDS + 2,
 });
 
@@ -36,6 +37,7 @@ const auctioneer = defineAgent({
   tools: ['publish', 'wait_for_messages', 'finish'],
   subscribe: ['orders'],
   resident: true,
+  historyLimit: 4,
   maxTurns: ROUNDS + 2,
 });
 

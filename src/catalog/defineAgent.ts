@@ -54,6 +54,11 @@ export interface AgentDefinition {
    * answer. Resident agents get 1,000 turns unless `maxTurns` says otherwise.
    */
   resident?: boolean;
+  /**
+   * Keep at most this many messages of the conversation after the system prompt (older ones are dropped as it grows,
+   * never a tool result without its call): bounds the context and memory of a long-lived agent. Default: all.
+   */
+  historyLimit?: number;
   /** Topics the agent subscribes to from the start. */
   subscribe?: readonly string[];
   /** Its inbox: how many messages wait at most (default: the runtime's, 256), and what a full one does. */
@@ -114,6 +119,7 @@ export function defineAgent(definition: AgentDefinition): Agent {
   }
   if (definition.persist !== undefined && typeof definition.persist !== 'boolean') fail('persist must be true or false');
   if (definition.resident !== undefined && typeof definition.resident !== 'boolean') fail('resident must be true or false');
+  positiveInteger(definition.historyLimit, 'historyLimit', fail);
   for (const [field, list] of [
     ['subscribe', definition.subscribe],
     ['canMessage', definition.canMessage],

@@ -28,6 +28,8 @@ export const AgentFrontmatter = z.object({
   subagents: List.optional(),
   /** A resident agent waits for messages after it answers, until it is stopped. */
   resident: z.boolean().optional(),
+  /** Keep at most this many messages after the system prompt. */
+  historyLimit: z.number().int().positive().optional(),
   /** Topics it subscribes to from the start. */
   subscribe: List.optional(),
   /** Whom it may message: agent names and `topic:<name>`. */
@@ -83,6 +85,7 @@ export function parseAgentFile(file: string, text: string): AgentDefinition {
     ...(fields.subagents === undefined ? {} : { subagents: fields.subagents }),
     ...(persist ? { persist: true } : {}),
     ...(fields.resident === undefined ? {} : { resident: fields.resident }),
+    ...(fields.historyLimit === undefined ? {} : { historyLimit: fields.historyLimit }),
     ...(fields.subscribe === undefined ? {} : { subscribe: fields.subscribe }),
     ...(fields.canMessage === undefined ? {} : { canMessage: fields.canMessage }),
     ...(fields.inbox === undefined ? {} : { inbox: fields.inbox }),

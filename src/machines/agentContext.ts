@@ -34,13 +34,13 @@ export function pendingToolCalls(messages: readonly ChatMessage[]) {
 
 /** The context after a model turn: its reply appended, its usage and cost counted. */
 export function withTurn(context: AgentContext, turn: ModelTurn): Pick<AgentContext, 'messages' | 'own'> {
+  const reply: ChatMessage =
+    turn.toolCalls.length > 0
+      ? { role: 'assistant', content: turn.content, toolCalls: turn.toolCalls }
+      : { role: 'assistant', content: turn.content };
+  const limit = context.input.historyLimit;
   return {
-    messages: [
-      ...context.messages,
-      turn.toolCalls.length > 0
-        ? { role: 'assistant', content: turn.content, toolCalls: turn.toolCalls }
-        : { role: 'assistant', content: turn.content },
-    ],
+    messages: limit === undefined ? [...context.messages, reply] : windowed(context.messages, reply, limit),
     own: {
       ...context.own,
       inputTokens: context.own.inputTokens + turn.inputTokens,
@@ -49,6 +49,19 @@ export function withTurn(context: AgentContext, turn: ModelTurn): Pick<AgentCont
       modelCalls: context.own.modelCalls + 1,
     },
   };
+}
+
+/**
+ * The conversation with `reply` appended, cut to the system prompt and at most `limit` later messages. The cut never
+ * leaves a tool result without the assistant message that asked for it: the window starts after such results.
+ */
+export function windowed(messages: readonly ChatMessage[], reply: ChatMessage, limit: number): ChatMessage[] {
+  const system = messages[0]?.role === 'system' ? 1 : 0;
+  let start = Math.max(system, messages.length + 1 - limit);
+  while (start < messages.length && messages[start]!.role === 'tool') start += 1;
+  const kept = messages.slice(start);
+  kept.push(reply);
+  return system === 1 ? [messages[0]!, ...kept] : kept;
 }
 
 /** The conversation with the last reply's tool calls removed (they will not run), so it stays valid to resume. */

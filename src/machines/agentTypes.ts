@@ -42,6 +42,11 @@ export interface AgentInput {
   tools: string[];
   /** Messages to start from after the system prompt (an earlier conversation, or the caller's shared context). */
   history?: ChatMessage[];
+  /**
+   * Keep at most this many messages after the system prompt: older ones are dropped as the conversation grows, so a
+   * long-lived agent's context (and memory) stays bounded. Default: keep everything.
+   */
+  historyLimit?: number;
   /** Model turns allowed before the agent fails with `max_turns` (counted anew when it is resumed). */
   maxTurns: number;
   /** How long the agent may make no progress before it fails with `timeout`. */

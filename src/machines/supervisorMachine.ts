@@ -14,6 +14,11 @@ export type { GroupSpawnRequest, SpawnRequest, SupervisorContext, SupervisorEven
 const DONE = 'xstate.done.actor.';
 const ERROR = 'xstate.error.actor.';
 
+/** True when a message wakes the agent: it waits in `running.waiting`, and now has what it waits for. */
+function wakes(context: SupervisorContext, actor: AgentActorRef): boolean {
+  return actor.getSnapshot().matches({ running: 'waiting' }) && context.postOffice.ready(actor.id);
+}
+
 /** What the supervisor does when an agent's actor ends: release it, end the waits on it, report its outcome. */
 const whenAgentEnds = [
   { type: 'release', params: ({ event }: { event: SupervisorEvent }) => ({ outcome: outcomeOf(event) }) },
@@ -160,7 +165,10 @@ export const supervisorMachine = setup({
       for (const delivery of report.deliveries) {
         if (delivery.outcome !== 'delivered' || delivery.to === RUNTIME_ADDRESS) continue;
         const actor = context.agents.actor(delivery.to);
-        if (actor) enqueue.sendTo(actor, { ...wakeEvent(context, delivery.to), type: 'MESSAGE', message: delivery.message });
+        // A receiver that is busy, or waits for other mail, would ignore the event: it is sent only when someone
+        // inspects the system (to see every message pass from actor to actor) or when it wakes the receiver.
+        if (!actor || !(context.inspected || wakes(context, actor))) continue;
+        enqueue.sendTo(actor, { ...wakeEvent(context, delivery.to), type: 'MESSAGE', message: delivery.message });
       }
       enqueue({ type: 'reportRoute', params: { report } } as never);
     }),
@@ -189,6 +197,7 @@ export const supervisorMachine = setup({
     maxParallel: input.maxParallel,
     agents: new AgentTable(),
     postOffice: input.postOffice,
+    inspected: input.inspected === true,
   }),
   initial: 'open',
   states: {

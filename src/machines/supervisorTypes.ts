@@ -69,6 +69,11 @@ export interface SupervisorInput {
   postOffice: PostOffice;
   /** The logic of groups (pattern runs); default {@link groupMachine}. */
   groupLogic?: typeof groupMachine;
+  /**
+   * True when an inspector watches the actor system: every delivered message is then sent to its receiver as a
+   * `MESSAGE` event, even when it only waits in the inbox (default false: only messages that wake a receiver are).
+   */
+  inspected?: boolean;
 }
 
 /** What the supervisor keeps. */
@@ -78,4 +83,5 @@ export interface SupervisorContext {
   maxParallel: number;
   agents: AgentTable;
   postOffice: PostOffice;
+  inspected: boolean;
 }

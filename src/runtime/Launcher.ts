@@ -141,6 +141,8 @@ export class Launcher {
     const maxTurns =
       positive(request.maxTurns, 'maxTurns') ?? definition.maxTurns ?? (resident ? RESIDENT_MAX_TURNS : settings.maxTurns);
     const idleTimeoutMs = positive(request.idleTimeoutMs, 'idleTimeoutMs') ?? definition.idleTimeoutMs ?? settings.idleTimeoutMs;
+    const historyLimit = positive(request.historyLimit, 'historyLimit') ?? definition.historyLimit;
+    if (historyLimit !== undefined && !Number.isInteger(historyLimit)) throw new ConfigurationError('historyLimit must be a whole number.');
     const inbox = {
       capacity: positive(request.inbox?.capacity, 'inbox.capacity') ?? definition.inbox?.capacity ?? settings.inbox.capacity,
       overflow: request.inbox?.overflow ?? definition.inbox?.overflow ?? settings.inbox.overflow,
@@ -223,6 +225,7 @@ export class Launcher {
           maxTurns,
           idleTimeoutMs,
           ...(request.budget ? { budget: request.budget } : {}),
+          ...(historyLimit === undefined ? {} : { historyLimit }),
           ...(history ? { history } : {}),
         },
       },

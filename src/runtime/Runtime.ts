@@ -107,6 +107,8 @@ export interface SpawnOptions {
    * `main`).
    */
   conversationKey?: string;
+  /** Keep at most this many messages after the system prompt, over the definition's `historyLimit`. */
+  historyLimit?: number;
   /** Keep the agent after it answers, waiting for messages, until it is stopped (as `resident: true` in its definition). */
   resident?: boolean;
   /** Topics it subscribes to from the start, besides its definition's. */

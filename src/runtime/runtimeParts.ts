@@ -153,7 +153,7 @@ export function buildParts(options: RuntimeOptions) {
     {
       id: 'supervisor',
       systemId: 'supervisor',
-      input: { agentLogic, maxParallel: settings.maxParallel, postOffice },
+      input: { agentLogic, maxParallel: settings.maxParallel, postOffice, inspected: options.inspect !== undefined },
       clock,
       ...(options.inspect ? { inspect: options.inspect } : {}),
     },

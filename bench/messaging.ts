@@ -123,6 +123,9 @@ function rawMarket(traders: number, rounds: number): Promise<{ ms: number; turns
 /** Messaging figures at several sizes: µs per trader turn and per delivered message, and how they grow with size. */
 export async function messaging(sizes: readonly { traders: number; rounds: number }[]): Promise<void> {
   const perMessage: number[] = [];
+  // Warm both up first, so the first size is not measured on cold code.
+  await troupeMarket(50, 3);
+  await rawMarket(50, 3);
   for (const { traders, rounds } of sizes) {
     const ours = await troupeMarket(traders, rounds);
     const raw = await rawMarket(traders, rounds);

@@ -13,6 +13,9 @@ interface Seen {
   messageId?: string;
 }
 
+/** The id of an actor as the inspector names it. */
+const idOf = (actor: unknown) => (actor as { id?: string } | undefined)?.id;
+
 describe('messages under an inspector', () => {
   it('shows every message passing from the supervisor to each receiver, waiting or not', async () => {
     const seen: Seen[] = [];
@@ -22,8 +25,8 @@ describe('messages under an inspector', () => {
       if (type !== 'MESSAGE' && type !== 'MESSAGE.SEND') return;
       seen.push({
         type,
-        from: event.sourceRef?.id,
-        to: event.actorRef.id,
+        from: idOf(event.sourceRef),
+        to: idOf(event.actorRef) ?? '',
         messageId: (event.event as { message?: { id: string } }).message?.id,
       });
     };

@@ -164,5 +164,9 @@ console.log(
 );
 await runtime.shutdown();
 console.log(`Event log sha256 (seed ${seed}): ${hash.digest('hex')}`);
-if (TRADERS <= 10) console.log(formatMetrics(metrics));
+// The metrics table: the auctioneer, the first three traders and the total (a thousand rows would hide the point).
+const shown = Object.entries(metrics.agents).filter(([, agent]) => agent.name === 'auctioneer').concat(
+  Object.entries(metrics.agents).filter(([, agent]) => agent.name === 'trader').slice(0, 3),
+);
+console.log(`\n${formatMetrics({ total, agents: Object.fromEntries(shown) })}`);
 if (result.status !== 'completed') process.exitCode = 1;

@@ -116,7 +116,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     record: (id) => table().record(id),
     now: () => clock.now(),
     idle: () => launcher.idle(),
-    runUntilIdle: (runOptions) => runUntilIdle({ clock, postOffice, table }, runOptions),
+    runUntilIdle: (runOptions) => runUntilIdle({ clock, postOffice, table, progress: () => launcher.eventsSeen }, runOptions),
     flush: () => sessions.flush(),
     shutdown() {
       shutdownPromise ??= shutdown(parts);

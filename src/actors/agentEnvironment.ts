@@ -71,6 +71,8 @@ export interface AgentEnvironment {
   readonly prices: PriceTable;
   /** Puts an event into the runtime's stream (what `runTools` announces of each tool call). */
   announce(event: TroupeEvent): void;
+  /** A call ended without waiting for messages: a wait it registered anyway is dropped (it would never be answered). */
+  dropWait(agentId: string, callId: string): void;
 }
 
 const notProvided = (): never => {
@@ -93,5 +95,6 @@ export const missingEnvironment: AgentEnvironment = {
   },
   random: notProvided,
   announce: () => {},
+  dropWait: () => {},
   prices: {},
 };

@@ -16,12 +16,19 @@ const timers = new WeakMap<AnyActorRef, unknown>();
  */
 export function startIdleTimer(self: AnyActorRef, clock: Clock, ms: number): void {
   stopIdleTimer(self, clock);
+  // A watchdog: on the runtime's clock, a simulation jumps to it only when nothing else is running.
+  const set = clock.setTimeout as (fn: () => void, ms: number, kind?: 'watchdog') => unknown;
   timers.set(
     self,
-    clock.setTimeout(() => {
-      timers.delete(self);
-      self.send({ type: 'IDLE' });
-    }, ms),
+    set.call(
+      clock,
+      () => {
+        timers.delete(self);
+        self.send({ type: 'IDLE' });
+      },
+      ms,
+      'watchdog',
+    ),
   );
 }
 

@@ -247,6 +247,8 @@ async function runOne(batch: Batch, { call, tool, args }: ReadyCall): Promise<To
       if (output.kind === 'wait') batch.waiting = true;
       else batch.finish = output.answer === undefined ? {} : { answer: output.answer };
     }
+    // A tool that registered a wait but did not return its signal: the wait would hold the agent for ever.
+    if (!(isToolSignal(output) && output.kind === 'wait')) environment.dropWait(input.agentId, call.id);
     message = toMessage(call.id, output);
     const failed = message.isError === true;
     send({
@@ -258,6 +260,7 @@ async function runOne(batch: Batch, { call, tool, args }: ReadyCall): Promise<To
       ...(failed ? { error: message.content } : {}),
     });
   } catch (error) {
+    environment.dropWait(input.agentId, call.id);
     const text = errorMessage(error);
     message = { role: 'tool', toolCallId: call.id, content: `Error: ${text}`, isError: true };
     send({ type: 'TOOL.ENDED', callId: call.id, tool: call.name, status: 'error', durationMs: clockNow(clock) - started, error: text });

@@ -2,7 +2,7 @@ import type { ResolvedAgent, ToolRefusal } from '../actors/agentEnvironment.js';
 import { AgentFileError, ConfigurationError, UnknownAgentError, errorMessage } from '../errors.js';
 import type { Model, ToolSchema } from '../models/Model.js';
 import type { AgentSummary } from '../tools/Delegation.js';
-import { BUILTIN_TOOLS, builtinTools, DELEGATION_TOOLS } from '../tools/builtinTools.js';
+import { builtinTools, DELEGATION_TOOLS } from '../tools/builtinTools.js';
 import { indexTools, type Tool } from '../tools/defineTool.js';
 import type { PlannedCall } from '../tools/schedule.js';
 import type { AgentFiles, LoadedAgent } from './AgentFiles.js';
@@ -59,11 +59,13 @@ export class AgentCatalog {
   constructor(definitions: readonly (Agent | AgentDefinition)[], options: AgentCatalogOptions) {
     this.options = options;
     for (const tool of options.tools) {
-      if (BUILTIN_TOOLS.has(tool.name)) {
-        throw new ConfigurationError(`The tool name "${tool.name}" belongs to a built-in tool; pick another name.`);
+      if (DELEGATION_TOOLS.has(tool.name)) {
+        throw new ConfigurationError(`The tool name "${tool.name}" belongs to a built-in delegation tool; pick another name.`);
       }
     }
-    this.tools = indexTools([...builtinTools, ...options.tools]);
+    // A tool of the runtime's with the name of a built-in messaging tool (`reply`, `publish`, …) takes its place.
+    const own = new Set(options.tools.map((tool) => tool.name));
+    this.tools = indexTools([...builtinTools.filter((tool) => !own.has(tool.name)), ...options.tools]);
     for (const given of definitions) this.insert(defineAgent(given), 'catalog');
     if (options.files) {
       const scan = options.files.scan();

@@ -190,7 +190,7 @@ export const MessageDeadLetter = z.object({
   type: z.literal('message.dead_letter'),
   ...base,
   message: Message,
-  reason: z.enum(['unknown_agent', 'ended', 'no_live_agent', 'ambiguous', 'no_subscribers', 'not_allowed']),
+  reason: z.enum(['unknown_agent', 'ended', 'no_live_agent', 'ambiguous', 'no_subscribers']),
 });
 
 /** A key of the run's blackboard was written or deleted; `agentId` is the writer (`runtime` for code). */

@@ -113,6 +113,7 @@ export function spawnAnnouncement(context: AgentContext): Omit<TroupeEventOf<'ag
     ...(context.input.description === undefined ? {} : { description: context.input.description }),
     ...(context.input.background ? { background: true } : {}),
     ...(context.input.resumed ? { resumed: true } : {}),
+    ...(context.input.resident ? { resident: true } : {}),
   };
 }
 

@@ -473,6 +473,8 @@ export const agentMachine = setup({
           on: {
             MESSAGE: wake,
             WAKE: wake,
+            // A slot that comes back while the agent waits for messages (one it lent its sub-agents) goes back again.
+            RESUME: { actions: ['yieldSlot', 'releaseSlot'] },
           },
         },
         waitingForSlot: {

@@ -13,6 +13,8 @@ export interface AgentRecord {
   readonly name: string;
   /** The agent that spawned it (or last resumed it), or null. */
   parentId: string | null;
+  /** The parent's tool call that started it (this run), or null. */
+  toolCallId?: string | null;
   /** 0 for a top-level agent. */
   depth: number;
   /** Its state as the supervisor last saw it. */
@@ -68,6 +70,7 @@ export class AgentTable {
     if (known) {
       this.unlink(known);
       known.parentId = record.parentId;
+      known.toolCallId = record.toolCallId ?? null;
       known.depth = record.depth;
       known.state = 'pending';
       known.run += 1;

@@ -12,7 +12,9 @@ import type { SupervisorContext } from './supervisorTypes.js';
 export function wakeEvent(context: SupervisorContext, id: string): { type: 'WAKE'; slot?: true } {
   const { agents } = context;
   const record = agents.record(id);
-  if (!record?.parked || agents.running >= context.maxParallel || !context.postOffice.ready(id)) return { type: 'WAKE' };
+  if (!record?.parked || record.holdsSlot || agents.running >= context.maxParallel || !context.postOffice.ready(id)) {
+    return { type: 'WAKE' };
+  }
   record.parked = false;
   agents.takeSlot(record);
   return { type: 'WAKE', slot: true };

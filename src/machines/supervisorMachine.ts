@@ -129,8 +129,11 @@ export const supervisorMachine = setup({
         const resumer = agents.resuming.shift();
         if (resumer !== undefined) {
           const record = agents.record(resumer.id);
-          // Skip agents that ended, were resumed anew, or began waiting again, since they asked.
-          if (record?.state !== 'running' || record.run !== resumer.run || record.holdsSlot || (record.waits ?? 0) > 0) continue;
+          // Skip agents that ended, were resumed anew, began waiting again, or now wait for messages (a parked agent
+          // gets a slot when it wakes, not before).
+          if (record?.state !== 'running' || record.run !== resumer.run || record.holdsSlot || record.parked || (record.waits ?? 0) > 0) {
+            continue;
+          }
           agents.takeSlot(record);
           agents.actor(resumer.id)?.send({ type: 'RESUME' });
           continue;
@@ -224,7 +227,15 @@ export const supervisorMachine = setup({
               input,
             });
             context.agents.add(
-              { id: input.id, name: input.name, parentId: input.parentId, depth: input.depth, state: 'pending', run: 1 },
+              {
+                id: input.id,
+                name: input.name,
+                parentId: input.parentId,
+                ...(input.toolCallId === null ? {} : { toolCallId: input.toolCallId }),
+                depth: input.depth,
+                state: 'pending',
+                run: 1,
+              },
               actor,
             );
             enqueue({ type: 'observeAgent', params: { id: input.id } });

@@ -44,9 +44,12 @@ export interface WaitSpec {
 }
 
 interface Wait extends WaitSpec {
-  state: 'open' | 'met' | 'timed_out';
+  /** `ended`: the agent expected to reply ended without replying. */
+  state: 'open' | 'met' | 'timed_out' | 'ended';
   messages: Message[];
   timer?: unknown;
+  /** For a wait for a reply: the agent that should send it, once the message reached it. */
+  replier?: string;
 }
 
 /** The answer a wait gives to its tool call, when the agent wakes. */
@@ -86,6 +89,8 @@ export class PostOffice {
   private readonly boxes = new Map<string, Mailbox>();
   private readonly byName = new Map<string, Set<string>>();
   private readonly topics = new Map<string, Set<string>>();
+  /** Waits for a reply, by the agent that should send it: they end when it ends without replying. */
+  private readonly replies = new Map<string, Set<{ box: Mailbox; wait: Wait }>>();
 
   constructor(
     private readonly clock: Clock,
@@ -118,7 +123,32 @@ export class PostOffice {
       unread.push(...wait.messages);
     }
     box.waits = [];
+    this.endRepliesFrom(id);
     return unread;
+  }
+
+  /** Records who should answer the reply a call waits for (the agent its message reached). */
+  expectReply(id: string, callId: string, replier: string): void {
+    const box = this.boxes.get(id);
+    const wait = box?.waits.find((candidate) => candidate.callId === callId && candidate.replyTo !== undefined);
+    if (!box || !wait || wait.state !== 'open') return;
+    wait.replier = replier;
+    let waiting = this.replies.get(replier);
+    if (!waiting) this.replies.set(replier, (waiting = new Set()));
+    waiting.add({ box, wait });
+  }
+
+  /** An agent ended: the calls still waiting for its reply end too (no reply can come now), and their agents wake. */
+  private endRepliesFrom(replier: string): void {
+    const waiting = this.replies.get(replier);
+    if (!waiting) return;
+    this.replies.delete(replier);
+    for (const { box, wait } of waiting) {
+      if (wait.state !== 'open' || this.boxes.get(box.id) !== box) continue;
+      wait.state = 'ended';
+      this.stopTimer(wait);
+      if (this.ready(box.id)) this.wake(box.id);
+    }
   }
 
   /** True while agent `id` has a mailbox (it is pending or running). */
@@ -304,6 +334,9 @@ function answerOf(wait: Wait): WaitAnswer {
     return { callId: wait.callId, content: wait.messages.map(renderMessage).join('\n'), isError: false };
   }
   const within = wait.timeoutMs === undefined ? '' : ` within ${wait.timeoutMs} ms`;
+  if (wait.state === 'ended') {
+    return { callId: wait.callId, content: `Error: ${wait.replier} ended without replying to ${wait.replyTo}.`, isError: true };
+  }
   if (wait.replyTo !== undefined) return { callId: wait.callId, content: `Error: no reply to ${wait.replyTo} came${within}.`, isError: true };
   if (wait.collect) return { callId: wait.callId, content: `No message arrived${within}.`, isError: false };
   const from = wait.from === undefined ? '' : ` from ${wait.from}`;

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { ResolvedAgent } from '../actors/agentEnvironment.js';
 import type { Clock } from '../clock.js';
+import type { TimerKind } from './RuntimeClock.js';
 import { ConfigurationError } from '../errors.js';
 import type { ChatMessage } from '../models/Model.js';
 
@@ -94,8 +95,14 @@ export class AgentPool {
     this.remove(agent.id);
     const entries = this.idle.get(key) ?? [];
     const entry: Entry = { ...agent, name, timer: undefined };
-    entry.timer = this.clock.setTimeout(() => this.evict(key, entry), this.idleTimeoutMs);
-    // An idle agent must not keep the process alive on its own (real timers can be unref'd; simulated ones are ids).
+    // Housekeeping: on the runtime's clock a background timer (it keeps no process alive, and a simulation does not wait
+    // for it); on a plain clock, an unref'd one.
+    entry.timer = (this.clock.setTimeout as (fn: () => void, ms: number, kind?: TimerKind) => unknown).call(
+      this.clock,
+      () => this.evict(key, entry),
+      this.idleTimeoutMs,
+      'background',
+    );
     (entry.timer as { unref?: () => void } | undefined)?.unref?.();
     entries.push(entry);
     this.idle.set(key, entries);

@@ -8,6 +8,7 @@ import type { AgentOutcome } from '../machines/agentMachine.js';
 import type { AgentTable } from '../machines/agentTable.js';
 import type { SupervisorEvent } from '../machines/supervisorMachine.js';
 import type { SessionStore } from '../memory/SessionStore.js';
+import { TOPIC_PREFIX, TopicName } from '../messaging/Message.js';
 import type { PostOffice } from '../messaging/PostOffice.js';
 import type { RandomSource } from '../random.js';
 import type { AgentPool } from './AgentPool.js';
@@ -112,8 +113,12 @@ export class Launcher {
     for (const wake of this.idleWaiters.splice(0)) wake();
   }
 
+  /** How many events the runtime has seen (what `runUntilIdle` watches for progress). */
+  eventsSeen = 0;
+
   /** Hands each event to the handles watching its agent or an ancestor, and keeps sessions in step. */
   observe(event: TroupeEvent): void {
+    this.eventsSeen += 1;
     if (event.type === 'agent.started' && !this.groups.has(event.agentId)) this.parts.sessions.started(event.agentId);
     if (this.watchers.size === 0) return;
     const table = this.parts.table();
@@ -152,6 +157,9 @@ export class Launcher {
       throw new ConfigurationError('inbox.overflow must be "reject" or "drop-oldest".');
     }
     const topics = [...(definition.subscribe ?? []), ...(request.subscribe ?? [])];
+    for (const topic of topics) {
+      if (topic.startsWith(TOPIC_PREFIX) || !TopicName.safeParse(topic).success) throw new ConfigurationError(`"${topic}" is not a topic name (give the name, without "topic:").`);
+    }
     let { resume, history } = request;
     if (resume !== undefined && this.isLive(resume)) {
       // A run of it is live (or was launched a moment ago), so it cannot be resumed now.
@@ -281,6 +289,7 @@ export class Launcher {
     this.live.delete(outcome.id);
     this.randoms.delete(outcome.id);
     this.parts.messenger.unread(outcome.id, this.parts.postOffice.close(outcome.id));
+    this.parts.messenger.ended(outcome.id);
     sessions.ended(
       outcome.id,
       {

@@ -40,6 +40,8 @@ interface PendingRequest {
   resolve: (reply: Message) => void;
   reject: (error: Error) => void;
   timer?: unknown;
+  /** The agent the request reached: if it ends without replying, the request fails. */
+  receiver?: string;
 }
 
 /**
@@ -90,7 +92,10 @@ export class Messenger {
       this.requests.set(message.id, pending);
     });
     try {
-      receiptOf(await this.post(message), true);
+      const { deliveredTo } = receiptOf(await this.post(message), true);
+      const pending = this.requests.get(message.id);
+      // One receiver is the one to reply (a request to a topic may be answered by any of them).
+      if (pending && deliveredTo.length === 1) pending.receiver = deliveredTo[0];
     } catch (error) {
       this.dropRequest(message.id);
       throw error;
@@ -127,6 +132,15 @@ export class Messenger {
     receipt?.(report);
   }
 
+  /** An agent ended: requests from code that it never answered fail (no reply can come now). */
+  ended(id: string): void {
+    for (const [messageId, pending] of this.requests) {
+      if (pending.receiver !== id) continue;
+      this.dropRequest(messageId);
+      pending.reject(new UndeliverableError(id, 'ended', `Agent ${id} ended without replying to ${messageId}.`));
+    }
+  }
+
   /** The messages an ended agent never read: each is reported as dropped. */
   unread(id: string, messages: readonly Message[]): void {
     for (const message of messages) this.emit(id, { type: 'message.dropped', messageId: message.id, from: message.from, reason: 'unread' });
@@ -153,7 +167,9 @@ export class Messenger {
         // The wait is registered before the message leaves, so a quick reply cannot pass it by.
         postOffice.await(self, { callId: caller.toolCallId, replyTo: message.id, ...timeout(options.timeoutMs) });
         try {
-          receiptOf(await this.post(message), true);
+          const receipt = receiptOf(await this.post(message), true);
+          const replier = receipt.deliveredTo[0];
+          if (replier !== undefined && replier !== RUNTIME_ADDRESS) postOffice.expectReply(self, caller.toolCallId, replier);
         } catch (error) {
           postOffice.cancelWait(self, caller.toolCallId);
           throw error;
@@ -279,7 +295,7 @@ export class Messenger {
       runId: this.host.runId,
       agentId,
       parentId: record?.parentId ?? null,
-      toolCallId: null,
+      toolCallId: record?.toolCallId ?? null,
       at: clockNow(this.host.clock),
     } as TroupeEvent);
   }

@@ -1,13 +1,24 @@
 import { clockNow, type Clock, type TroupeClock } from '../clock.js';
 
+/** What a timer is for, as `runUntilIdle` sees it. */
+export type TimerKind =
+  /** Work that is due (a model's latency, a message wait, a tool timeout): simulated time may jump to it. */
+  | 'work'
+  /** A limit that fires only if nothing happens first (an idle timeout): time jumps to it only when nothing is running. */
+  | 'watchdog'
+  /** Housekeeping (evicting an idle pooled agent): never a reason to wait, and it does not keep a process alive. */
+  | 'background';
+
 interface Timer {
   id: number;
   due: number;
   fn: () => void;
+  kind: TimerKind;
   /** The wrapped clock's timer (real time only; a simulated clock gets one wake-up timer for all). */
   inner: unknown;
-  /** Position in the heap, or -1 once it fired or was cleared. */
-  index: number;
+  /** Its position in the heap of all timers, and in the heap of work and watchdog timers (-1: not there). */
+  all: number;
+  fore: number;
 }
 
 /** The longest delay the host's `setTimeout` keeps (Node and browsers fire a longer one after 1 ms). */
@@ -30,7 +41,10 @@ export interface SettableClock extends TroupeClock {
  * (`clock.set(t)`) still fires everything due by `t`.
  */
 export class RuntimeClock implements TroupeClock {
-  private readonly heap: Timer[] = [];
+  /** Every timer, earliest first: the order they fire in. */
+  private readonly heap = new TimerHeap('all');
+  /** The work and watchdog timers: what `runUntilIdle` waits for (background timers are not). */
+  private readonly foreground = new TimerHeap('fore');
   private readonly timers = new Map<number, Timer>();
   private nextId = 1;
   /** Simulated time: the wrapped clock's one timer, and when it is due. */
@@ -50,12 +64,13 @@ export class RuntimeClock implements TroupeClock {
     return clockNow(this.inner);
   }
 
-  setTimeout(fn: (...args: any[]) => void, ms: number): number {
+  setTimeout(fn: (...args: any[]) => void, ms: number, kind: TimerKind = 'work'): number {
     const id = this.nextId++;
     const delay = ms > 0 ? ms : 0; // as the host's timers do, a negative or NaN delay is none (NaN would break the heap)
-    const timer: Timer = { id, due: this.now() + delay, fn, inner: undefined, index: -1 };
+    const timer: Timer = { id, due: this.now() + delay, fn, kind, inner: undefined, all: -1, fore: -1 };
     this.timers.set(id, timer);
-    this.push(timer);
+    this.heap.push(timer);
+    if (kind !== 'background') this.foreground.push(timer);
     if (this.simulated) this.arm();
     else this.setHostTimer(timer, delay);
     return id;
@@ -79,11 +94,13 @@ export class RuntimeClock implements TroupeClock {
       this.remove(timer);
       timer.fn();
     }, Math.min(delay, MAX_HOST_DELAY));
+    // A background timer must not keep the process alive on its own.
+    if (timer.kind === 'background') (timer.inner as { unref?: () => void } | undefined)?.unref?.();
   }
 
   /** Simulated time: makes the wrapped clock's one timer due with the earliest of ours. */
   private arm(): void {
-    const first = this.heap[0];
+    const first = this.heap.first();
     if (this.wake && (!first || this.wake.due !== first.due)) {
       this.inner.clearTimeout(this.wake.handle);
       this.wake = undefined;
@@ -96,21 +113,26 @@ export class RuntimeClock implements TroupeClock {
   /** Simulated time: fires every timer due by now, earliest first, then arms the next. */
   private fireDue(): void {
     this.wake = undefined;
-    for (let first = this.heap[0]; first && first.due <= this.now(); first = this.heap[0]) {
+    for (let first = this.heap.first(); first && first.due <= this.now(); first = this.heap.first()) {
       this.remove(first);
       first.fn();
     }
     this.arm();
   }
 
-  /** How many timers are set. */
+  /** How many timers are set (background ones included). */
   get pending(): number {
     return this.timers.size;
   }
 
-  /** When the earliest timer is due, or undefined when none is set. */
+  /** When the earliest work or watchdog timer is due, or undefined when none is set (background ones do not count). */
   nextTimerAt(): number | undefined {
-    return this.heap[0]?.due;
+    return this.foreground.first()?.due;
+  }
+
+  /** What the earliest work or watchdog timer is for. */
+  nextTimerKind(): TimerKind | undefined {
+    return this.foreground.first()?.kind;
   }
 
   /** Moves a simulated clock to `time` (never backwards), firing the timers due by then. */
@@ -121,58 +143,74 @@ export class RuntimeClock implements TroupeClock {
   }
 
   private remove(timer: Timer): void {
-    if (timer.index < 0) return;
+    if (timer.all < 0) return;
     this.timers.delete(timer.id);
-    const { heap } = this;
-    const last = heap.pop()!;
-    const index = timer.index;
-    timer.index = -1;
+    this.heap.remove(timer);
+    if (timer.fore >= 0) this.foreground.remove(timer);
+  }
+}
+
+/** A binary heap of timers, earliest first (then in the order they were set), that keeps each timer's position. */
+class TimerHeap {
+  private readonly items: Timer[] = [];
+
+  constructor(private readonly slot: 'all' | 'fore') {}
+
+  first(): Timer | undefined {
+    return this.items[0];
+  }
+
+  push(timer: Timer): void {
+    timer[this.slot] = this.items.length;
+    this.items.push(timer);
+    this.up(timer[this.slot]);
+  }
+
+  remove(timer: Timer): void {
+    const index = timer[this.slot];
+    if (index < 0) return;
+    const last = this.items.pop()!;
+    timer[this.slot] = -1;
     if (last === timer) return;
-    heap[index] = last;
-    last.index = index;
+    this.items[index] = last;
+    last[this.slot] = index;
     this.down(index);
-    this.up(index);
+    this.up(last[this.slot]);
   }
 
   private before(a: Timer, b: Timer): boolean {
     return a.due !== b.due ? a.due < b.due : a.id < b.id;
   }
 
-  private push(timer: Timer): void {
-    timer.index = this.heap.length;
-    this.heap.push(timer);
-    this.up(timer.index);
-  }
-
   private up(index: number): void {
-    const { heap } = this;
-    const timer = heap[index]!;
+    const { items, slot } = this;
+    const timer = items[index]!;
     while (index > 0) {
       const parent = (index - 1) >> 1;
-      const above = heap[parent]!;
+      const above = items[parent]!;
       if (!this.before(timer, above)) break;
-      heap[index] = above;
-      above.index = index;
+      items[index] = above;
+      above[slot] = index;
       index = parent;
     }
-    heap[index] = timer;
-    timer.index = index;
+    items[index] = timer;
+    timer[slot] = index;
   }
 
   private down(index: number): void {
-    const { heap } = this;
-    const timer = heap[index]!;
+    const { items, slot } = this;
+    const timer = items[index]!;
     for (;;) {
       const left = 2 * index + 1;
-      if (left >= heap.length) break;
+      if (left >= items.length) break;
       const right = left + 1;
-      const child = right < heap.length && this.before(heap[right]!, heap[left]!) ? right : left;
-      if (!this.before(heap[child]!, timer)) break;
-      heap[index] = heap[child]!;
-      heap[index]!.index = index;
+      const child = right < items.length && this.before(items[right]!, items[left]!) ? right : left;
+      if (!this.before(items[child]!, timer)) break;
+      items[index] = items[child]!;
+      items[index]![slot] = index;
       index = child;
     }
-    heap[index] = timer;
-    timer.index = index;
+    items[index] = timer;
+    timer[slot] = index;
   }
 }

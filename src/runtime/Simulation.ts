@@ -23,7 +23,15 @@ export interface SimulationParts {
   readonly clock: RuntimeClock;
   readonly postOffice: PostOffice;
   table(): AgentTable;
+  /** Grows with every event: tells work that moves on from work that is stuck. */
+  progress(): number;
 }
+
+/**
+ * How many turns of real time (a millisecond each) a run gets, without any event, before simulated time jumps to an
+ * idle timeout while agents still work: a model or tool that works in real time (a real server, a file) may finish.
+ */
+const GRACE_TURNS = 100;
 
 const DEFAULT_LIMIT_MS = 30 * 86_400_000;
 
@@ -38,20 +46,32 @@ export async function runUntilIdle(parts: SimulationParts, options: RunUntilIdle
   const { clock } = parts;
   const limitMs = options.limitMs ?? DEFAULT_LIMIT_MS;
   const limit = clock.now() + limitMs;
+  let stalled = 0;
+  let seen = parts.progress();
   for (;;) {
     await settleInstant();
     const next = clock.nextTimerAt();
     if (next !== undefined && clock.simulated) {
-      // Something is due later: jump to it (the live agents need not be looked at while timers are set).
+      if (parts.progress() !== seen) [seen, stalled] = [parts.progress(), 0];
+      // The next timer is an idle timeout, yet agents still work: give them real time before it fires.
+      const busy = clock.nextTimerKind() === 'watchdog' && [...parts.table().liveActors()].some((actor) => parkedIn(actor) === undefined);
+      if (busy && stalled < GRACE_TURNS) {
+        stalled += 1;
+        await new Promise<void>((resolve) => setTimeout(resolve, 1));
+        continue;
+      }
+      // Something is due later: jump to it.
       if (next > limit) throw new TimeLimitError(limitMs, clock.now());
+      stalled = 0;
       clock.advanceTo(next);
       continue;
     }
     const live = [...parts.table().liveActors()];
     if (next === undefined && live.every((actor) => parkedIn(actor) !== undefined)) {
       await settleInstant();
-      if (clock.nextTimerAt() !== undefined || [...parts.table().liveActors()].some((actor) => parkedIn(actor) === undefined)) continue;
-      return report(parts, live);
+      const now = [...parts.table().liveActors()];
+      if (clock.nextTimerAt() !== undefined || now.some((actor) => parkedIn(actor) === undefined)) continue;
+      return report(parts, now);
     }
     // Real time, or work in flight without a timer (a real model, a file): give it a moment of real time.
     await new Promise<void>((resolve) => setTimeout(resolve, 1));

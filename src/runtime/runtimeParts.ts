@@ -59,7 +59,7 @@ export function buildParts(options: RuntimeOptions) {
       ...body,
       runId,
       parentId: table().record(body.agentId)?.parentId ?? null,
-      toolCallId: null,
+      toolCallId: table().record(body.agentId)?.toolCallId ?? null,
       at: clock.now(),
     } as TroupeEvent);
 
@@ -123,6 +123,7 @@ export function buildParts(options: RuntimeOptions) {
     blackboard,
     random: (agentId) => launcher.randomFor(agentId),
     announce: (event) => runtimeEvents.next(event),
+    dropWait: (agentId, callId) => postOffice.cancelWait(agentId, callId),
   };
   const readMail = assign<AgentContext, AgentEvent, undefined, AgentEvent, never>(({ context }) => {
     const { answers, mail } = postOffice.take(context.input.id);
@@ -228,7 +229,9 @@ export async function shutdown(parts: RuntimeParts): Promise<void> {
   parts.streams.complete();
   for (const subscription of parts.subscriptions) subscription.unsubscribe();
   parts.launcher.wakeIdleWaiters();
-  await parts.recording?.close();
-  await parts.sessions.flush();
+  // Both are finished even if one fails; the first failure is reported.
+  const [recorded, flushed] = await Promise.allSettled([parts.recording?.close(), parts.sessions.flush()]);
   if (failure !== undefined) throw failure;
+  if (flushed.status === 'rejected') throw flushed.reason;
+  if (recorded.status === 'rejected') throw recorded.reason;
 }

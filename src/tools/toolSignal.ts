@@ -14,7 +14,9 @@ export function waitSignal(): ToolSignal {
 
 /** The agent ends after this batch, with `answer` (or its last answer) as its result. */
 export function finishSignal(answer?: string): ToolSignal {
-  return Object.freeze({ [SIGNAL]: true, kind: 'finish' as const, ...(answer === undefined ? {} : { answer }) });
+  // A blank answer is no answer: the agent's last answer stands.
+  const given = answer !== undefined && answer.trim() !== '';
+  return Object.freeze({ [SIGNAL]: true, kind: 'finish' as const, ...(given ? { answer } : {}) });
 }
 
 /** True for a value made by {@link waitSignal} or {@link finishSignal}. */

@@ -1,0 +1,81 @@
+// What ends a wait besides its reply or its timeout: the replier ending, or a tool that did not wait after all; and
+// a tool of one's own that takes a built-in messaging tool's name.
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { createRuntime, DeadlockError, defineTool } from 'troupe';
+import { ScriptedModel } from 'troupe/testing';
+import { call, lastMessage, resident, simulatedClock, toolMessageFor, toolReply, worker } from '../stubs.js';
+
+describe('waits that end without their message', () => {
+  it('a send_message waiting for a reply (no timeout) ends with an error when the receiver ends without replying', async () => {
+    const clock = simulatedClock();
+    const model = new ScriptedModel(
+      (request) => {
+        const last = lastMessage(request);
+        if (request.agentName === 'mute') return 'I never reply.';
+        if (last.role === 'user' && !last.content.startsWith('[message')) {
+          return toolReply(call('send_message', { to: 'mute', content: 'are you there?', expect_reply: true }, 'ask'));
+        }
+        return `after the wait: ${last.content}`;
+      },
+      { latencyMs: 10 },
+    );
+    const runtime = createRuntime({ model, agents: [resident('mute'), worker('asker', ['send_message'])], clock, projectAgentDir: false });
+    const mute = runtime.spawn('mute', 'Stay quiet.');
+    await runtime.runUntilIdle();
+    const asked = runtime.run('asker', 'Ask the mute one.');
+    // The asker waits for a reply the mute one will never send: a deadlock, naming the asker.
+    await expect(runtime.runUntilIdle()).rejects.toThrow(DeadlockError);
+    runtime.stop(mute.id);
+    await runtime.runUntilIdle();
+    const result = await asked;
+    expect(result.status).toBe('completed');
+    const last = model.calls.filter((request) => request.agentName === 'asker').at(-1)!;
+    expect(toolMessageFor(last, 'ask')).toMatchObject({ isError: true, content: expect.stringContaining(`${mute.id} ended without replying`) });
+    await runtime.shutdown();
+  });
+
+  it('a tool of its own that registers a wait but returns a result does not hold its agent for ever', async () => {
+    const clock = simulatedClock();
+    const peek = defineTool({
+      name: 'peek',
+      description: 'Starts a wait, then changes its mind.',
+      parameters: z.object({}),
+      kind: 'other',
+      execute: (_args, { messaging }) => {
+        messaging.waitForMessages({ timeoutMs: 60_000 }); // the signal is dropped: the call does not wait
+        return 'looked';
+      },
+    });
+    const model = new ScriptedModel((request) => (lastMessage(request).role === 'user' ? toolReply(call('peek', {}, 'p')) : 'done'));
+    const runtime = createRuntime({ model, agents: [worker('peeker', ['peek'])], tools: [peek], clock, projectAgentDir: false });
+    const result = runtime.run('peeker', 'Peek.');
+    const idle = await runtime.runUntilIdle();
+    expect(await result).toMatchObject({ status: 'completed', output: 'done' });
+    expect(idle.at).toBe(0); // no 60 s wait was left to pass
+    await runtime.shutdown();
+  });
+});
+
+describe('tools named like built-in messaging tools', () => {
+  it('a runtime tool named "reply" takes the built-in reply tool’s place', async () => {
+    const calls: string[] = [];
+    const own = defineTool({
+      name: 'reply',
+      description: 'Replies to a ticket in our help desk.',
+      parameters: z.object({ ticket: z.string() }),
+      kind: 'write',
+      execute: ({ ticket }) => {
+        calls.push(ticket);
+        return `replied to ${ticket}`;
+      },
+    });
+    const model = new ScriptedModel([toolReply(call('reply', { ticket: 'T-1' })), 'done']);
+    const runtime = createRuntime({ model, agents: [worker('desk', ['reply'])], tools: [own], projectAgentDir: false });
+    expect(await runtime.run('desk', 'Answer T-1.')).toMatchObject({ status: 'completed' });
+    expect(calls).toEqual(['T-1']);
+    expect(() => createRuntime({ model, tools: [{ ...own, name: 'assign_task' } as never], projectAgentDir: false })).toThrow(/delegation tool/);
+    await runtime.shutdown();
+  });
+});
+

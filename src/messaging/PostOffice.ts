@@ -256,6 +256,15 @@ export class PostOffice {
   }
 
   /**
+   * True when agent `id` waits for something only one agent can send: a reply, or a message from a given agent. (A
+   * wait for any message is an idle agent, like a resident waiting for its next message.)
+   */
+  waitsForSomeone(id: string): boolean {
+    const box = this.boxes.get(id);
+    return box !== undefined && box.waits.some((wait) => wait.state === 'open' && (wait.replyTo !== undefined || wait.from !== undefined));
+  }
+
+  /**
    * Takes what agent `id` reads at its next turn: the answers of its ended waits (open ones stay) and every message
    * in its inbox, oldest first.
    */

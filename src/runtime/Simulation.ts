@@ -85,7 +85,8 @@ function report(parts: SimulationParts, live: AgentActorRef[]): IdleReport {
   const stuck: { id: string; state: string }[] = [];
   for (const actor of live) {
     const state = parkedIn(actor)!;
-    if (state === 'running.waiting' && !parts.postOffice.isWaiting(actor.id)) waiting.push(actor.id);
+    // Waiting for any message is idle; waiting for a reply, for one agent's message, sub-agents or a person is stuck.
+    if (state === 'running.waiting' && !parts.postOffice.waitsForSomeone(actor.id)) waiting.push(actor.id);
     else stuck.push({ id: actor.id, state });
   }
   if (stuck.length > 0) throw new DeadlockError(stuck, at);

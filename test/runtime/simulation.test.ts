@@ -55,6 +55,23 @@ describe('runUntilIdle', () => {
     expect((await alice.result).reason).toBe('cancelled');
   });
 
+  it('counts an agent waiting for any message (wait_for_messages without from) as idle, not stuck', async () => {
+    const clock = simulatedClock();
+    const model = ScriptedModel.perAgent({
+      listener: [toolReply(call('wait_for_messages', {}, 'w')), 'heard it'],
+    });
+    const runtime = createRuntime({ model, agents: [worker('listener', ['wait_for_messages'])], clock, projectAgentDir: false });
+    const listener = runtime.spawn('listener', 'Wait for news.');
+
+    const report = await runtime.runUntilIdle();
+
+    expect(report.waiting).toEqual([listener.id]);
+    await runtime.send(listener.id, 'news');
+    await runtime.runUntilIdle();
+    expect(await listener.result).toMatchObject({ status: 'completed', output: 'heard it' });
+    await runtime.shutdown();
+  });
+
   it('names only the stuck agent: one that waits for a reply that never comes, not the idle resident it asked', async () => {
     const clock = simulatedClock();
     const model = ScriptedModel.perAgent({

@@ -1,0 +1,92 @@
+import { and, not } from 'xstate';
+import { pendingToolCalls } from './agentContext.js';
+import { agentSetup, endOfBatch, failWith } from './agentSetup.js';
+
+/**
+ * `running.acting`: one batch of tool calls (`runTools`). It waits for a person (`waitingForPerson`) or for sub-agents
+ * (`waitingForAgents`, its slot lent) as its tools need; at the batch's end the agent finishes, runs out of turns,
+ * waits for messages (`waiting`) or thinks again (through `waitingForSlot` without a slot).
+ */
+export const actingState = agentSetup.createStateConfig({
+    invoke: {
+      src: 'runTools',
+      input: ({ context }) => ({
+        agentId: context.input.id,
+        agentName: context.input.name,
+        depth: context.input.depth,
+        messages: context.messages,
+        toolCalls: pendingToolCalls(context.messages),
+        header: { runId: context.input.runId, parentId: context.input.parentId, toolCallId: context.input.toolCallId },
+      }),
+    },
+    on: {
+      // Every branch first appends the batch's tool messages and counts its calls.
+      'TOOLS.DONE': [
+        {
+          guard: and(['finishes', 'finishesWithAnswer']),
+          target: '#agent.completed',
+          actions: [...endOfBatch, { type: 'recordFinish', params: ({ event }) => event }, 'settle'],
+        },
+        {
+          guard: 'finishes',
+          target: '#agent.failed',
+          actions: [
+            ...endOfBatch,
+            { type: 'fail', params: { reason: 'error', error: 'The agent called finish without an answer, and it had given none before.' } },
+          ],
+        },
+        {
+          // A resident out of turns ends with its last answer.
+          guard: and(['turnsUsed', 'resident', 'hasAnswer']),
+          target: '#agent.completed',
+          actions: [...endOfBatch, 'settle'],
+        },
+        {
+          guard: 'turnsUsed',
+          target: '#agent.failed',
+          actions: [
+            ...endOfBatch,
+            {
+              type: 'fail',
+              params: ({ context }) => ({ reason: 'max_turns', error: `The agent used all ${context.input.maxTurns} turns without a final answer.` }),
+            },
+          ],
+        },
+        { guard: and(['waitsForMail', not('mailReady')]), target: 'waiting', actions: endOfBatch },
+        { guard: 'holdsSlot', target: 'thinking', actions: endOfBatch },
+        { target: 'waitingForSlot', actions: endOfBatch },
+      ],
+      'TOOLS.FAILED': {
+        target: '#agent.failed',
+        actions: { type: 'fail', params: ({ event }) => ({ reason: 'error', error: event.error }) },
+      },
+    },
+    initial: 'working',
+    states: {
+      working: {
+        entry: 'startIdleTimer',
+        exit: 'stopIdleTimer',
+        on: {
+          'TOOL.WAITING': { target: 'waitingForPerson', actions: 'personWaiting' },
+          YIELD: { target: 'waitingForAgents', actions: 'yieldSlot' },
+          IDLE: failWith('timeout', (context) => `No progress for ${context.input.idleTimeoutMs} ms while tools ran.`),
+        },
+      },
+      waitingForPerson: {
+        on: {
+          'TOOL.WAITING': { actions: 'personWaiting' },
+          'TOOL.RESUMED': [
+            { guard: 'lastPersonAnsweredWithSlot', target: 'working', actions: 'personAnswered' },
+            { guard: 'lastPersonAnswered', target: 'waitingForAgents', actions: 'personAnswered' },
+            { actions: 'personAnswered' },
+          ],
+        },
+      },
+      waitingForAgents: {
+        on: {
+          'TOOL.WAITING': { target: 'waitingForPerson', actions: 'personWaiting' },
+          RESUME: { target: 'working', actions: 'takeSlot' },
+        },
+      },
+    },
+});

@@ -1,0 +1,151 @@
+import { and, assign, emit, sendParent, setup } from 'xstate';
+import { createCallModel, type ModelTurn } from '../actors/callModel.js';
+import { missingEnvironment } from '../actors/agentEnvironment.js';
+import { createRunTools, type ToolMessage } from '../actors/runTools.js';
+import { startIdleTimer, stopIdleTimer } from '../actors/idleTimer.js';
+import { clockNow } from '../clock.js';
+import type { TroupeEvent } from '../events/events.js';
+import {
+  replyAnnouncement,
+  settled,
+  stamp,
+  withAnswer,
+  withToolMessages,
+  withTurn,
+  withoutPendingToolCalls,
+} from './agentContext.js';
+import type {
+  AgentContext,
+  AgentEvent,
+  AgentInput,
+  AgentOutcome,
+  Announcement,
+  ApprovalHold,
+  Failure,
+} from './agentTypes.js';
+
+/** The transition into `failed` with a reason, for the places that only differ in the message. */
+export const failWith = (reason: Failure['reason'], error: (context: AgentContext) => string) => ({
+  target: '#agent.failed' as const,
+  actions: { type: 'fail' as const, params: ({ context }: { context: AgentContext }) => ({ reason, error: error(context) }) },
+});
+
+/** What every end of a tool batch does first: append its tool messages and count its calls. */
+export const endOfBatch = [
+  { type: 'appendToolMessages' as const, params: ({ event }: { event: Extract<AgentEvent, { type: 'TOOLS.DONE' }> }) => event },
+];
+
+/**
+ * A waiting agent that may wake (its waits ended, or mail came): it asks for a slot, unless it has no turn left, when
+ * it ends with its last answer (or fails with `max_turns` without one).
+ */
+export const wake = [
+  { guard: and(['mailReady', 'turnsUsed', 'hasAnswer']), target: '#agent.completed' as const, actions: 'settle' as const },
+  {
+    guard: and(['mailReady', 'turnsUsed']),
+    ...failWith('max_turns', (context) => `The agent used all ${context.input.maxTurns} turns.`),
+  },
+  // The supervisor had a slot free and gave it with the message: think at once.
+  { guard: and(['mailReady', 'slotGiven']), target: 'thinking' as const, actions: 'takeSlot' as const },
+  { guard: 'mailReady' as const, target: 'waitingForSlot' as const, actions: 'requestSlot' as const },
+  // A slot given for mail this agent does not wake for goes back.
+  { guard: 'slotGiven' as const, actions: 'releaseSlot' as const },
+];
+/**
+ * The agent machine's setup: its types, the actors the runtime provides (`callModel`, `runTools`), and every guard and
+ * action by name. The states are built on it in `agentMachine.ts`, `agentThinking.ts` and `agentActing.ts`.
+ */
+export const agentSetup = setup({
+  types: {
+    context: {} as AgentContext,
+    input: {} as AgentInput,
+    events: {} as AgentEvent,
+    emitted: {} as TroupeEvent,
+    output: {} as AgentOutcome,
+  },
+  actors: {
+    callModel: createCallModel(missingEnvironment),
+    runTools: createRunTools(missingEnvironment),
+  },
+  guards: {
+    wantsTools: (_, turn: ModelTurn) => turn.toolCalls.length > 0,
+    emptyAnswer: (_, turn: ModelTurn) => turn.toolCalls.length === 0 && turn.content.trim() === '',
+    overBudget: ({ context }, turn: ModelTurn) => {
+      const { own } = context;
+      const { budget } = context.input;
+      // A final answer is kept even when it crossed the budget; a resident would wait for more, so it ends.
+      if (!budget || (turn.toolCalls.length === 0 && context.input.resident !== true)) return false;
+      const tokens = own.inputTokens + own.outputTokens + turn.inputTokens + turn.outputTokens;
+      return (
+        (budget.maxTokens !== undefined && tokens > budget.maxTokens) ||
+        (budget.maxCostUsd !== undefined && own.costUsd + turn.costUsd > budget.maxCostUsd)
+      );
+    },
+    turnsUsed: ({ context }) => context.turns >= context.input.maxTurns,
+    /** A reply without tool calls leaves the agent an answer: its own text, or the agent's last answer. */
+    answers: ({ context, event }) => {
+      const turn = (event as { output?: ModelTurn }).output;
+      const own = turn !== undefined && turn.toolCalls.length === 0 && turn.content.trim() !== '';
+      return own || (context.output ?? '').trim() !== '';
+    },
+    /** A resident past its budget ends with its answer (this turn's, or its last) when it has one. */
+    residentOverBudget: ({ context }, turn: ModelTurn) => {
+      const { budget } = context.input;
+      if (context.input.resident !== true || !budget) return false;
+      const { own } = context;
+      const tokens = own.inputTokens + own.outputTokens + turn.inputTokens + turn.outputTokens;
+      const over =
+        (budget.maxTokens !== undefined && tokens > budget.maxTokens) ||
+        (budget.maxCostUsd !== undefined && own.costUsd + turn.costUsd > budget.maxCostUsd);
+      const answer = turn.toolCalls.length === 0 && turn.content.trim() !== '' ? turn.content : (context.output ?? '');
+      return over && answer.trim() !== '';
+    },
+    resident: ({ context }) => context.input.resident === true,
+    hasAnswer: ({ context }) => context.output !== null && context.output.trim() !== '',
+    finishes: ({ event }) => event.type === 'TOOLS.DONE' && event.finish !== undefined,
+    waitsForMail: ({ event }) => event.type === 'TOOLS.DONE' && event.waiting === true,
+    finishesWithAnswer: ({ context, event }) =>
+      event.type === 'TOOLS.DONE' && (event.finish?.answer ?? context.output ?? '').trim() !== '',
+    /** Provided by the runtime: the agent may wake (all its waits ended, or mail came while it waited for none). */
+    mailReady: () => false,
+    holdsSlot: ({ context }) => context.holdsSlot,
+    slotGiven: ({ event }) => (event.type === 'MESSAGE' || event.type === 'WAKE') && event.slot === true,
+    lastPersonAnswered: ({ context }) => context.waitingForPeople <= 1,
+    lastPersonAnsweredWithSlot: ({ context }) => context.waitingForPeople <= 1 && context.holdsSlot,
+  },
+  actions: {
+    startIdleTimer: ({ context, self, system }) => startIdleTimer(self, system._clock, context.input.idleTimeoutMs),
+    stopIdleTimer: ({ self, system }) => stopIdleTimer(self, system._clock),
+    markStarted: assign({ startedAt: ({ system }) => clockNow(system._clock), holdsSlot: true }),
+    takeSlot: assign({ holdsSlot: true }),
+    yieldSlot: assign({ holdsSlot: false }),
+    hold: assign({ approval: (_, hold: ApprovalHold) => hold }),
+    beginTurn: assign({ turns: ({ context }) => context.turns + 1 }),
+    recordTurn: assign(({ context }, turn: ModelTurn) => withTurn(context, turn)),
+    /** The final turn, in one assign: its reply recorded, the answer kept and the agent's running time settled. */
+    recordAnswer: assign(({ context, system }, turn: ModelTurn) => {
+      const { messages, own } = withTurn(context, turn);
+      return { messages, own: settled(own, context.startedAt, clockNow(system._clock)), output: turn.content };
+    }),
+    dropToolCalls: assign({ messages: ({ context }) => withoutPendingToolCalls(context.messages) }),
+    appendToolMessages: assign(({ context }, done: { messages: ToolMessage[]; ended: number; failed: number }) => ({
+      messages: withToolMessages(context.messages, done.messages),
+      own: { ...context.own, toolCalls: context.own.toolCalls + done.ended, toolErrors: context.own.toolErrors + done.failed },
+    })),
+    /** Provided by the runtime: reads the agent's mail (if any) into its conversation. */
+    takeMail: () => {},
+    /** A resident's answer: recorded, kept as its result so far, and it waits for the next message. */
+    recordResidentAnswer: assign(({ context }, turn: ModelTurn) => withAnswer(context, turn)),
+    recordFinish: assign({
+      output: ({ context }, done: { finish?: { answer?: string } }) => done.finish?.answer ?? context.output,
+    }),
+    releaseSlot: sendParent(({ context }) => ({ type: 'SLOT.RELEASE' as const, id: context.input.id })),
+    requestSlot: sendParent(({ context }) => ({ type: 'SLOT.REQUEST' as const, id: context.input.id })),
+    personWaiting: assign({ waitingForPeople: ({ context }) => context.waitingForPeople + 1 }),
+    personAnswered: assign({ waitingForPeople: ({ context }) => Math.max(0, context.waitingForPeople - 1) }),
+    fail: assign({ failure: (_, failure: Failure) => failure }),
+    settle: assign({ own: ({ context, system }) => settled(context.own, context.startedAt, clockNow(system._clock)) }),
+    announce: emit(({ context, system }, event: Announcement) => stamp(context, clockNow(system._clock), event)),
+    announceReply: emit(({ context, system }, turn: ModelTurn) => stamp(context, clockNow(system._clock), replyAnnouncement(context, turn))),
+  },
+});

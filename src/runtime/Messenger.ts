@@ -16,7 +16,7 @@ import type { SupervisorEvent } from '../machines/supervisorMachine.js';
 import { Message, RUNTIME_ADDRESS, TOPIC_PREFIX, TopicName, agentNameOf } from '../messaging/Message.js';
 import type { MessagePolicy, MessageReceipt, Messaging, SendOptions, WaitOptions } from '../messaging/Messaging.js';
 import type { PostOffice, RouteReport } from '../messaging/PostOffice.js';
-import { finishSignal, waitSignal } from '../tools/toolSignal.js';
+import { CallerMessaging } from './CallerMessaging.js';
 
 /** What the messenger needs from the runtime. */
 export interface MessengerHost {
@@ -157,101 +157,11 @@ export class Messenger {
 
   /** The messaging service a tool gets, bound to the agent that called it. */
   forCaller(caller: Caller): Messaging {
-    const { postOffice } = this.host;
-    const self = caller.agentId;
-    return {
-      send: async (to, content, options: SendOptions = {}) => {
-        this.check(caller, to, content);
-        if (!options.expectReply) return this.deliver(self, to, content);
-        const message = this.make(self, to, content);
-        // The wait is registered before the message leaves, so a quick reply cannot pass it by.
-        postOffice.await(self, { callId: caller.toolCallId, replyTo: message.id, ...timeout(options.timeoutMs) });
-        try {
-          const receipt = receiptOf(await this.post(message), true);
-          const replier = receipt.deliveredTo[0];
-          if (replier !== undefined && replier !== RUNTIME_ADDRESS) postOffice.expectReply(self, caller.toolCallId, replier);
-        } catch (error) {
-          postOffice.cancelWait(self, caller.toolCallId);
-          throw error;
-        }
-        return waitSignal();
-      },
-      reply: async (content, messageId) => {
-        const original = postOffice.received(self, messageId);
-        if (!original) {
-          throw new UndeliverableError(
-            messageId ?? '(none)',
-            'unknown_agent',
-            messageId === undefined ? 'There is no message to reply to yet.' : `No message ${messageId} was read by this agent lately.`,
-          );
-        }
-        this.check(caller, original.from, content, true);
-        return this.deliver(self, original.from, content, { replyTo: original.id });
-      },
-      publish: async (topic, content) => {
-        const address = `${TOPIC_PREFIX}${readTopic(topic)}`;
-        this.check(caller, address, content);
-        return this.deliver(self, address, content);
-      },
-      subscribe: (topic) => {
-        postOffice.subscribe(self, readTopic(topic));
-      },
-      unsubscribe: (topic) => postOffice.unsubscribe(self, readTopic(topic)),
-      waitForMessages: (options: WaitOptions = {}) => {
-        if (options.collect && options.timeoutMs === undefined) {
-          throw new ConfigurationError('Collecting messages needs a timeout_ms: how long to collect them.');
-        }
-        postOffice.await(self, {
-          callId: caller.toolCallId,
-          ...(options.from === undefined ? {} : { from: options.from }),
-          ...(options.collect ? { collect: true } : {}),
-          ...timeout(options.timeoutMs),
-        });
-        return waitSignal();
-      },
-      finish: (answer) => finishSignal(answer),
-      stop: (agentId) => {
-        if (agentId === self || !this.isBelow(agentId, self)) {
-          throw new MessageRefusedError(self, agentId, `Agent ${agentId} is not one of the sub-agents of ${self}; it may stop only its own.`);
-        }
-        this.host.send({ type: 'STOP', id: agentId, error: `Stopped by ${self}.` });
-      },
-    };
+    return new CallerMessaging(this, this.host, caller);
   }
 
-  /**
-   * Checks that an agent may send to an address: its `canMessage` list, then the message policy. A reply skips the
-   * list (an agent may always answer what it read) but not the policy, which decides every message an agent sends.
-   */
-  private check(caller: Caller, to: string, content: string, isReply = false): void {
-    const contacts = isReply ? undefined : this.host.contactsOf(caller.agentName);
-    const target = to.startsWith(TOPIC_PREFIX) ? to : agentNameOf(to);
-    if (contacts && !contacts.includes(target) && to !== RUNTIME_ADDRESS) {
-      throw new MessageRefusedError(
-        caller.agentId,
-        to,
-        `Agent "${caller.agentName}" may not message ${to}. It may message: ${contacts.join(', ') || 'nobody'}.`,
-      );
-    }
-    const { policy } = this.host;
-    if (!policy) return;
-    let decision;
-    try {
-      decision = policy({
-        from: { id: caller.agentId, name: caller.agentName },
-        to,
-        ...(to.startsWith(TOPIC_PREFIX) ? { topic: to.slice(TOPIC_PREFIX.length) } : {}),
-        content,
-      });
-    } catch (error) {
-      throw new MessageRefusedError(caller.agentId, to, `The message policy failed, so the message is refused: ${errorMessage(error)}`);
-    }
-    if (decision === 'allow' || decision?.decision === 'allow') return;
-    const reason = decision?.decision === 'deny' ? decision.reason : `the policy gave an answer it may not give (${JSON.stringify(decision)})`;
-    throw new MessageRefusedError(caller.agentId, to, `The message to ${to} was refused: ${reason}`);
-  }
-
-  private make(from: string, to: string, content: string, replyTo?: string): Message {
+  /** Makes a message (zod-checked at the edge); for `CallerMessaging`. */
+  make(from: string, to: string, content: string, replyTo?: string): Message {
     const parsed = Message.safeParse({
       id: `msg:${(this.counter += 1)}`,
       from,
@@ -265,7 +175,8 @@ export class Messenger {
     return parsed.data;
   }
 
-  private post(message: Message): Promise<RouteReport> {
+  /** Hands a message to the supervisor to route; resolves with what routing did. For `CallerMessaging`. */
+  post(message: Message): Promise<RouteReport> {
     const routed = new Promise<RouteReport>((resolve) => this.receipts.set(message.id, resolve));
     this.all.next(message);
     this.emit(message.from, { type: 'message.sent', message });
@@ -299,20 +210,13 @@ export class Messenger {
       at: clockNow(this.host.clock),
     } as TroupeEvent);
   }
-
-  private isBelow(id: string, ancestorId: string): boolean {
-    for (let at: string | null = id; at !== null; at = this.host.record(at)?.parentId ?? null) {
-      if (at === ancestorId) return true;
-    }
-    return false;
-  }
 }
 
 type MessageEvent = Extract<TroupeEvent, { type: `message.${string}` }>;
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 /** A receipt; for a message to one receiver, a dead letter or a full inbox throws. */
-function receiptOf(report: RouteReport, single: boolean): MessageReceipt {
+export function receiptOf(report: RouteReport, single: boolean): MessageReceipt {
   const { message } = report;
   if (report.deadLetter && (single || report.deadLetter !== 'no_subscribers')) {
     throw new UndeliverableError(message.to, report.deadLetter, deadLetterText(report));
@@ -343,13 +247,15 @@ function deadLetterText(report: RouteReport): string {
   }
 }
 
-function readTopic(topic: string): string {
+/** A topic name, checked; anything else is a `ConfigurationError`. */
+export function readTopic(topic: string): string {
   const parsed = TopicName.safeParse(topic);
   if (!parsed.success) throw new ConfigurationError(`Topic "${topic}" ${parsed.error.issues[0]?.message ?? 'is not valid'}.`);
   return parsed.data;
 }
 
-function timeout(timeoutMs: number | undefined): { timeoutMs?: number } {
+/** A wait's time limit, checked: a positive number of ms, or none. */
+export function timeout(timeoutMs: number | undefined): { timeoutMs?: number } {
   if (timeoutMs === undefined) return {};
   if (!(Number.isFinite(timeoutMs) && timeoutMs > 0)) throw new ConfigurationError('timeout_ms must be a positive number.');
   return { timeoutMs };

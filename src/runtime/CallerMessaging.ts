@@ -1,0 +1,127 @@
+import type { Caller } from '../actors/agentEnvironment.js';
+import { ConfigurationError, MessageRefusedError, UndeliverableError, errorMessage } from '../errors.js';
+import { RUNTIME_ADDRESS, TOPIC_PREFIX, agentNameOf } from '../messaging/Message.js';
+import type { MessageReceipt, Messaging, SendOptions, WaitOptions } from '../messaging/Messaging.js';
+import { finishSignal, waitSignal, type ToolSignal } from '../tools/toolSignal.js';
+import { receiptOf, readTopic, timeout, type Messenger, type MessengerHost } from './Messenger.js';
+
+/**
+ * The {@link Messaging} service of one tool call, bound to the agent that made it: what `send_message`, `reply`,
+ * `publish`, `subscribe`, `wait_for_messages`, `finish` and `stop_agent` (and tools of one's own) do with messages.
+ */
+export class CallerMessaging implements Messaging {
+  constructor(
+    private readonly messenger: Messenger,
+    private readonly host: MessengerHost,
+    private readonly caller: Caller,
+  ) {}
+
+  async send(to: string, content: string, options: SendOptions = {}): Promise<MessageReceipt | ToolSignal> {
+    this.check(to, content);
+    if (!options.expectReply) return this.messenger.deliver(this.caller.agentId, to, content);
+    const message = this.messenger.make(this.caller.agentId, to, content);
+    // The wait is registered before the message leaves, so a quick reply cannot pass it by.
+    const { agentId, toolCallId } = this.caller;
+    this.host.postOffice.await(agentId, { callId: toolCallId, replyTo: message.id, ...timeout(options.timeoutMs) });
+    try {
+      const receipt = receiptOf(await this.messenger.post(message), true);
+      const replier = receipt.deliveredTo[0];
+      if (replier !== undefined && replier !== RUNTIME_ADDRESS) this.host.postOffice.expectReply(agentId, toolCallId, replier);
+    } catch (error) {
+      this.host.postOffice.cancelWait(agentId, toolCallId);
+      throw error;
+    }
+    return waitSignal();
+  }
+
+  async reply(content: string, messageId?: string): Promise<MessageReceipt> {
+    const original = this.host.postOffice.received(this.caller.agentId, messageId);
+    if (!original) {
+      throw new UndeliverableError(
+        messageId ?? '(none)',
+        'unknown_agent',
+        messageId === undefined ? 'There is no message to reply to yet.' : `No message ${messageId} was read by this agent lately.`,
+      );
+    }
+    this.check(original.from, content, true);
+    return this.messenger.deliver(this.caller.agentId, original.from, content, { replyTo: original.id });
+  }
+
+  async publish(topic: string, content: string): Promise<MessageReceipt> {
+    const address = `${TOPIC_PREFIX}${readTopic(topic)}`;
+    this.check(address, content);
+    return this.messenger.deliver(this.caller.agentId, address, content);
+  }
+
+  subscribe(topic: string): void {
+    this.host.postOffice.subscribe(this.caller.agentId, readTopic(topic));
+  }
+
+  unsubscribe(topic: string): void {
+    this.host.postOffice.unsubscribe(this.caller.agentId, readTopic(topic));
+  }
+
+  waitForMessages(options: WaitOptions = {}): ToolSignal {
+    if (options.collect && options.timeoutMs === undefined) {
+      throw new ConfigurationError('Collecting messages needs a timeout_ms: how long to collect them.');
+    }
+    this.host.postOffice.await(this.caller.agentId, {
+      callId: this.caller.toolCallId,
+      ...(options.from === undefined ? {} : { from: options.from }),
+      ...(options.collect ? { collect: true } : {}),
+      ...timeout(options.timeoutMs),
+    });
+    return waitSignal();
+  }
+
+  finish(answer?: string): ToolSignal {
+    return finishSignal(answer);
+  }
+
+  stop(agentId: string): void {
+    if (agentId === this.caller.agentId || !this.isBelow(agentId, this.caller.agentId)) {
+      throw new MessageRefusedError(this.caller.agentId, agentId, `Agent ${agentId} is not one of the sub-agents of ${this.caller.agentId}; it may stop only its own.`);
+    }
+    this.host.send({ type: 'STOP', id: agentId, error: `Stopped by ${this.caller.agentId}.` });
+  }
+
+  /**
+   * Checks that an agent may send to an address: its `canMessage` list, then the message policy. A reply skips the
+   * list (an agent may always answer what it read) but not the policy, which decides every message an agent sends.
+   */
+  private check(to: string, content: string, isReply = false): void {
+    const { caller } = this;
+    const contacts = isReply ? undefined : this.host.contactsOf(caller.agentName);
+    const target = to.startsWith(TOPIC_PREFIX) ? to : agentNameOf(to);
+    if (contacts && !contacts.includes(target) && to !== RUNTIME_ADDRESS) {
+      throw new MessageRefusedError(
+        caller.agentId,
+        to,
+        `Agent "${caller.agentName}" may not message ${to}. It may message: ${contacts.join(', ') || 'nobody'}.`,
+      );
+    }
+    const { policy } = this.host;
+    if (!policy) return;
+    let decision;
+    try {
+      decision = policy({
+        from: { id: caller.agentId, name: caller.agentName },
+        to,
+        ...(to.startsWith(TOPIC_PREFIX) ? { topic: to.slice(TOPIC_PREFIX.length) } : {}),
+        content,
+      });
+    } catch (error) {
+      throw new MessageRefusedError(caller.agentId, to, `The message policy failed, so the message is refused: ${errorMessage(error)}`);
+    }
+    if (decision === 'allow' || decision?.decision === 'allow') return;
+    const reason = decision?.decision === 'deny' ? decision.reason : `the policy gave an answer it may not give (${JSON.stringify(decision)})`;
+    throw new MessageRefusedError(caller.agentId, to, `The message to ${to} was refused: ${reason}`);
+  }
+
+  private isBelow(id: string, ancestorId: string): boolean {
+    for (let at: string | null = id; at !== null; at = this.host.record(at)?.parentId ?? null) {
+      if (at === ancestorId) return true;
+    }
+    return false;
+  }
+}

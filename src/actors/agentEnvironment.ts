@@ -3,6 +3,7 @@ import type { Agent } from '../catalog/defineAgent.js';
 import type { ChatMessage, Model, ToolSchema } from '../models/Model.js';
 import type { PriceTable } from '../models/prices.js';
 import type { Blackboard } from '../messaging/Blackboard.js';
+import type { Message } from '../messaging/Message.js';
 import type { Messaging } from '../messaging/Messaging.js';
 import type { TroupeEvent } from '../events/events.js';
 import type { RandomSource } from '../random.js';
@@ -44,6 +45,11 @@ export interface Caller {
   messages: readonly ChatMessage[];
   /** Aborted when the caller stops. */
   signal: AbortSignal;
+  /**
+   * Sends a message out through the calling agent's actor (which passes it to the supervisor), so an inspector sees it
+   * leave the sender; absent where a caller has no actor.
+   */
+  relay?: (message: Message) => boolean;
 }
 
 /**

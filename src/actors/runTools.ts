@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { clockNow, sleep, type Clock } from '../clock.js';
 import { AbortedError, ToolTimeoutError, errorMessage } from '../errors.js';
 import type { TroupeEvent } from '../events/events.js';
+import type { Message } from '../messaging/Message.js';
 import type { ChatMessage, ToolCall } from '../models/Model.js';
 import type { Tool } from '../tools/defineTool.js';
 import { executePlan } from '../tools/executePlan.js';
@@ -39,6 +40,8 @@ export type ToolNote =
  * from the batch's end, so a quick call costs its agent no step of its own.
  */
 export type ToolProgress =
+  /** A message a tool sends, passed out through the agent (only when the system is inspected). */
+  | { type: 'MESSAGE.OUT'; message: Message }
   | { type: 'TOOL.WAITING'; callId: string }
   | { type: 'TOOL.RESUMED'; callId: string }
   /**
@@ -294,8 +297,14 @@ function announcementOf(note: ToolNote) {
 }
 
 /** The agent a tool call runs for, as delegation and messaging see it. */
-function callerOf({ agent, input }: Batch, toolCallId: string, signal: AbortSignal) {
-  return { agentId: input.agentId, agentName: agent.name, depth: input.depth, toolCallId, messages: input.messages, signal };
+function callerOf({ agent, input, send, signal: batchSignal }: Batch, toolCallId: string, signal: AbortSignal) {
+  // Through the agent while its batch runs; after that the caller must send another way (false).
+  const relay = (message: Message) => {
+    if (batchSignal.aborted) return false;
+    send({ type: 'MESSAGE.OUT', message });
+    return true;
+  };
+  return { agentId: input.agentId, agentName: agent.name, depth: input.depth, toolCallId, messages: input.messages, signal, relay };
 }
 
 /** A promise that rejects when the signal aborts (with its reason), and never resolves. */

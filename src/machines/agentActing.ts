@@ -20,6 +20,8 @@ export const actingState = agentSetup.createStateConfig({
       }),
     },
     on: {
+      // A tool's message leaves through the agent, so an inspector sees it pass from the sender to the supervisor.
+      'MESSAGE.OUT': { actions: { type: 'passOn', params: ({ event }) => event.message } },
       // Every branch first appends the batch's tool messages and counts its calls.
       'TOOLS.DONE': [
         {

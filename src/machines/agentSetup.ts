@@ -5,6 +5,7 @@ import { createRunTools, type ToolMessage } from '../actors/runTools.js';
 import { startIdleTimer, stopIdleTimer } from '../actors/idleTimer.js';
 import { clockNow } from '../clock.js';
 import type { TroupeEvent } from '../events/events.js';
+import type { Message } from '../messaging/Message.js';
 import {
   replyAnnouncement,
   settled,
@@ -140,6 +141,7 @@ export const agentSetup = setup({
       output: ({ context }, done: { finish?: { answer?: string } }) => done.finish?.answer ?? context.output,
     }),
     releaseSlot: sendParent(({ context }) => ({ type: 'SLOT.RELEASE' as const, id: context.input.id })),
+    passOn: sendParent((_, message: Message) => ({ type: 'MESSAGE.SEND' as const, message })),
     requestSlot: sendParent(({ context }) => ({ type: 'SLOT.REQUEST' as const, id: context.input.id })),
     personWaiting: assign({ waitingForPeople: ({ context }) => context.waitingForPeople + 1 }),
     personAnswered: assign({ waitingForPeople: ({ context }) => Math.max(0, context.waitingForPeople - 1) }),

@@ -1,6 +1,6 @@
 import type { Caller } from '../actors/agentEnvironment.js';
 import { ConfigurationError, MessageRefusedError, UndeliverableError, errorMessage } from '../errors.js';
-import { RUNTIME_ADDRESS, TOPIC_PREFIX, agentNameOf } from '../messaging/Message.js';
+import { RUNTIME_ADDRESS, TOPIC_PREFIX, agentNameOf, type Message } from '../messaging/Message.js';
 import type { MessageReceipt, Messaging, SendOptions, WaitOptions } from '../messaging/Messaging.js';
 import { finishSignal, waitSignal, type ToolSignal } from '../tools/toolSignal.js';
 import { receiptOf, readTopic, timeout, type Messenger, type MessengerHost } from './Messenger.js';
@@ -16,15 +16,20 @@ export class CallerMessaging implements Messaging {
     private readonly caller: Caller,
   ) {}
 
+  /** How this caller's messages leave: through its agent's actor, when it has one. */
+  private get out(): { relay?: (message: Message) => boolean } {
+    return this.caller.relay ? { relay: this.caller.relay } : {};
+  }
+
   async send(to: string, content: string, options: SendOptions = {}): Promise<MessageReceipt | ToolSignal> {
     this.check(to, content);
-    if (!options.expectReply) return this.messenger.deliver(this.caller.agentId, to, content);
+    if (!options.expectReply) return this.messenger.deliver(this.caller.agentId, to, content, this.out);
     const message = this.messenger.make(this.caller.agentId, to, content);
     // The wait is registered before the message leaves, so a quick reply cannot pass it by.
     const { agentId, toolCallId } = this.caller;
     this.host.postOffice.await(agentId, { callId: toolCallId, replyTo: message.id, ...timeout(options.timeoutMs) });
     try {
-      const receipt = receiptOf(await this.messenger.post(message), true);
+      const receipt = receiptOf(await this.messenger.post(message, this.caller.relay), true);
       const replier = receipt.deliveredTo[0];
       if (replier !== undefined && replier !== RUNTIME_ADDRESS) this.host.postOffice.expectReply(agentId, toolCallId, replier);
     } catch (error) {
@@ -44,13 +49,13 @@ export class CallerMessaging implements Messaging {
       );
     }
     this.check(original.from, content, true);
-    return this.messenger.deliver(this.caller.agentId, original.from, content, { replyTo: original.id });
+    return this.messenger.deliver(this.caller.agentId, original.from, content, { ...this.out, replyTo: original.id });
   }
 
   async publish(topic: string, content: string): Promise<MessageReceipt> {
     const address = `${TOPIC_PREFIX}${readTopic(topic)}`;
     this.check(address, content);
-    return this.messenger.deliver(this.caller.agentId, address, content);
+    return this.messenger.deliver(this.caller.agentId, address, content, this.out);
   }
 
   subscribe(topic: string): void {

@@ -34,6 +34,14 @@ export interface MessengerHost {
   emit(event: TroupeEvent): void;
   /** True once the runtime has been shut down. */
   closed(): boolean;
+  /** True when an inspector watches: messages of agents then leave through their actors (see `Caller.relay`). */
+  readonly inspected: boolean;
+}
+
+/** What a send may add: the message it answers, and the way out through the sending agent's actor. */
+interface Extra {
+  replyTo?: string;
+  relay?: (message: Message) => boolean;
 }
 
 interface PendingRequest {
@@ -61,14 +69,14 @@ export class Messenger {
   constructor(private readonly host: MessengerHost) {}
 
   /** Sends a message and resolves with what routing did (see {@link Messaging.send} for the addresses). */
-  async send(from: string, to: string, content: string, extra: { replyTo?: string } = {}): Promise<RouteReport> {
+  async send(from: string, to: string, content: string, extra: Extra = {}): Promise<RouteReport> {
     if (this.host.closed()) throw new RuntimeClosedError();
     const message = this.make(from, to, content, extra.replyTo);
-    return this.post(message);
+    return this.post(message, extra.relay);
   }
 
   /** Sends and throws what the sender must hear: a dead letter, or a full inbox (for a message to one agent). */
-  async deliver(from: string, to: string, content: string, extra: { replyTo?: string } = {}): Promise<MessageReceipt> {
+  async deliver(from: string, to: string, content: string, extra: Extra = {}): Promise<MessageReceipt> {
     const report = await this.send(from, to, content, extra);
     return receiptOf(report, !to.startsWith(TOPIC_PREFIX));
   }
@@ -176,11 +184,12 @@ export class Messenger {
   }
 
   /** Hands a message to the supervisor to route; resolves with what routing did. For `CallerMessaging`. */
-  post(message: Message): Promise<RouteReport> {
+  post(message: Message, relay?: (message: Message) => boolean): Promise<RouteReport> {
     const routed = new Promise<RouteReport>((resolve) => this.receipts.set(message.id, resolve));
     this.all.next(message);
     this.emit(message.from, { type: 'message.sent', message });
-    this.host.send({ type: 'MESSAGE.SEND', message });
+    // Under an inspector a tool's message leaves through its agent's actor (the sender shows); else straight in.
+    if (!(relay && this.host.inspected && relay(message))) this.host.send({ type: 'MESSAGE.SEND', message });
     return routed;
   }
 

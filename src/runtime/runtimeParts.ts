@@ -82,6 +82,7 @@ export function buildParts(options: RuntimeOptions) {
     contactsOf: (name) => catalog.get(name)?.definition.canMessage,
     emit: (event) => runtimeEvents.next(event),
     closed: () => closed,
+    inspected: options.inspect !== undefined,
   });
   const launcher: Launcher = new Launcher({
     settings,

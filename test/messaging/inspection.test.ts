@@ -1,5 +1,5 @@
-// Messages seen by an inspector: each one enters the supervisor as `MESSAGE.SEND` and leaves it as a `MESSAGE` event
-// from the supervisor to every receiver (busy or waiting), so the actor system shows who talked to whom.
+// Messages seen by an inspector: each one enters the supervisor as `MESSAGE.SEND` (from the sending agent's actor) and
+// leaves it as a `MESSAGE` event to every receiver (busy or waiting), so the actor system shows who talked to whom.
 import type { InspectionEvent } from 'xstate';
 import { describe, expect, it } from 'vitest';
 import { createRuntime } from 'troupe';
@@ -60,6 +60,8 @@ describe('messages under an inspector', () => {
     const sends = seen.filter((entry) => entry.type === 'MESSAGE.SEND');
     expect(sends.every((entry) => entry.to === 'supervisor')).toBe(true);
     expect(sends).toHaveLength(3); // to busy, to relay, relay's publish
+    // Code's messages come in from outside; an agent's leave through the agent's own actor.
+    expect(sends.map((entry) => entry.from)).toEqual([undefined, undefined, relay.id]);
     const deliveries = seen.filter((entry) => entry.type === 'MESSAGE');
     expect(deliveries.every((entry) => entry.from === 'supervisor')).toBe(true);
     const published = sends[2]!.messageId;

@@ -40,6 +40,39 @@ describe('parseAgentFile', () => {
     });
   });
 
+  it('reads the messaging fields: resident, subscribe, canMessage, inbox and historyLimit', () => {
+    const definition = parseAgentFile(
+      'agents/trader.md',
+      file(
+        [
+          'name: trader',
+          'description: Trades.',
+          'tools: publish, wait_for_messages',
+          'resident: true',
+          'subscribe: market, news',
+          'canMessage:',
+          '  - auctioneer',
+          '  - topic:orders',
+          'inbox:',
+          '  capacity: 16',
+          '  overflow: drop-oldest',
+          'historyLimit: 6',
+        ].join('\n'),
+      ),
+    );
+    expect(definition).toMatchObject({
+      resident: true,
+      subscribe: ['market', 'news'],
+      canMessage: ['auctioneer', 'topic:orders'],
+      inbox: { capacity: 16, overflow: 'drop-oldest' },
+      historyLimit: 6,
+    });
+    expect(() => parseAgentFile('agents/t.md', file('name: t\ndescription: T.\ninbox:\n  overflow: spill'))).toThrow(
+      expect.objectContaining({ field: 'inbox.overflow' }),
+    );
+    expect(() => parseAgentFile('agents/t.md', file('name: t\ndescription: T.\nhistoryLimit: 0'))).toThrow(AgentFileError);
+  });
+
   it('takes tools as one comma-separated string, as in .claude/agents files', () => {
     const definition = parseAgentFile('a.md', file('name: a\ndescription: A.\ntools: Read, Grep,  Glob'));
     expect(definition.tools).toEqual(['Read', 'Grep', 'Glob']);

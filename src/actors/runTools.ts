@@ -2,7 +2,7 @@ import { fromCallback, type EventObject } from 'xstate';
 import { z } from 'zod';
 import { clockNow, sleep, type Clock } from '../clock.js';
 import { AbortedError, ToolTimeoutError, errorMessage } from '../errors.js';
-import type { TroupeEvent } from '../events/events.js';
+import { stampEvent } from '../machines/agentContext.js';
 import type { Message } from '../messaging/Message.js';
 import type { ChatMessage, ToolCall } from '../models/Model.js';
 import type { Tool } from '../tools/defineTool.js';
@@ -108,14 +108,7 @@ export function createRunTools(environment: AgentEnvironment) {
           if (event.status === 'error') count.failed += 1;
         }
         const { header } = input;
-        environment.announce({
-          ...announcementOf(event),
-          runId: header.runId,
-          agentId: input.agentId,
-          parentId: header.parentId,
-          toolCallId: header.toolCallId,
-          at: clockNow(clock),
-        } as TroupeEvent);
+        environment.announce(stampEvent({ ...header, id: input.agentId }, clockNow(clock), announcementOf(event)));
         return;
       }
       sendBack(event);

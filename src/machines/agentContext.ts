@@ -4,7 +4,7 @@ import { emptyFigures, type Figures } from '../events/metrics.js';
 import { renderMessage, type Message } from '../messaging/Message.js';
 import type { ChatMessage } from '../models/Model.js';
 import type { TroupeEvent, TroupeEventOf } from '../events/events.js';
-import type { AgentContext, AgentInput, AgentOutcome, Announcement, ApprovalHold, EventHeader } from './agentTypes.js';
+import type { ActorHeader, AgentContext, AgentInput, AgentOutcome, Announcement, ApprovalHold, EventHeader } from './agentTypes.js';
 
 /** What an agent knows when it is made: the system prompt, any earlier conversation, then its task. */
 export function initialContext(input: AgentInput): AgentContext {
@@ -134,7 +134,12 @@ export function approvalRequest(
 
 /** An event with the header every event of this agent carries: run, agent, parent, parent's tool call, time. */
 export function stamp(context: AgentContext, at: number, event: Announcement): TroupeEvent {
-  const stamped = { type: event.type, runId: context.input.runId, agentId: context.input.id, parentId: context.input.parentId, toolCallId: context.input.toolCallId, at };
+  return stampEvent(context.input, at, event);
+}
+
+/** An event with the header of the actor it is about: run, id, parent, parent's tool call, time. */
+export function stampEvent(header: Pick<ActorHeader, 'runId' | 'id' | 'parentId' | 'toolCallId'>, at: number, event: Announcement): TroupeEvent {
+  const stamped = { type: event.type, runId: header.runId, agentId: header.id, parentId: header.parentId, toolCallId: header.toolCallId, at };
   return Object.assign(stamped, event) as TroupeEvent;
 }
 

@@ -12,22 +12,26 @@ export interface AgentBudget {
   maxCostUsd?: number;
 }
 
-/** The input of one agent actor: plain JSON, so an agent could run in another process. */
-export interface AgentInput {
-  /** The agent's id, such as `agent:researcher:V1StGXR8`. */
+/** What every actor of the tree (an agent, or a group) is made with, and stamps on its events. Plain JSON. */
+export interface ActorHeader {
+  /** Its id, such as `agent:researcher:V1StGXR8` or `group:sequence:V1StGXR8`. */
   id: string;
-  /** The name of its definition. */
+  /** The name of its definition (or of its pattern). */
   name: string;
   /** The runtime's run id. */
   runId: string;
-  /** The agent that spawned it, or null. */
+  /** The agent (or group) that started it, or null. */
   parentId: string | null;
   /** The parent's tool call that started it, or null. */
   toolCallId: string | null;
-  /** 0 for a top-level agent, parent's depth + 1 for a sub-agent. */
+  /** 0 at the top; an agent is one below its parent agent, a group adds none. */
   depth: number;
-  /** The task, sent as the last user message. */
+  /** Its task (an agent's last user message; a group's input or a summary of its steps). */
   task: string;
+}
+
+/** The input of one agent actor: plain JSON, so an agent could run in another process. */
+export interface AgentInput extends ActorHeader {
   /** The caller's short summary of the task, for a delegated agent. */
   description?: string;
   /** True when the caller does not wait for this agent. */

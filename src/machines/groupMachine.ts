@@ -2,25 +2,11 @@ import { assign, emit, setup, type ActorRefFrom } from 'xstate';
 import { clockNow } from '../clock.js';
 import type { FailureReason, TroupeEvent } from '../events/events.js';
 import { emptyFigures } from '../events/metrics.js';
-import type { AgentOutcome, Announcement, Failure } from './agentTypes.js';
+import { stampEvent } from './agentContext.js';
+import type { ActorHeader, AgentOutcome, Announcement, Failure } from './agentTypes.js';
 
-/** The input of one group actor: plain JSON, the same header fields as an agent's input. */
-export interface GroupInput {
-  /** The group's id, such as `group:sequence:V1StGXR8ab`. */
-  id: string;
-  /** The name of the pattern (`sequence`, `parallel`, …) or the name it was given. */
-  name: string;
-  /** The runtime's run id. */
-  runId: string;
-  /** The agent or group that opened this group, or null. */
-  parentId: string | null;
-  /** The parent's tool call that opened it, or null. */
-  toolCallId: string | null;
-  /** Its depth: a group adds none, so its children delegate as deep as they would without it. */
-  depth: number;
-  /** What the group works on (its input, or a summary of its steps), for events. */
-  task: string;
-}
+/** The input of one group actor: the header every actor of the tree has (a group adds no depth). */
+export type GroupInput = ActorHeader;
 
 /** The events a group actor accepts. */
 export type GroupEvent =
@@ -60,7 +46,7 @@ export const groupMachine = setup({
     output: {} as AgentOutcome,
   },
   actions: {
-    announce: emit(({ context, system }, event: Announcement) => stamp(context.input, clockNow(system._clock), event)),
+    announce: emit(({ context, system }, event: Announcement) => stampEvent(context.input, clockNow(system._clock), event)),
     keepOutput: assign({ output: (_, output: string) => output }),
     fail: assign({ failure: (_, failure: Failure) => failure }),
   },
@@ -122,12 +108,6 @@ export const groupMachine = setup({
 
 /** A group actor. */
 export type GroupActorRef = ActorRefFrom<typeof groupMachine>;
-
-/** An event with the header every event of this group carries. */
-function stamp(input: GroupInput, at: number, event: Announcement): TroupeEvent {
-  const stamped = { type: event.type, runId: input.runId, agentId: input.id, parentId: input.parentId, toolCallId: input.toolCallId, at };
-  return Object.assign(stamped, event) as TroupeEvent;
-}
 
 /** A group's outcome: its combined output or its failure; no turns, no figures and no conversation of its own. */
 function outcomeOf(context: GroupContext): AgentOutcome {

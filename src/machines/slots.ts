@@ -6,18 +6,16 @@ import type { SupervisorContext } from './supervisorTypes.js';
 // before queued agents start; an agent that waits for messages gives its slot back and gets one when it wakes.
 
 /**
- * How to wake a parked agent whose mail is ready: with a slot when one is free (it thinks at once, without asking),
- * else without (it asks for one). An agent that is not parked, or not ready, gets no slot.
+ * Gives a parked agent whose mail is ready a slot to wake with, when one is free (it thinks at once, without asking);
+ * returns whether it did. An agent that is not parked, or not ready, gets none (it asks for one when it wakes).
  */
-export function wakeEvent(context: SupervisorContext, id: string): { type: 'WAKE'; slot?: true } {
+export function giveWakeSlot(context: SupervisorContext, id: string): boolean {
   const { agents } = context;
   const record = agents.record(id);
-  if (!record?.parked || record.holdsSlot || agents.running >= context.maxParallel || !context.postOffice.ready(id)) {
-    return { type: 'WAKE' };
-  }
+  if (!record?.parked || record.holdsSlot || agents.running >= context.maxParallel || !context.postOffice.ready(id)) return false;
   record.parked = false;
   agents.takeSlot(record);
-  return { type: 'WAKE', slot: true };
+  return true;
 }
 
 /** Agent `waiterId` starts waiting for `childId`; its first wait lends its slot. */

@@ -1,7 +1,7 @@
 import { createActor, enqueueActions, setup, type ActorRefFrom } from 'xstate';
 import type { AgentActorRef, AgentInput, AgentOutcome } from './agentMachine.js';
 import { AgentTable } from './agentTable.js';
-import { abandonWait, beginWait, endWait, wakeEvent } from './slots.js';
+import { abandonWait, beginWait, endWait, giveWakeSlot } from './slots.js';
 import type { SpawnRequest, SupervisorContext, SupervisorEvent, SupervisorInput } from './supervisorTypes.js';
 import { groupMachine, type GroupActorRef } from './groupMachine.js';
 import { errorMessage } from '../errors.js';
@@ -72,7 +72,7 @@ export const supervisorMachine = setup({
       if (record?.state === 'running' && !record.holdsSlot) context.agents.resuming.push({ id, run: record.run });
     },
     wake: ({ context }, { id }: { id: string }) => {
-      context.agents.actor(id)?.send(wakeEvent(context, id));
+      context.agents.actor(id)?.send(giveWakeSlot(context, id) ? { type: 'WAKE', slot: true } : { type: 'WAKE' });
     },
     stopSubtree: ({ context }, { id, error }: { id: string; error?: string }) => {
       for (const agentId of context.agents.subtree(id).reverse()) {
@@ -171,7 +171,8 @@ export const supervisorMachine = setup({
         // A receiver that is busy, or waits for other mail, would ignore the event: it is sent only when someone
         // inspects the system (to see every message pass from actor to actor) or when it wakes the receiver.
         if (!actor || !(context.inspected || wakes(context, actor))) continue;
-        enqueue.sendTo(actor, { ...wakeEvent(context, delivery.to), type: 'MESSAGE', message: delivery.message });
+        const { message } = delivery;
+        enqueue.sendTo(actor, giveWakeSlot(context, delivery.to) ? { type: 'MESSAGE', message, slot: true } : { type: 'MESSAGE', message });
       }
       enqueue({ type: 'reportRoute', params: { report } } as never);
     }),

@@ -10,7 +10,7 @@ import {
   UndeliverableError,
   errorMessage,
 } from '../errors.js';
-import type { TroupeEvent } from '../events/events.js';
+import type { Announcement } from '../machines/agentTypes.js';
 import type { AgentRecord } from '../machines/agentTable.js';
 import type { SupervisorEvent } from '../machines/supervisorMachine.js';
 import { Message, RUNTIME_ADDRESS, TOPIC_PREFIX, TopicName, agentNameOf } from '../messaging/Message.js';
@@ -20,7 +20,6 @@ import { CallerMessaging } from './CallerMessaging.js';
 
 /** What the messenger needs from the runtime. */
 export interface MessengerHost {
-  readonly runId: string;
   readonly clock: Clock;
   readonly postOffice: PostOffice;
   readonly policy: MessagePolicy | undefined;
@@ -30,8 +29,8 @@ export interface MessengerHost {
   record(id: string): AgentRecord | undefined;
   /** The `canMessage` list of an agent's definition (undefined: it may message anyone). */
   contactsOf(agentName: string): readonly string[] | undefined;
-  /** Puts an event into `events$`. */
-  emit(event: TroupeEvent): void;
+  /** Puts an event about an agent (or `runtime`) into `events$`, with the header of its record. */
+  announce(agentId: string, body: Announcement): void;
   /** True once the runtime has been shut down. */
   closed(): boolean;
   /** True when an inspector watches: messages of agents then leave through their actors (see `Caller.relay`). */
@@ -208,21 +207,10 @@ export class Messenger {
     if (pending.timer !== undefined) this.host.clock.clearTimeout(pending.timer);
   }
 
-  private emit(agentId: string, body: DistributiveOmit<MessageEvent, 'runId' | 'agentId' | 'parentId' | 'toolCallId' | 'at'>): void {
-    const record = this.host.record(agentId);
-    this.host.emit({
-      ...body,
-      runId: this.host.runId,
-      agentId,
-      parentId: record?.parentId ?? null,
-      toolCallId: record?.toolCallId ?? null,
-      at: clockNow(this.host.clock),
-    } as TroupeEvent);
+  private emit(agentId: string, body: Announcement): void {
+    this.host.announce(agentId, body);
   }
 }
-
-type MessageEvent = Extract<TroupeEvent, { type: `message.${string}` }>;
-type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 /** A receipt; for a message to one receiver, a dead letter or a full inbox throws. */
 export function receiptOf(report: RouteReport, single: boolean): MessageReceipt {

@@ -54,10 +54,9 @@ export async function runUntilIdle(parts: SimulationParts, options: RunUntilIdle
     if (next !== undefined && clock.simulated) {
       if (parts.progress() !== seen) [seen, stalled] = [parts.progress(), 0];
       // The next timer is an idle timeout, yet agents still work: give them real time before it fires.
-      const busy = clock.nextTimerKind() === 'watchdog' && [...parts.table().liveActors()].some((actor) => parkedIn(actor) === undefined);
-      if (busy && stalled < GRACE_TURNS) {
+      if (clock.nextTimerKind() === 'watchdog' && stalled < GRACE_TURNS && someBusy(parts)) {
         stalled += 1;
-        await new Promise<void>((resolve) => setTimeout(resolve, 1));
+        await realTick();
         continue;
       }
       // Something is due later: jump to it.
@@ -66,16 +65,25 @@ export async function runUntilIdle(parts: SimulationParts, options: RunUntilIdle
       clock.advanceTo(next);
       continue;
     }
-    const live = [...parts.table().liveActors()];
-    if (next === undefined && live.every((actor) => parkedIn(actor) !== undefined)) {
-      await settleInstant();
-      const now = [...parts.table().liveActors()];
-      if (clock.nextTimerAt() !== undefined || now.some((actor) => parkedIn(actor) === undefined)) continue;
-      return report(parts, now);
+    if (next === undefined && !someBusy(parts)) {
+      await settleInstant(); // nothing due and nobody busy: make sure, then report
+      if (clock.nextTimerAt() === undefined && !someBusy(parts)) return report(parts, [...parts.table().liveActors()]);
+      continue;
     }
     // Real time, or work in flight without a timer (a real model, a file): give it a moment of real time.
-    await new Promise<void>((resolve) => setTimeout(resolve, 1));
+    await realTick();
   }
+}
+
+/** True when some live agent is not parked: it thinks, acts, or waits for something with a timer. */
+function someBusy(parts: SimulationParts): boolean {
+  for (const actor of parts.table().liveActors()) if (parkedIn(actor) === undefined) return true;
+  return false;
+}
+
+/** One millisecond of real time. */
+function realTick(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 1));
 }
 
 /** The idle report, or the deadlock: parked agents that wait for something nothing left can bring. */

@@ -10,8 +10,8 @@ import { agentEvents } from '../events/agentEvents.js';
 import type { TroupeEvent } from '../events/events.js';
 import { createEventPipeline } from '../events/eventPipeline.js';
 import { createMetrics, type MetricsSnapshot } from '../events/metrics.js';
-import { withMail } from '../machines/agentContext.js';
-import type { AgentContext, AgentEvent } from '../machines/agentTypes.js';
+import { stampEvent, withMail } from '../machines/agentContext.js';
+import type { AgentContext, AgentEvent, Announcement } from '../machines/agentTypes.js';
 import { agentMachine } from '../machines/agentMachine.js';
 import { supervisorMachine } from '../machines/supervisorMachine.js';
 import { InMemoryMemory } from '../memory/InMemoryMemory.js';
@@ -54,33 +54,29 @@ export function buildParts(options: RuntimeOptions) {
   let latest: MetricsSnapshot = createMetrics();
   let closed = false;
   const send = (event: Parameters<typeof supervisor.send>[0]) => supervisor.send(event);
-  const emitAt = (body: { type: TroupeEvent['type']; agentId: string } & Record<string, unknown>) =>
-    runtimeEvents.next({
-      ...body,
-      runId,
-      parentId: table().record(body.agentId)?.parentId ?? null,
-      toolCallId: table().record(body.agentId)?.toolCallId ?? null,
-      at: clock.now(),
-    } as TroupeEvent);
+  /** An event the runtime itself announces (messages, the blackboard), with the header of the agent's record. */
+  const announce = (agentId: string, body: Announcement) => {
+    const record = table().record(agentId);
+    const header = { runId, id: agentId, parentId: record?.parentId ?? null, toolCallId: record?.toolCallId ?? null };
+    runtimeEvents.next(stampEvent(header, clock.now(), body));
+  };
 
   const postOffice = new PostOffice(clock, (id) => supervisor.send({ type: 'WAKE', id }));
   const blackboard = new Blackboard((change) =>
-    emitAt({
+    announce(change.by, {
       type: 'blackboard.changed',
-      agentId: change.by,
       key: change.key,
       ...(change.deleted ? { deleted: true } : { value: change.value }),
     }),
   );
   const messenger = new Messenger({
-    runId,
     clock,
     postOffice,
     policy: options.messagePolicy,
     send,
     record: (id) => table().record(id),
     contactsOf: (name) => catalog.get(name)?.definition.canMessage,
-    emit: (event) => runtimeEvents.next(event),
+    announce,
     closed: () => closed,
     inspected: options.inspect !== undefined,
   });

@@ -172,11 +172,7 @@ export class Launcher {
       const pooled = pool.take(poolKey, agent.name, (candidate) => !this.isLive(candidate));
       if (pooled) ({ id: resume, messages: history } = { id: pooled.id, messages: [...pooled.messages] });
     }
-    let id = resume;
-    if (id === undefined) {
-      id = `agent:${agent.name}:${this.parts.random.key()}`;
-      while (table.record(id)) id = `agent:${agent.name}:${this.parts.random.key()}`;
-    }
+    const id = resume ?? this.freshId(`agent:${agent.name}`);
     const result = results.begin(id, resume === undefined ? undefined : { ...(this.parts.metrics().agents[id]?.subtree ?? emptyFigures()) });
     // Where the session hangs: its parent agent; else the conversation it was stored under (a resumed session from
     // an earlier process); else the caller's key, `main` by default, which also keeps the run's conversation.
@@ -252,8 +248,7 @@ export class Launcher {
     if (typeof task !== 'string') throw new ConfigurationError(`The task of group "${name}" must be a string.`);
     const parent = options.parentId == null ? undefined : table.record(options.parentId);
     if (options.parentId != null && !parent) throw new UnknownAgentError(options.parentId);
-    let id = `group:${name}:${this.parts.random.key()}`;
-    while (table.record(id)) id = `group:${name}:${this.parts.random.key()}`;
+    const id = this.freshId(`group:${name}`);
     const result = this.parts.results.begin(id);
     this.groups.set(id, parent ? (this.groups.get(parent.id) ?? parent.id) : 'main');
     const { runId } = this.parts;
@@ -320,6 +315,14 @@ export class Launcher {
     this.groups.delete(outcome.id);
     this.parts.results.settle(resultOf(outcome, this.parts.metrics().agents[outcome.id]?.subtree, emptyFigures()));
     if (this.parts.table().active === 0) this.wakeIdleWaiters();
+  }
+
+  /** An id no agent or group of this runtime has had: `<prefix>:<key>`, the key from the seeded random source. */
+  private freshId(prefix: string): string {
+    const table = this.parts.table();
+    let id = `${prefix}:${this.parts.random.key()}`;
+    while (table.record(id)) id = `${prefix}:${this.parts.random.key()}`;
+    return id;
   }
 
   /** Removes an agent made during the run, unless one of its runs is still live (it goes when the last one ends). */

@@ -1,7 +1,7 @@
 // Planner: the makespan of random tool batches run by the planner and executor, against the lower bound (the
 // longest dependency chain, or the total work divided by the concurrency cap, whichever is larger).
 import { SimulatedClock } from 'xstate';
-import { schedule, sleep, type PlannedCall } from 'troupe';
+import { RuntimeClock, schedule, sleep, type PlannedCall } from 'troupe';
 import { executePlan } from '../src/tools/executePlan.js';
 import { advanceUntilSettled } from 'troupe/testing';
 import { report, seeded } from './measure.js';
@@ -41,7 +41,8 @@ export async function planner(batches: number): Promise<void> {
       const { calls, durations } = randomBatch(random);
       const plan = schedule(calls);
       const clock = new SimulatedClock();
-      const run = executePlan(plan, (index) => sleep(clock, durations[index]!), cap === Infinity ? {} : { maxConcurrency: cap });
+      const timers = new RuntimeClock(clock); // troupe's clock: advanceUntilSettled sees the timers set through it
+      const run = executePlan(plan, (index) => sleep(timers, durations[index]!), cap === Infinity ? {} : { maxConcurrency: cap });
       await advanceUntilSettled(clock, run);
       const total = durations.reduce((a, d) => a + d, 0);
       const bound = Math.max(criticalPath(plan.dependsOn, durations), cap === Infinity ? 0 : total / cap);

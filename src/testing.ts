@@ -1,5 +1,6 @@
 // troupe/testing: deterministic doubles and helpers for tests and simulations in simulated time.
 import type { SimulatedClock } from 'xstate';
+import { RuntimeClock } from './runtime/RuntimeClock.js';
 
 export { ScriptedModel } from './models/ScriptedModel.js';
 export type { ScriptFunction, ScriptStep, ScriptedModelOptions } from './models/ScriptedModel.js';
@@ -19,14 +20,16 @@ async function settleInstant(): Promise<void> {
   await settleMicrotasks();
 }
 
-/** When the earliest timer of a `SimulatedClock` is due, or undefined when none is set. */
+/**
+ * When the earliest timer that troupe set on a `SimulatedClock` is due (through every runtime given that clock), or
+ * undefined when none is set. Timers set on the clock directly, not through a runtime, are not seen: they still fire
+ * when the clock passes them.
+ */
 export function nextTimerAt(clock: SimulatedClock): number | undefined {
-  // SimulatedClock keeps its timers in a private map; reading it lets a simulation jump from timer to timer.
-  const timers = (clock as unknown as { timeouts?: Map<number, { start: number; timeout: number }> }).timeouts;
   let next: number | undefined;
-  for (const { start, timeout } of timers?.values() ?? []) {
-    const due = start + timeout;
-    if (next === undefined || due < next) next = due;
+  for (const runtimeClock of RuntimeClock.on(clock)) {
+    const due = runtimeClock.earliestDue();
+    if (due !== undefined && (next === undefined || due < next)) next = due;
   }
   return next;
 }

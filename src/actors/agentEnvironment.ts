@@ -1,3 +1,4 @@
+import { realClock, type TroupeClock } from '../clock.js';
 import { ConfigurationError } from '../errors.js';
 import type { Agent } from '../catalog/defineAgent.js';
 import type { ChatMessage, Model, ToolSchema } from '../models/Model.js';
@@ -75,6 +76,8 @@ export interface AgentEnvironment {
   random(agentId: string): RandomSource;
   /** The price table for costs. */
   readonly prices: PriceTable;
+  /** The runtime's clock: model and tool durations, tool timeouts and event times are read and set on it. */
+  readonly clock: TroupeClock;
   /** Puts an event into the runtime's stream (what `runTools` announces of each tool call). */
   announce(event: TroupeEvent): void;
   /** A call ended without waiting for messages: a wait it registered anyway is dropped (it would never be answered). */
@@ -103,4 +106,5 @@ export const missingEnvironment: AgentEnvironment = {
   announce: () => {},
   dropWait: () => {},
   prices: {},
+  clock: realClock,
 };

@@ -1,5 +1,4 @@
 import { fromPromise } from 'xstate';
-import { clockNow } from '../clock.js';
 import { AbortedError, ModelError } from '../errors.js';
 import type { ChatMessage, ModelReply, ToolCall } from '../models/Model.js';
 import { costOf } from '../models/prices.js';
@@ -30,10 +29,10 @@ export interface ModelTurn {
  * actor's AbortSignal (stopping the actor aborts the request), checks the reply's shape and prices it.
  */
 export function createCallModel(environment: AgentEnvironment) {
-  return fromPromise<ModelTurn, CallModelInput>(async ({ input, signal, system }) => {
+  return fromPromise<ModelTurn, CallModelInput>(async ({ input, signal }) => {
     const agent = environment.resolve(input.agentName, input.agentId);
-    const clock = system._clock;
-    const startedAt = clockNow(clock);
+    const { clock } = environment;
+    const startedAt = clock.now();
     let reply: ModelReply;
     try {
       reply = await agent.model.complete({
@@ -51,7 +50,7 @@ export function createCallModel(environment: AgentEnvironment) {
       if (signal.aborted) throw new AbortedError('The model call was aborted.');
       throw error;
     }
-    return readReply(reply, agent.model.name, environment, clockNow(clock) - startedAt);
+    return readReply(reply, agent.model.name, environment, clock.now() - startedAt);
   });
 }
 

@@ -1,6 +1,6 @@
 import { fromCallback, type EventObject } from 'xstate';
 import { z } from 'zod';
-import { clockNow, sleep, type Clock } from '../clock.js';
+import { sleep, type TroupeClock } from '../clock.js';
 import { AbortedError, ToolTimeoutError, errorMessage } from '../errors.js';
 import { stampEvent } from '../machines/agentContext.js';
 import type { Message } from '../messaging/Message.js';
@@ -72,7 +72,7 @@ interface Batch {
   agent: ResolvedAgent;
   input: RunToolsInput;
   environment: AgentEnvironment;
-  clock: Clock;
+  clock: TroupeClock;
   signal: AbortSignal;
   /** Rejects when `signal` aborts; every call of the batch races it. */
   stopped: Promise<never>;
@@ -96,9 +96,9 @@ const CALL_ENDED = new AbortedError('The tool call ended.');
  * another). Stopping the actor aborts every running tool through its AbortSignal.
  */
 export function createRunTools(environment: AgentEnvironment) {
-  return fromCallback<EventObject, RunToolsInput>(({ input, sendBack, system }) => {
+  return fromCallback<EventObject, RunToolsInput>(({ input, sendBack }) => {
     const controller = new AbortController();
-    const clock = system._clock;
+    const { clock } = environment;
     const count = { ended: 0, failed: 0 };
     const send = (event: ToolNote | ToolProgress) => {
       if (controller.signal.aborted) return;
@@ -108,7 +108,7 @@ export function createRunTools(environment: AgentEnvironment) {
           if (event.status === 'error') count.failed += 1;
         }
         const { header } = input;
-        environment.announce(stampEvent({ ...header, id: input.agentId }, clockNow(clock), announcementOf(event)));
+        environment.announce(stampEvent({ ...header, id: input.agentId }, clock.now(), announcementOf(event)));
         return;
       }
       sendBack(event);
@@ -196,7 +196,7 @@ function check(
 
 async function runOne(batch: Batch, { call, tool, args }: ReadyCall): Promise<ToolMessage> {
   const { agent, input, environment, clock, signal, send } = batch;
-  const started = clockNow(clock);
+  const started = clock.now();
   send({ type: 'TOOL.STARTED', callId: call.id, tool: call.name, arguments: call.arguments });
   if (tool.interactive) send({ type: 'TOOL.WAITING', callId: call.id });
   // A call with a time limit gets a signal of its own (the batch's, or its timeout); others share the batch's.
@@ -252,14 +252,14 @@ async function runOne(batch: Batch, { call, tool, args }: ReadyCall): Promise<To
       callId: call.id,
       tool: call.name,
       status: failed ? 'error' : 'ok',
-      durationMs: clockNow(clock) - started,
+      durationMs: clock.now() - started,
       ...(failed ? { error: message.content } : {}),
     });
   } catch (error) {
     environment.dropWait(input.agentId, call.id);
     const text = errorMessage(error);
     message = { role: 'tool', toolCallId: call.id, content: `Error: ${text}`, isError: true };
-    send({ type: 'TOOL.ENDED', callId: call.id, tool: call.name, status: 'error', durationMs: clockNow(clock) - started, error: text });
+    send({ type: 'TOOL.ENDED', callId: call.id, tool: call.name, status: 'error', durationMs: clock.now() - started, error: text });
   } finally {
     if (own) {
       signal.removeEventListener('abort', stop);

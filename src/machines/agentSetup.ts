@@ -1,26 +1,17 @@
-import { and, assign, emit, sendParent, setup } from 'xstate';
+import { and, assign, sendParent, setup } from 'xstate';
 import { createCallModel, type ModelTurn } from '../actors/callModel.js';
 import { missingEnvironment } from '../actors/agentEnvironment.js';
 import { createRunTools, type ToolMessage } from '../actors/runTools.js';
-import { startIdleTimer, stopIdleTimer } from '../actors/idleTimer.js';
-import { clockNow } from '../clock.js';
+import { realClock } from '../clock.js';
 import type { TroupeEvent } from '../events/events.js';
 import type { Message } from '../messaging/Message.js';
-import {
-  replyAnnouncement,
-  settled,
-  stamp,
-  withAnswer,
-  withToolMessages,
-  withTurn,
-  withoutPendingToolCalls,
-} from './agentContext.js';
+import { clockedAgentActions } from './agentClock.js';
+import { withAnswer, withToolMessages, withTurn, withoutPendingToolCalls } from './agentContext.js';
 import type {
   AgentContext,
   AgentEvent,
   AgentInput,
   AgentOutcome,
-  Announcement,
   ApprovalHold,
   Failure,
 } from './agentTypes.js';
@@ -115,19 +106,13 @@ export const agentSetup = setup({
     lastPersonAnsweredWithSlot: ({ context }) => context.waitingForPeople <= 1 && context.holdsSlot,
   },
   actions: {
-    startIdleTimer: ({ context, self, system }) => startIdleTimer(self, system._clock, context.input.idleTimeoutMs),
-    stopIdleTimer: ({ self, system }) => stopIdleTimer(self, system._clock),
-    markStarted: assign({ startedAt: ({ system }) => clockNow(system._clock), holdsSlot: true }),
+    // Made for the real clock; the runtime provides them made for its own (see clockedAgentActions).
+    ...clockedAgentActions(realClock),
     takeSlot: assign({ holdsSlot: true }),
     yieldSlot: assign({ holdsSlot: false }),
     hold: assign({ approval: (_, hold: ApprovalHold) => hold }),
     beginTurn: assign({ turns: ({ context }) => context.turns + 1 }),
     recordTurn: assign(({ context }, turn: ModelTurn) => withTurn(context, turn)),
-    /** The final turn, in one assign: its reply recorded, the answer kept and the agent's running time settled. */
-    recordAnswer: assign(({ context, system }, turn: ModelTurn) => {
-      const { messages, own } = withTurn(context, turn);
-      return { messages, own: settled(own, context.startedAt, clockNow(system._clock)), output: turn.content };
-    }),
     dropToolCalls: assign({ messages: ({ context }) => withoutPendingToolCalls(context.messages) }),
     appendToolMessages: assign(({ context }, done: { messages: ToolMessage[]; ended: number; failed: number }) => ({
       messages: withToolMessages(context.messages, done.messages),
@@ -146,8 +131,5 @@ export const agentSetup = setup({
     personWaiting: assign({ waitingForPeople: ({ context }) => context.waitingForPeople + 1 }),
     personAnswered: assign({ waitingForPeople: ({ context }) => Math.max(0, context.waitingForPeople - 1) }),
     fail: assign({ failure: (_, failure: Failure) => failure }),
-    settle: assign({ own: ({ context, system }) => settled(context.own, context.startedAt, clockNow(system._clock)) }),
-    announce: emit(({ context, system }, event: Announcement) => stamp(context, clockNow(system._clock), event)),
-    announceReply: emit(({ context, system }, turn: ModelTurn) => stamp(context, clockNow(system._clock), replyAnnouncement(context, turn))),
   },
 });

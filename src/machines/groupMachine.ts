@@ -1,9 +1,9 @@
-import { assign, emit, setup, type ActorRefFrom } from 'xstate';
-import { clockNow } from '../clock.js';
+import { assign, setup, type ActorRefFrom } from 'xstate';
+import { realClock } from '../clock.js';
 import type { FailureReason, TroupeEvent } from '../events/events.js';
 import { emptyFigures } from '../events/metrics.js';
-import { stampEvent } from './agentContext.js';
-import type { ActorHeader, AgentOutcome, Announcement, Failure } from './agentTypes.js';
+import { clockedGroupAnnounce } from './agentClock.js';
+import type { ActorHeader, AgentOutcome, Failure } from './agentTypes.js';
 
 /** The input of one group actor: the header every actor of the tree has (a group adds no depth). */
 export type GroupInput = ActorHeader;
@@ -46,7 +46,8 @@ export const groupMachine = setup({
     output: {} as AgentOutcome,
   },
   actions: {
-    announce: emit(({ context, system }, event: Announcement) => stampEvent(context.input, clockNow(system._clock), event)),
+    // Made for the real clock; the runtime provides it made for its own.
+    announce: clockedGroupAnnounce<GroupContext, GroupEvent>(realClock),
     keepOutput: assign({ output: (_, output: string) => output }),
     fail: assign({ failure: (_, failure: Failure) => failure }),
   },

@@ -24,6 +24,9 @@ interface Timer {
 /** The longest delay the host's `setTimeout` keeps (Node and browsers fire a longer one after 1 ms). */
 const MAX_HOST_DELAY = 2 ** 31 - 1;
 
+/** Every runtime clock, by the clock it wraps (see {@link RuntimeClock.on}). */
+const wrappers = new WeakMap<Clock, RuntimeClock[]>();
+
 /** A clock that can be moved forward, such as XState's `SimulatedClock`. */
 export interface SettableClock extends TroupeClock {
   set(time: number): void;
@@ -57,6 +60,17 @@ export class RuntimeClock implements TroupeClock {
     readonly inner: Clock,
   ) {
     this.simulated = typeof (inner as Partial<SettableClock>).set === 'function';
+    const known = wrappers.get(inner);
+    if (known) known.push(this);
+    else wrappers.set(inner, [this]);
+  }
+
+  /**
+   * The runtime clocks made on `inner` (one per runtime that was given it): what `advanceUntilSettled` asks for the
+   * next timer, so it never reads the private timer table of XState's `SimulatedClock`.
+   */
+  static on(inner: Clock): readonly RuntimeClock[] {
+    return wrappers.get(inner) ?? [];
   }
 
   /** Milliseconds on the wrapped clock. */
@@ -128,6 +142,11 @@ export class RuntimeClock implements TroupeClock {
   /** When the earliest work or watchdog timer is due, or undefined when none is set (background ones do not count). */
   nextTimerAt(): number | undefined {
     return this.foreground.first()?.due;
+  }
+
+  /** When the earliest timer is due, background ones included, or undefined when none is set. */
+  earliestDue(): number | undefined {
+    return this.heap.first()?.due;
   }
 
   /** What the earliest work or watchdog timer is for. */

@@ -12,7 +12,9 @@ import { createEventPipeline } from '../events/eventPipeline.js';
 import { createMetrics, type MetricsSnapshot } from '../events/metrics.js';
 import { stampEvent, withMail } from '../machines/agentContext.js';
 import type { AgentContext, AgentEvent, Announcement } from '../machines/agentTypes.js';
+import { clockedAgentActions, clockedGroupAnnounce } from '../machines/agentClock.js';
 import { agentMachine } from '../machines/agentMachine.js';
+import { groupMachine, type GroupContext, type GroupEvent } from '../machines/groupMachine.js';
 import { supervisorMachine } from '../machines/supervisorMachine.js';
 import { InMemoryMemory } from '../memory/InMemoryMemory.js';
 import { SessionStore } from '../memory/SessionStore.js';
@@ -120,6 +122,7 @@ export function buildParts(options: RuntimeOptions) {
     blackboard,
     random: (agentId) => launcher.randomFor(agentId),
     announce: (event) => runtimeEvents.next(event),
+    clock,
     dropWait: (agentId, callId) => postOffice.cancelWait(agentId, callId),
   };
   const readMail = assign<AgentContext, AgentEvent, undefined, AgentEvent, never>(({ context }) => {
@@ -130,6 +133,7 @@ export function buildParts(options: RuntimeOptions) {
     actors: { callModel: createCallModel(environment), runTools: createRunTools(environment) },
     guards: { mailReady: ({ context }) => postOffice.ready(context.input.id) },
     actions: {
+      ...clockedAgentActions(clock),
       // Most turns find no mail: then nothing is assigned (an assign copies the context). The assign is made once:
       // making one inside an action that runs during another actor's custom action draws an XState warning.
       takeMail: enqueueActions(({ context, enqueue }) => {
@@ -137,6 +141,7 @@ export function buildParts(options: RuntimeOptions) {
       }),
     },
   });
+  const groupLogic = groupMachine.provide({ actions: { announce: clockedGroupAnnounce<GroupContext, GroupEvent>(clock) } });
   const supervisor = createActor(
     supervisorMachine.provide({
       actions: {
@@ -151,7 +156,7 @@ export function buildParts(options: RuntimeOptions) {
     {
       id: 'supervisor',
       systemId: 'supervisor',
-      input: { agentLogic, maxParallel: settings.maxParallel, postOffice, inspected: options.inspect !== undefined },
+      input: { agentLogic, groupLogic, maxParallel: settings.maxParallel, postOffice, inspected: options.inspect !== undefined },
       clock,
       ...(options.inspect ? { inspect: options.inspect } : {}),
     },

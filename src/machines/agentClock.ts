@@ -1,0 +1,43 @@
+import { assign, emit } from 'xstate';
+import type { ModelTurn } from '../actors/callModel.js';
+import { startIdleTimer, stopIdleTimer } from '../actors/idleTimer.js';
+import type { TroupeClock } from '../clock.js';
+import type { TroupeEvent } from '../events/events.js';
+import { replyAnnouncement, settled, stamp, stampEvent, withTurn } from './agentContext.js';
+import type { ActorHeader, AgentContext, AgentEvent, Announcement } from './agentTypes.js';
+
+/**
+ * The agent machine's actions that read the time or set a timer, made for one clock. The machine's setup holds them
+ * made for the real clock; the runtime provides them made for its own clock (`agentMachine.provide({ actions })`),
+ * so no action asks XState's actor system for its clock (a private field).
+ */
+export function clockedAgentActions(clock: TroupeClock) {
+  const now = () => clock.now();
+  return {
+    startIdleTimer: ({ context, self }: { context: AgentContext; self: Parameters<typeof startIdleTimer>[0] }) =>
+      startIdleTimer(self, clock, context.input.idleTimeoutMs),
+    stopIdleTimer: ({ self }: { self: Parameters<typeof stopIdleTimer>[0] }) => stopIdleTimer(self, clock),
+    markStarted: assign<AgentContext, AgentEvent, undefined, AgentEvent, never>({ startedAt: now, holdsSlot: true }),
+    /** The final turn, in one assign: its reply recorded, the answer kept and the agent's running time settled. */
+    recordAnswer: assign<AgentContext, AgentEvent, ModelTurn, AgentEvent, never>(({ context }, turn) => {
+      const { messages, own } = withTurn(context, turn);
+      return { messages, own: settled(own, context.startedAt, now()), output: turn.content };
+    }),
+    settle: assign<AgentContext, AgentEvent, undefined, AgentEvent, never>({
+      own: ({ context }) => settled(context.own, context.startedAt, now()),
+    }),
+    announce: emit<AgentContext, AgentEvent, Announcement, AgentEvent, TroupeEvent>(({ context }, event) =>
+      stamp(context, now(), event),
+    ),
+    announceReply: emit<AgentContext, AgentEvent, ModelTurn, AgentEvent, TroupeEvent>(({ context }, turn) =>
+      stamp(context, now(), replyAnnouncement(context, turn)),
+    ),
+  };
+}
+
+/** The group machine's one clocked action, `announce`, made for one clock (see {@link clockedAgentActions}). */
+export function clockedGroupAnnounce<TContext extends { input: ActorHeader }, TEvent extends { type: string }>(clock: TroupeClock) {
+  return emit<TContext, TEvent, Announcement, TEvent, TroupeEvent>(({ context }, event) =>
+    stampEvent(context.input, clock.now(), event),
+  );
+}

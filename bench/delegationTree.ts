@@ -35,7 +35,7 @@ async function tree(): Promise<void> {
   const runtime = createRuntime({ model: new ScriptedModel(reply, { record: false }), agents, maxParallel: TREE_SIZE, maxToolConcurrency: FAN_OUT });
   const result = await runtime.run('lead', 'Do everything.');
   if (result.status !== 'completed' || runtime.metrics().total.agentsCompleted !== TREE_SIZE) {
-    throw new Error(`The tree did not complete: ${result.error ?? runtime.metrics().total.agentsCompleted}`);
+    throw new Error(`The tree did not complete: ${result.error?.message ?? runtime.metrics().total.agentsCompleted}`);
   }
   await runtime.shutdown();
 }

@@ -84,7 +84,7 @@ const resumed = researcherCalls.at(-2)!;
 const peek = model.calls
   .flatMap((request) => request.messages)
   .find((message) => message.role === 'tool' && message.toolCallId === 'peek');
-console.log(`\n${result.output ?? result.error}`);
+console.log(`\n${result.output ?? result.error?.message}`);
 console.log(`\nWhile the researcher ran, task_output said: ${peek?.content}`);
 console.log(`\nThe resumed researcher kept its id (${resumed.agentId}) and saw ${resumed.messages.length} messages, its first task included:`);
 for (const message of resumed.messages) console.log(`  ${message.role.padEnd(9)} ${message.content.replace(/\s+/g, ' ').slice(0, 90)}`);

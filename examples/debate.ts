@@ -96,7 +96,7 @@ runtime.stop(pro.id);
 runtime.stop(con.id);
 await runtime.runUntilIdle();
 
-console.log(`\n${result.status === 'completed' ? result.output : `The judge failed: ${result.error}`}`);
+console.log(`\n${result.status === 'completed' ? result.output : `The judge failed: ${result.error?.message}`}`);
 console.log(`Simulated time: ${(idle.at / 1000).toFixed(1)} s; debaters ended ${(await pro.result).status} and ${(await con.result).status}.\n`);
 console.log(formatMetrics(runtime.metrics()));
 await runtime.shutdown();

@@ -36,7 +36,7 @@ const runtime = createRuntime({ model, agents: [greeter] });
 runtime.events$.subscribe((event) => console.log(formatEvent(event)));
 
 const result = await runtime.run('greeter', 'Say hello to Ada.');
-console.log(result.status === 'completed' ? `\n${result.output}` : `\nFailed (${result.reason}): ${result.error}`);
+console.log(result.status === 'completed' ? `\n${result.output}` : `\nFailed (${result.reason}, ${result.error?.code}): ${result.error?.message}`);
 console.log(`tokens: ${result.metrics.own.inputTokens} in, ${result.metrics.own.outputTokens} out; cost $${result.metrics.own.costUsd.toFixed(6)}`);
 await runtime.shutdown();
 process.exitCode = result.status === 'completed' ? 0 : 1;

@@ -71,7 +71,7 @@ if (failed.length > 0) console.error(`${failed.length} researcher(s) failed:`, f
 
 const brief = await runtime.run(
   'writer',
-  ['Findings:', ...findings.map((result) => result.output ?? `(failed: ${result.error})`)].join('\n'),
+  ['Findings:', ...findings.map((result) => result.output ?? `(failed: ${result.error?.message})`)].join('\n'),
 );
 
 console.log(`\n${brief.output ?? `The writer failed: ${brief.error}`}\n`);

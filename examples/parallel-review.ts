@@ -128,7 +128,7 @@ runtime.events$.subscribe((event) => {
 
 const result = await runtime.run('lead', 'Review this repository: security, docs and TODOs.');
 
-console.log(`\n${result.status === 'completed' ? result.output : `The lead failed (${result.reason}): ${result.error}`}\n`);
+console.log(`\n${result.status === 'completed' ? result.output : `The lead failed (${result.reason}): ${result.error?.message}`}\n`);
 console.log('Who ran when (█ running, · waiting):');
 console.log(formatTimeline(events));
 console.log(`\n${formatMetrics(runtime.metrics())}`);

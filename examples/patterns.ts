@@ -87,7 +87,7 @@ runtime.events$.subscribe((event) => {
 
 const result = await launchNote.run(runtime, 'Lumen, a solar lamp');
 
-console.log(`\nThe note in French: ${result.status === 'completed' ? result.output : `none (${result.reason}: ${result.error})`}`);
+console.log(`\nThe note in French: ${result.status === 'completed' ? result.output : `none (${result.reason}: ${result.error?.message})`}`);
 console.log(`${result.metrics.subtree.modelCalls} model calls, $${result.metrics.subtree.costUsd.toFixed(6)} in all`);
 console.log(`\n${formatMetrics(runtime.metrics())}`);
 await runtime.shutdown();

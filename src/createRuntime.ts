@@ -1,4 +1,5 @@
 import { UnknownAgentError, UnknownRequestError } from './errors.js';
+import { ending } from './failure.js';
 import { RUNTIME_ADDRESS, TOPIC_PREFIX } from './messaging/Message.js';
 import type { Runtime, RuntimeOptions, SpawnOptions } from './runtime/Runtime.js';
 import { buildParts, shutdown } from './runtime/runtimeParts.js';
@@ -53,7 +54,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
           return launcher.isLive(id);
         },
         complete: (output) => launcher.endGroup(id, { status: 'completed', output }),
-        fail: (error, reason = 'error') => launcher.endGroup(id, { status: 'failed', reason, error }),
+        fail: (error, reason = 'error') =>
+          launcher.endGroup(id, { status: 'failed', reason, error: typeof error === 'string' ? ending('step_failed', error, 'user') : error }),
       };
     },
     async resume(id, task, resumeOptions = {}) {

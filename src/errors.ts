@@ -8,29 +8,65 @@
  * timeout) become state: a failed agent with a typed reason, or an error result the model sees.
  */
 
+/** The codes of every troupe error, one per subclass, as a list (for schemas) and as a type. */
+export const TROUPE_ERROR_CODES = [
+  'configuration',
+  'invalid_tool',
+  'invalid_agent',
+  'unknown_agent',
+  'runtime_closed',
+  'script_exhausted',
+  'model_error',
+  'tool_error',
+  'tool_timeout',
+  'delegation_refused',
+  'unknown_request',
+  'invalid_agent_file',
+  'corrupt_store',
+  'store_locked',
+  'aborted',
+  'inbox_full',
+  'undeliverable',
+  'message_refused',
+  'reply_timeout',
+  'deadlock',
+  'time_limit',
+] as const;
+
 /** The codes of every troupe error, one per subclass. */
-export type TroupeErrorCode =
-  | 'configuration'
-  | 'invalid_tool'
-  | 'invalid_agent'
-  | 'unknown_agent'
-  | 'runtime_closed'
-  | 'script_exhausted'
-  | 'model_error'
-  | 'tool_error'
-  | 'tool_timeout'
-  | 'delegation_refused'
-  | 'unknown_request'
-  | 'invalid_agent_file'
-  | 'corrupt_store'
-  | 'store_locked'
-  | 'aborted'
-  | 'inbox_full'
-  | 'undeliverable'
-  | 'message_refused'
-  | 'reply_timeout'
-  | 'deadlock'
-  | 'time_limit';
+export type TroupeErrorCode = (typeof TROUPE_ERROR_CODES)[number];
+
+/**
+ * The side a failure comes from, for whoever decides what to do next: `user` (a misuse of the API, or a limit the
+ * user set), `model` (the model failed or misbehaved), `tool` (a tool failed or timed out), `system` (the runtime or
+ * its host: an abort, a store, a deadlock).
+ */
+export type Fault = 'user' | 'model' | 'tool' | 'system';
+
+/** The side each error comes from. A record, so a new code cannot be added without deciding its side. */
+const FAULTS: Record<TroupeErrorCode, Fault> = {
+  configuration: 'user',
+  invalid_tool: 'user',
+  invalid_agent: 'user',
+  unknown_agent: 'user',
+  runtime_closed: 'user',
+  script_exhausted: 'user',
+  model_error: 'model',
+  tool_error: 'tool',
+  tool_timeout: 'tool',
+  delegation_refused: 'user',
+  unknown_request: 'user',
+  invalid_agent_file: 'user',
+  corrupt_store: 'system',
+  store_locked: 'system',
+  aborted: 'system',
+  inbox_full: 'system',
+  undeliverable: 'user',
+  message_refused: 'user',
+  reply_timeout: 'system',
+  deadlock: 'system',
+  time_limit: 'system',
+};
 
 /** The common base of every error troupe throws. */
 export abstract class TroupeError extends Error {
@@ -40,6 +76,11 @@ export abstract class TroupeError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = new.target.name;
+  }
+
+  /** The side this error comes from. */
+  get fault(): Fault {
+    return FAULTS[this.code];
   }
 }
 
@@ -117,14 +158,27 @@ export class ModelError extends TroupeError {
     options: {
       /** HTTP status of the failed request, if there was one. */
       status?: number;
+      /** Whether the same call may succeed if tried again; by default judged from the status. */
+      retryable?: boolean;
       cause?: unknown;
     } = {},
   ) {
     super(message, { cause: options.cause });
     this.status = options.status;
+    this.retryable = options.retryable ?? retryableStatus(options.status);
   }
   /** HTTP status of the failed request, if there was one. */
   readonly status: number | undefined;
+  /**
+   * Whether the same call may succeed if tried again: no answer at all (a lost connection, a timeout), a request
+   * timeout (408), a conflict (409), a rate limit (429) or a server error (5xx). Other statuses (a bad request, a
+   * missing key, an unknown model) fail again.
+   */
+  readonly retryable: boolean;
+}
+
+function retryableStatus(status: number | undefined): boolean {
+  return status === undefined || status === 408 || status === 409 || status === 429 || status >= 500;
 }
 
 /** A tool failed while it ran. The model sees the message as the tool's error result. */

@@ -193,8 +193,11 @@ export {
   UnknownAgentError,
   UnknownRequestError,
   errorMessage,
+  TROUPE_ERROR_CODES,
 } from './errors.js';
-export type { DelegationRefusal, TroupeErrorCode, UndeliverableReason } from './errors.js';
+export type { DelegationRefusal, Fault, TroupeErrorCode, UndeliverableReason } from './errors.js';
+export { ENDING_CODES, ErrorInfo, ending, errorInfo } from './failure.js';
+export type { EndingCode } from './failure.js';
 
 // ── Views ───────────────────────────────────────────────────────────────────────────────────────────────
 export { formatEvent, shortId } from './views/formatEvent.js';

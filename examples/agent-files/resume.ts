@@ -24,5 +24,5 @@ console.log(`\nResuming ${researcher.id}, which already holds ${earlier?.length 
 const handle = await runtime.resume(researcher.id, 'What does that mean if the process crashes mid-write?');
 const result = await handle.result;
 await runtime.shutdown();
-console.log(`\n${result.id === researcher.id ? 'Same id' : 'A new id'}, ${result.status}: ${result.output ?? result.error}`);
+console.log(`\n${result.id === researcher.id ? 'Same id' : 'A new id'}, ${result.status}: ${result.output ?? result.error?.message}`);
 process.exitCode = result.status === 'completed' ? 0 : 1;

@@ -20,6 +20,6 @@ runtime.events$.subscribe((event) => console.log(formatEvent(event)));
 
 const result = await runtime.run('planner', 'Plan the release notes for version 2.0.');
 await runtime.shutdown(); // writes what is left to history.json
-console.log(`\n${result.output ?? result.error}`);
+console.log(`\n${result.output ?? result.error?.message}`);
 console.log(`\nSessions written to ${historyFile}. Now run: npx tsx examples/agent-files/resume.ts`);
 process.exitCode = result.status === 'completed' ? 0 : 1;

@@ -2,6 +2,7 @@ import { fromCallback, type EventObject } from 'xstate';
 import { z } from 'zod';
 import { sleep, type TroupeClock } from '../clock.js';
 import { AbortedError, ToolTimeoutError, errorMessage } from '../errors.js';
+import { errorInfo, type ErrorInfo } from '../failure.js';
 import { stampEvent } from '../machines/agentContext.js';
 import type { Message } from '../messaging/Message.js';
 import type { ChatMessage, ToolCall } from '../models/Model.js';
@@ -57,7 +58,7 @@ export type ToolProgress =
       waiting?: boolean;
       finish?: { answer?: string };
     }
-  | { type: 'TOOLS.FAILED'; error: string };
+  | { type: 'TOOLS.FAILED'; error: ErrorInfo };
 
 /** A call that passed every check and may run. */
 interface ReadyCall {
@@ -131,7 +132,7 @@ export function createRunTools(environment: AgentEnvironment) {
             ...(batch.waiting ? { waiting: true } : {}),
             ...(batch.finish ? { finish: batch.finish } : {}),
           }),
-        (error: unknown) => send({ type: 'TOOLS.FAILED', error: errorMessage(error) }),
+        (error: unknown) => send({ type: 'TOOLS.FAILED', error: errorInfo(error, 'system') }),
       );
     return () => controller.abort(AGENT_STOPPED);
   });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ErrorInfo } from '../failure.js';
 import { Message } from '../messaging/Message.js';
 import { Usage } from '../models/Model.js';
 
@@ -61,7 +62,8 @@ export const AgentFailed = z.object({
   ...base,
   name: z.string(),
   reason: FailureReason,
-  error: z.string(),
+  /** What failed, as plain JSON: its code, message and side. */
+  error: ErrorInfo,
   turns: z.number().int().nonnegative(),
 });
 

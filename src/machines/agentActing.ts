@@ -1,5 +1,6 @@
 import { and, not } from 'xstate';
 import { pendingToolCalls } from './agentContext.js';
+import { failure } from './agentContext.js';
 import { agentSetup, endOfBatch, failWith } from './agentSetup.js';
 
 /**
@@ -34,7 +35,7 @@ export const actingState = agentSetup.createStateConfig({
           target: '#agent.failed',
           actions: [
             ...endOfBatch,
-            { type: 'fail', params: { reason: 'error', error: 'The agent called finish without an answer, and it had given none before.' } },
+            { type: 'fail', params: failure('error', 'no_answer', 'model', 'The agent called finish without an answer, and it had given none before.') },
           ],
         },
         {
@@ -50,7 +51,7 @@ export const actingState = agentSetup.createStateConfig({
             ...endOfBatch,
             {
               type: 'fail',
-              params: ({ context }) => ({ reason: 'max_turns', error: `The agent used all ${context.input.maxTurns} turns without a final answer.` }),
+              params: ({ context }) => failure('max_turns', 'max_turns', 'user', `The agent used all ${context.input.maxTurns} turns without a final answer.`),
             },
           ],
         },
@@ -71,7 +72,7 @@ export const actingState = agentSetup.createStateConfig({
         on: {
           'TOOL.WAITING': { target: 'waitingForPerson', actions: 'personWaiting' },
           YIELD: { target: 'waitingForAgents', actions: 'yieldSlot' },
-          IDLE: failWith('timeout', (context) => `No progress for ${context.input.idleTimeoutMs} ms while tools ran.`),
+          IDLE: failWith('timeout', 'idle_timeout', 'tool', (context) => `No progress for ${context.input.idleTimeoutMs} ms while tools ran.`, true),
         },
       },
       waitingForPerson: {

@@ -4,7 +4,10 @@ import { emptyFigures, type Figures } from '../events/metrics.js';
 import { renderMessage, type Message } from '../messaging/Message.js';
 import type { ChatMessage } from '../models/Model.js';
 import type { TroupeEvent, TroupeEventOf } from '../events/events.js';
-import type { ActorHeader, AgentContext, AgentInput, AgentOutcome, Announcement, ApprovalHold, EventHeader } from './agentTypes.js';
+import type { Fault } from '../errors.js';
+import type { FailureReason } from '../events/events.js';
+import { ending, type EndingCode } from '../failure.js';
+import type { ActorHeader, AgentContext, AgentInput, AgentOutcome, Announcement, ApprovalHold, EventHeader, Failure } from './agentTypes.js';
 
 /** What an agent knows when it is made: the system prompt, any earlier conversation, then its task. */
 export function initialContext(input: AgentInput): AgentContext {
@@ -141,6 +144,11 @@ export function stamp(context: AgentContext, at: number, event: Announcement): T
 export function stampEvent(header: Pick<ActorHeader, 'runId' | 'id' | 'parentId' | 'toolCallId'>, at: number, event: Announcement): TroupeEvent {
   const stamped = { type: event.type, runId: header.runId, agentId: header.id, parentId: header.parentId, toolCallId: header.toolCallId, at };
   return Object.assign(stamped, event) as TroupeEvent;
+}
+
+/** A failure the runtime decides: why the agent failed, and what failed as plain JSON (its code, side, message). */
+export function failure(reason: FailureReason, code: EndingCode, fault: Fault, message: string, retryable?: boolean): Failure {
+  return { reason, error: ending(code, message, fault, retryable) };
 }
 
 /** An agent's figures with its running time set: from `startedAt` to `now` (zero if it never started). */

@@ -1,7 +1,8 @@
 import type { ActorRefFrom } from 'xstate';
 import type { TroupeEvent } from '../events/events.js';
 import { actingState } from './agentActing.js';
-import { initialContext, outcomeOf, spawnAnnouncement, approvalRequest } from './agentContext.js';
+import { ending } from '../failure.js';
+import { failure, initialContext, outcomeOf, spawnAnnouncement, approvalRequest } from './agentContext.js';
 import { agentSetup, failWith, wake } from './agentSetup.js';
 import { thinkingState } from './agentThinking.js';
 import type { AgentOutcome } from './agentTypes.js';
@@ -41,11 +42,11 @@ export const agentMachine = agentSetup.createMachine({
       on: {
         CANCEL: {
           target: 'failed',
-          actions: { type: 'fail', params: ({ event }) => ({ reason: 'cancelled', error: event.error ?? 'Cancelled before it started.' }) },
+          actions: { type: 'fail', params: ({ event }) => failure('cancelled', 'cancelled', 'user', event.error ?? 'Cancelled before it started.') },
         },
         STOP: {
           target: 'failed',
-          actions: { type: 'fail', params: ({ event }) => ({ reason: 'cancelled', error: event.error ?? 'Stopped before it started.' }) },
+          actions: { type: 'fail', params: ({ event }) => failure('cancelled', 'cancelled', 'user', event.error ?? 'Stopped before it started.') },
         },
         DENY: {
           target: 'failed',
@@ -58,7 +59,7 @@ export const agentMachine = agentSetup.createMachine({
                 reason: event.error,
               }),
             },
-            { type: 'fail', params: ({ event }) => ({ reason: 'denied', error: event.error }) },
+            { type: 'fail', params: ({ event }) => failure('denied', 'denied', 'user', event.error) },
           ],
         },
       },
@@ -94,11 +95,11 @@ export const agentMachine = agentSetup.createMachine({
       on: {
         CANCEL: {
           target: 'failed',
-          actions: { type: 'fail', params: ({ event }) => ({ reason: 'cancelled', error: event.error ?? 'Cancelled.' }) },
+          actions: { type: 'fail', params: ({ event }) => failure('cancelled', 'cancelled', 'user', event.error ?? 'Cancelled.') },
         },
         STOP: [
           { guard: 'hasAnswer', target: '#agent.completed', actions: 'settle' },
-          failWith('cancelled', () => 'Stopped before it gave an answer.'),
+          failWith('cancelled', 'cancelled', 'user', () => 'Stopped before it gave an answer.'),
         ],
         YIELD: { actions: 'yieldSlot' },
         RESUME: { actions: 'takeSlot' },
@@ -150,7 +151,7 @@ export const agentMachine = agentSetup.createMachine({
             type: 'agent.failed',
             name: context.input.name,
             reason: context.failure?.reason ?? 'error',
-            error: context.failure?.error ?? 'The agent failed.',
+            error: context.failure?.error ?? ending('unexpected', 'The agent failed.', 'system'),
             turns: context.turns,
           }),
         },

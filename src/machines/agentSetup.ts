@@ -6,7 +6,9 @@ import { realClock } from '../clock.js';
 import type { TroupeEvent } from '../events/events.js';
 import type { Message } from '../messaging/Message.js';
 import { clockedAgentActions } from './agentClock.js';
-import { withAnswer, withToolMessages, withTurn, withoutPendingToolCalls } from './agentContext.js';
+import type { Fault } from '../errors.js';
+import type { EndingCode } from '../failure.js';
+import { failure, withAnswer, withToolMessages, withTurn, withoutPendingToolCalls } from './agentContext.js';
 import type {
   AgentContext,
   AgentEvent,
@@ -16,10 +18,19 @@ import type {
   Failure,
 } from './agentTypes.js';
 
-/** The transition into `failed` with a reason, for the places that only differ in the message. */
-export const failWith = (reason: Failure['reason'], error: (context: AgentContext) => string) => ({
+/** The transition into `failed` with a failure the machine decides (see {@link failure}). */
+export const failWith = (
+  reason: Failure['reason'],
+  code: EndingCode,
+  fault: Fault,
+  message: (context: AgentContext) => string,
+  retryable?: boolean,
+) => ({
   target: '#agent.failed' as const,
-  actions: { type: 'fail' as const, params: ({ context }: { context: AgentContext }) => ({ reason, error: error(context) }) },
+  actions: {
+    type: 'fail' as const,
+    params: ({ context }: { context: AgentContext }) => failure(reason, code, fault, message(context), retryable),
+  },
 });
 
 /** What every end of a tool batch does first: append its tool messages and count its calls. */
@@ -35,7 +46,7 @@ export const wake = [
   { guard: and(['mailReady', 'turnsUsed', 'hasAnswer']), target: '#agent.completed' as const, actions: 'settle' as const },
   {
     guard: and(['mailReady', 'turnsUsed']),
-    ...failWith('max_turns', (context) => `The agent used all ${context.input.maxTurns} turns.`),
+    ...failWith('max_turns', 'max_turns', 'user', (context) => `The agent used all ${context.input.maxTurns} turns.`),
   },
   // The supervisor had a slot free and gave it with the message: think at once.
   { guard: and(['mailReady', 'slotGiven']), target: 'thinking' as const, actions: 'takeSlot' as const },

@@ -1,5 +1,6 @@
 import { and } from 'xstate';
-import { errorMessage } from '../errors.js';
+import { errorInfo } from '../failure.js';
+import { failure } from './agentContext.js';
 import { agentSetup, failWith } from './agentSetup.js';
 
 /**
@@ -50,7 +51,7 @@ export const thinkingState = agentSetup.createStateConfig({
             { type: 'recordTurn', params: ({ event }) => event.output },
             'dropToolCalls',
             { type: 'announceReply', params: ({ event }) => event.output },
-            { type: 'fail', params: { reason: 'budget', error: 'The agent went over its budget.' } },
+            { type: 'fail', params: failure('budget', 'budget_exceeded', 'user', 'The agent went over its budget.') },
           ],
         },
         {
@@ -77,7 +78,7 @@ export const thinkingState = agentSetup.createStateConfig({
           actions: [
             { type: 'recordTurn', params: ({ event }) => event.output },
             { type: 'announceReply', params: ({ event }) => event.output },
-            { type: 'fail', params: ({ context }) => ({ reason: 'max_turns', error: `The agent used all ${context.input.maxTurns} turns without an answer.` }) },
+            { type: 'fail', params: ({ context }) => failure('max_turns', 'max_turns', 'user', `The agent used all ${context.input.maxTurns} turns without an answer.`) },
           ],
         },
         {
@@ -104,7 +105,7 @@ export const thinkingState = agentSetup.createStateConfig({
           actions: [
             { type: 'recordTurn', params: ({ event }) => event.output },
             { type: 'announceReply', params: ({ event }) => event.output },
-            { type: 'fail', params: { reason: 'error', error: 'The model gave an empty answer.' } },
+            { type: 'fail', params: failure('error', 'empty_answer', 'model', 'The model gave an empty answer.', true) },
           ],
         },
         {
@@ -117,10 +118,10 @@ export const thinkingState = agentSetup.createStateConfig({
       ],
       onError: {
         target: '#agent.failed',
-        actions: { type: 'fail', params: ({ event }) => ({ reason: 'error', error: errorMessage(event.error) }) },
+        actions: { type: 'fail', params: ({ event }) => ({ reason: 'error', error: errorInfo(event.error, 'model') }) },
       },
     },
     on: {
-      IDLE: failWith('timeout', (context) => `No progress for ${context.input.idleTimeoutMs} ms while waiting for the model.`),
+      IDLE: failWith('timeout', 'idle_timeout', 'model', (context) => `No progress for ${context.input.idleTimeoutMs} ms while waiting for the model.`, true),
     },
 });

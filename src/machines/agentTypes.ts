@@ -1,5 +1,6 @@
 import type { ToolProgress } from '../actors/runTools.js';
 import type { FailureReason, Risk, TroupeEvent } from '../events/events.js';
+import type { ErrorInfo } from '../failure.js';
 import type { Figures } from '../events/metrics.js';
 import type { Message } from '../messaging/Message.js';
 import type { ChatMessage } from '../models/Model.js';
@@ -71,7 +72,8 @@ export interface AgentOutcome {
   status: 'completed' | 'failed';
   output?: string;
   reason?: FailureReason;
-  error?: string;
+  /** What failed, when it failed. */
+  error?: ErrorInfo;
   turns: number;
   toolCallsExecuted: number;
   own: Figures;
@@ -123,7 +125,7 @@ export type Announcement = DistributiveOmit<TroupeEvent, keyof EventHeader>;
 /** Why an agent failed, as it is kept until the agent ends. */
 export interface Failure {
   reason: FailureReason;
-  error: string;
+  error: ErrorInfo;
 }
 
 /**

@@ -2,7 +2,9 @@ import { assign, setup, type ActorRefFrom } from 'xstate';
 import { realClock } from '../clock.js';
 import type { FailureReason, TroupeEvent } from '../events/events.js';
 import { emptyFigures } from '../events/metrics.js';
+import { ending, type ErrorInfo } from '../failure.js';
 import { clockedGroupAnnounce } from './agentClock.js';
+import { failure } from './agentContext.js';
 import type { ActorHeader, AgentOutcome, Failure } from './agentTypes.js';
 
 /** The input of one group actor: the header every actor of the tree has (a group adds no depth). */
@@ -15,7 +17,7 @@ export type GroupEvent =
   /** The pattern ended with this combined output. */
   | { type: 'END'; output: string }
   /** The pattern failed. */
-  | { type: 'FAIL'; reason: FailureReason; error: string }
+  | { type: 'FAIL'; reason: FailureReason; error: ErrorInfo }
   /** Stop now and fail with `cancelled`. */
   | { type: 'CANCEL'; error?: string }
   /** A group has no answer of its own until it ends: it fails with `cancelled`, as an agent without one does. */
@@ -62,13 +64,13 @@ export const groupMachine = setup({
   on: {
     CANCEL: {
       target: '.failed',
-      actions: { type: 'fail', params: ({ event }) => ({ reason: 'cancelled', error: event.error ?? 'Cancelled.' }) },
+      actions: { type: 'fail', params: ({ event }) => failure('cancelled', 'cancelled', 'user', event.error ?? 'Cancelled.') },
     },
     STOP: {
       target: '.failed',
       actions: {
         type: 'fail',
-        params: ({ event }) => ({ reason: 'cancelled', error: event.error ?? 'Stopped before it gave an answer.' }),
+        params: ({ event }) => failure('cancelled', 'cancelled', 'user', event.error ?? 'Stopped before it gave an answer.'),
       },
     },
   },
@@ -98,7 +100,7 @@ export const groupMachine = setup({
           type: 'agent.failed',
           name: context.input.name,
           reason: context.failure?.reason ?? 'error',
-          error: context.failure?.error ?? 'The group failed.',
+          error: context.failure?.error ?? ending('unexpected', 'The group failed.', 'system'),
           turns: 0,
         }),
       },

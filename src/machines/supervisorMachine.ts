@@ -4,7 +4,7 @@ import { AgentTable } from './agentTable.js';
 import { abandonWait, beginWait, endWait, giveWakeSlot } from './slots.js';
 import type { SpawnRequest, SupervisorContext, SupervisorEvent, SupervisorInput } from './supervisorTypes.js';
 import { groupMachine, type GroupActorRef } from './groupMachine.js';
-import { errorMessage } from '../errors.js';
+import { ending, errorInfo, type ErrorInfo } from '../failure.js';
 import { emptyFigures } from '../events/metrics.js';
 import type { RouteReport } from '../messaging/PostOffice.js';
 import { RUNTIME_ADDRESS } from '../messaging/Message.js';
@@ -289,16 +289,16 @@ export const supervisorMachine = setup({
 function outcomeOf(event: SupervisorEvent): AgentOutcome {
   if (event.type.startsWith(DONE) && 'output' in event && typeof event.output === 'object') return event.output;
   const id = event.type.startsWith(ERROR) ? event.type.slice(ERROR.length) : 'unknown';
-  const reason = `The agent's actor crashed: ${errorMessage('error' in event ? event.error : event)}`;
-  return failedOutcome(id, id.split(':')[1] ?? 'unknown', 'error', reason);
+  const crash = errorInfo('error' in event ? event.error : event, 'system');
+  return failedOutcome(id, id.split(':')[1] ?? 'unknown', 'error', { ...crash, message: `The agent's actor crashed: ${crash.message}` });
 }
 
 /** The outcome of an agent (or group) the supervisor would not start. */
 function refusal(input: Pick<AgentInput, 'id' | 'name'>, error: string): AgentOutcome {
-  return failedOutcome(input.id, input.name, 'cancelled', error);
+  return failedOutcome(input.id, input.name, 'cancelled', ending('cancelled', error, 'user'));
 }
 
-function failedOutcome(id: string, agent: string, reason: AgentOutcome['reason'], error: string): AgentOutcome {
+function failedOutcome(id: string, agent: string, reason: AgentOutcome['reason'], error: ErrorInfo): AgentOutcome {
   return {
     id,
     agent,

@@ -1,4 +1,5 @@
 import type { AgentInput, AgentOutcome, ApprovalHold, agentMachine } from './agentMachine.js';
+import type { ErrorInfo } from '../failure.js';
 import type { AgentTable } from './agentTable.js';
 import type { GroupInput, groupMachine } from './groupMachine.js';
 import type { FailureReason } from '../events/events.js';
@@ -54,7 +55,7 @@ export type SupervisorEvent =
   /** Group `id` completes with this output; its live descendants are cancelled first. */
   | { type: 'GROUP.END'; id: string; output: string }
   /** Group `id` fails; its live descendants are cancelled first. */
-  | { type: 'GROUP.FAIL'; id: string; reason: FailureReason; error: string }
+  | { type: 'GROUP.FAIL'; id: string; reason: FailureReason; error: ErrorInfo }
   | { type: 'SHUTDOWN' }
   | { type: `xstate.done.actor.${string}`; output: AgentOutcome }
   | { type: `xstate.error.actor.${string}`; error: unknown };

@@ -251,7 +251,7 @@ function toTroupeError(error: unknown, model: string, signal: AbortSignal): Erro
     const what = status === undefined ? 'failed' : `failed with HTTP ${status}`;
     return new ModelError(`The call to model "${model}" ${what}: ${error.message}`, { status, cause: error });
   }
-  return new ModelError(`The reply of model "${model}" could not be read: ${errorMessage(error)}`, { cause: error });
+  return new ModelError(`The reply of model "${model}" could not be read: ${errorMessage(error)}`, { cause: error, retryable: false });
 }
 
 function connectionDetail(error: APIConnectionError): string {

@@ -1,5 +1,6 @@
 import { AGENT_NAME } from '../catalog/defineAgent.js';
-import { ConfigurationError, errorMessage } from '../errors.js';
+import { ConfigurationError } from '../errors.js';
+import { ending, errorInfo, type ErrorInfo } from '../failure.js';
 import type { FailureReason } from '../events/events.js';
 import type { AgentResult } from '../runtime/AgentResults.js';
 import type { GroupHandle, GroupOptions, Runtime, SpawnOptions } from '../runtime/Runtime.js';
@@ -63,7 +64,7 @@ export function step(agent: string, task: string | TaskFrom, options?: SpawnOpti
 }
 
 /** How a pattern's body ends its group. */
-export type Ending = { status: 'completed'; output: string } | { status: 'failed'; error: string; reason?: FailureReason };
+export type Ending = { status: 'completed'; output: string } | { status: 'failed'; error: ErrorInfo; reason?: FailureReason };
 
 /** True for a nested pattern. */
 export function isPattern(value: Step): value is Pattern {
@@ -119,7 +120,7 @@ export async function runGroup(
     if (end.status === 'completed') group.complete(end.output);
     else group.fail(end.error, end.reason);
   } catch (error) {
-    group.fail(errorMessage(error));
+    group.fail(errorInfo(error, 'user'));
     await group.result;
     throw error;
   }
@@ -173,15 +174,22 @@ export function runAll(
 /** The error of a group that stops at a failed step, naming the step. */
 export function stepFailed(steps: readonly Step[], index: number, result: AgentResult): Ending {
   const label = labelOf(steps[index]!);
-  return { status: 'failed', error: `Step ${index + 1} (${label}) failed (${result.reason ?? 'error'}): ${result.error ?? ''}` };
+  const message = `Step ${index + 1} (${label}) failed (${result.reason ?? 'error'}): ${result.error?.message ?? ''}`;
+  return { status: 'failed', error: causedBy(result, message) };
 }
 
 /** The error of a group none of whose steps completed, listing why each ended. */
 export function nothingCompleted(steps: readonly Step[], results: readonly (AgentResult | undefined)[]): Ending {
   const reasons = results.flatMap((result, index) =>
-    result ? [`step ${index + 1} (${labelOf(steps[index]!)}) ${result.reason ?? 'failed'}: ${result.error ?? ''}`] : [],
+    result ? [`step ${index + 1} (${labelOf(steps[index]!)}) ${result.reason ?? 'failed'}: ${result.error?.message ?? ''}`] : [],
   );
-  return { status: 'failed', error: `No step completed${reasons.length > 0 ? `: ${reasons.join('; ')}` : '.'}` };
+  const message = `No step completed${reasons.length > 0 ? `: ${reasons.join('; ')}` : '.'}`;
+  return { status: 'failed', error: causedBy(results.find((result) => result?.error !== undefined), message) };
+}
+
+/** A group's error that keeps the identity (code, side, status) of the step result that caused it, with its own message. */
+export function causedBy(result: AgentResult | undefined, message: string): ErrorInfo {
+  return result?.error ? { ...result.error, message } : ending('step_failed', message, 'user');
 }
 
 /** The completed outputs, each under its step's number and label, separated by blank lines. */

@@ -1,7 +1,9 @@
 import { ConfigurationError } from '../errors.js';
+import { ending } from '../failure.js';
 import type { AgentResult } from '../runtime/AgentResults.js';
 import type { SpawnOptions } from '../runtime/Runtime.js';
 import {
+  causedBy,
   checkPattern,
   groupTask,
   labelledOutputs,
@@ -60,13 +62,13 @@ export function fanIn(steps: readonly Step[], combine: FanInCombine, options: Pa
         if (!results.some((result) => result?.status === 'completed')) return nothingCompleted(list, results);
         const all = results as AgentResult[]; // every step has ended
         if ('reduce' in combine) return { status: 'completed', output: combine.reduce(all) };
-        if (!group.open) return { status: 'failed', error: 'The group ended before its aggregator started.' };
+        if (!group.open) return { status: 'failed', error: ending('cancelled', 'The group ended before its aggregator started.', 'user') };
         const task = combine.task ? combine.task(all, input) : aggregatorTask(labelledOutputs(list, all), input);
         const aggregator = { agent: combine.agent, task, ...(combine.options ? { options: combine.options } : {}) };
         const aggregated = await runStep(runtime, group, aggregator, undefined, input);
         if (aggregated.status === 'completed') return { status: 'completed', output: aggregated.output ?? '' };
-        const why = `${aggregated.reason ?? 'error'}): ${aggregated.error ?? ''}`;
-        return { status: 'failed', error: `The aggregator (${combine.agent}) failed (${why}` };
+        const why = `${aggregated.reason ?? 'error'}): ${aggregated.error?.message ?? ''}`;
+        return { status: 'failed', error: causedBy(aggregated, `The aggregator (${combine.agent}) failed (${why}`) };
       }),
   };
 }

@@ -3,6 +3,7 @@ import { emptyFigures, type Figures } from '../events/metrics.js';
 /** The baseline of a first run: shared, never mutated. */
 const ZERO: Figures = Object.freeze(emptyFigures());
 import type { FailureReason } from '../events/events.js';
+import { ending, type ErrorInfo } from '../failure.js';
 import type { AgentOutcome } from '../machines/agentTypes.js';
 
 /** An agent's figures: its own, and its subtree's (itself plus every agent it spawned, recursively). */
@@ -23,8 +24,11 @@ export interface AgentResult {
   output?: string;
   /** Why a failed agent failed. */
   reason?: FailureReason;
-  /** What went wrong, for a failed agent. */
-  error?: string;
+  /**
+   * What went wrong, for a failed agent, as plain JSON: `code` keeps the identity of the cause (`model_error`,
+   * `aborted`, `max_turns`, …) to `switch` on, with its side (`fault`) and, for a model error, `status` and `retryable`.
+   */
+  error?: ErrorInfo;
   /** Model turns taken in this run (a resumed agent counts its new turns). */
   turns: number;
   /** Tool calls executed in this run (error results included). */
@@ -102,7 +106,7 @@ export function resultOf(outcome: AgentOutcome, subtree: Figures | undefined, ba
     agent: outcome.agent,
     status: outcome.status,
     ...(outcome.output === undefined ? {} : { output: outcome.output }),
-    ...(outcome.reason === undefined ? {} : { reason: outcome.reason, error: outcome.error ?? '' }),
+    ...(outcome.reason === undefined ? {} : { reason: outcome.reason, error: outcome.error ?? ending('unexpected', 'The agent failed without saying why.', 'system') }),
     turns: outcome.turns,
     toolCallsExecuted: outcome.toolCallsExecuted,
     // `own` is the ended agent's own object (nothing changes it any more); `subtree` is copied from the live metrics.

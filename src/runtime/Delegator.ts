@@ -326,7 +326,7 @@ export function taskResult(result: AgentResult): TaskResult {
     agentId: result.id,
     agentName: result.agent,
     ...(result.output === undefined ? {} : { output: result.output }),
-    ...(result.reason === undefined ? {} : { reason: result.reason, error: result.error ?? '' }),
+    ...(result.reason === undefined || result.error === undefined ? {} : { reason: result.reason, error: result.error }),
     toolCallsExecuted: result.toolCallsExecuted,
     metrics: result.metrics,
   };

@@ -1,4 +1,5 @@
 import type { ResolvedAgent } from '../actors/agentEnvironment.js';
+import type { ErrorInfo } from '../failure.js';
 import type { AgentCatalog } from '../catalog/AgentCatalog.js';
 import { AGENT_NAME } from '../catalog/defineAgent.js';
 import { ConfigurationError, DelegationError, RuntimeClosedError, UnknownAgentError } from '../errors.js';
@@ -61,7 +62,7 @@ export interface LauncherParts {
 }
 
 /** How a group ends: with its combined output, or failed. */
-export type GroupEnd = { status: 'completed'; output: string } | { status: 'failed'; reason: FailureReason; error: string };
+export type GroupEnd = { status: 'completed'; output: string } | { status: 'failed'; reason: FailureReason; error: ErrorInfo };
 
 /** Resident agents get this many turns unless their definition or spawn says otherwise. */
 export const RESIDENT_MAX_TURNS = 1_000;
@@ -290,7 +291,7 @@ export class Launcher {
       {
         state: outcome.status,
         result: outcome.output ?? null,
-        error: outcome.error ?? null,
+        error: outcome.error?.message ?? null,
         reason: outcome.reason ?? null,
         metrics: result.metrics,
       },

@@ -1,4 +1,5 @@
 import type { Observable } from 'rxjs';
+import type { ErrorInfo } from '../failure.js';
 import type { InspectionEvent, Observer } from 'xstate';
 import type { Agent, AgentDefinition } from '../catalog/defineAgent.js';
 import type { Clock } from '../clock.js';
@@ -152,8 +153,11 @@ export interface GroupHandle {
   readonly open: boolean;
   /** Ends the group with its combined output (members still running are cancelled). Ignored once it has ended. */
   complete(output: string): void;
-  /** Fails the group (members still running are cancelled); `reason` defaults to `error`. Ignored once it has ended. */
-  fail(error: string, reason?: FailureReason): void;
+  /**
+   * Fails the group (members still running are cancelled); `reason` defaults to `error`. A text becomes an error with
+   * code `step_failed`; an {@link ErrorInfo} (a failed step's `result.error`) keeps its code. Ignored once it has ended.
+   */
+  fail(error: string | ErrorInfo, reason?: FailureReason): void;
 }
 
 /** A running troupe: spawn agents, watch them, cancel them, shut down. */

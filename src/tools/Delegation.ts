@@ -1,4 +1,5 @@
 import type { FailureReason, Risk } from '../events/events.js';
+import type { ErrorInfo } from '../failure.js';
 import type { Figures } from '../events/metrics.js';
 
 /** An agent a caller may hand work to, as `assign_task` lists it. */
@@ -38,8 +39,8 @@ export interface TaskResult {
   output?: string;
   /** Why a failed sub-agent failed. */
   reason?: FailureReason;
-  /** What went wrong, for a failed sub-agent. */
-  error?: string;
+  /** What went wrong, for a failed sub-agent: its code, side and message (see {@link ErrorInfo}). */
+  error?: ErrorInfo;
   /** Tool calls it executed. */
   toolCallsExecuted: number;
   /** Figures of its run: its own, and its subtree's (itself and everything it delegated). */

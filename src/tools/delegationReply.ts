@@ -34,9 +34,9 @@ export function delegationReply(outcome: DelegationResult | TaskOutput, options:
   };
   if (outcome.status === 'failed') {
     return toolReply({
-      content: `Agent ${who} failed (${outcome.reason ?? 'error'}): ${outcome.error ?? 'no reason given'}`,
+      content: `Agent ${who} failed (${outcome.reason ?? 'error'}): ${outcome.error?.message ?? 'no reason given'}`,
       isError: true,
-      metadata: { ...metadata, reason: outcome.reason ?? 'error', error: outcome.error ?? '' },
+      metadata: { ...metadata, reason: outcome.reason ?? 'error', ...(outcome.error ? { error: outcome.error } : {}) },
     });
   }
   return toolReply({

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { errorMessage } from '../errors.js';
+import { errorInfo } from '../failure.js';
 import { defineTool } from './defineTool.js';
 import { toolReply } from './toolReply.js';
 
@@ -10,6 +11,8 @@ export interface TaskReport {
   status: 'completed' | 'failed';
   output?: string;
   reason?: string;
+  /** The code of the failure (see `ErrorInfo`), beside its message. */
+  code?: string;
   error?: string;
 }
 
@@ -41,11 +44,11 @@ export const parallelTasks = defineTool({
           const result = await delegation.delegate({ agent, task, description: `parallel task for ${agent}` });
           if (result.status === 'completed') return { agent, agentId: result.agentId, status: 'completed', output: result.output ?? '' };
           if (result.status === 'failed') {
-            return { agent, agentId: result.agentId, status: 'failed', reason: result.reason ?? 'error', error: result.error ?? '' };
+            return { agent, agentId: result.agentId, status: 'failed', reason: result.reason ?? 'error', code: result.error?.code ?? 'unexpected', error: result.error?.message ?? '' };
           }
           return { agent, agentId: result.agentId, status: 'failed', error: 'The agent did not end.' };
         } catch (error) {
-          return { agent, status: 'failed', reason: 'refused', error: errorMessage(error) };
+          return { agent, status: 'failed', reason: 'refused', code: errorInfo(error, 'user').code, error: errorMessage(error) };
         }
       }),
     );

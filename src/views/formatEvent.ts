@@ -41,7 +41,7 @@ export function formatEvent(event: TroupeEvent): string {
     case 'agent.completed':
       return line(`completed: ${clip(event.output, 60)}`);
     case 'agent.failed':
-      return line(`failed (${event.reason}): ${clip(event.error, 60)}`);
+      return line(`failed (${event.reason}, ${event.error.code}): ${clip(event.error.message, 60)}`);
     case 'agent.waiting':
       return line(event.reason === 'idle' ? 'waits for messages' : 'waits for a message or reply');
     case 'message.sent':

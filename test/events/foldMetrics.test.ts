@@ -34,7 +34,7 @@ const spawned = (id: string, at = 0) => event('agent.spawned', id, at, { name: i
 const started = (id: string, at = 0) => event('agent.started', id, at, { name: id });
 const completed = (id: string, at = 0) => event('agent.completed', id, at, { name: id, output: 'done', turns: 1 });
 const failed = (id: string, at = 0, reason: 'error' | 'cancelled' = 'error') =>
-  event('agent.failed', id, at, { name: id, reason, error: reason, turns: 0 });
+  event('agent.failed', id, at, { name: id, reason, error: { code: reason === 'error' ? 'unexpected' : 'cancelled', message: reason, fault: 'system' }, turns: 0 });
 const request = (id: string, at = 0) => event('model.request', id, at, { turn: 1, model: 'm', messages: 2, tools: 0 });
 const response = (id: string, at: number, inputTokens: number, outputTokens: number, costUsd: number) =>
   event('model.response', id, at, { turn: 1, model: 'm', usage: { inputTokens, outputTokens }, costUsd, durationMs: 5, toolCalls: 0 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createActor } from 'xstate';
 import { z } from 'zod';
-import { createRuntime, defineAgent, defineTool, ModelError, type TroupeEvent } from 'troupe';
+import { AbortedError, createRuntime, defineAgent, defineTool, ModelError, type TroupeEvent } from 'troupe';
 import { ScriptedModel, advanceUntilSettled } from 'troupe/testing';
 import { agentMachine } from '../../src/machines/agentMachine.js';
 import { call, collect, echoTool, simulatedClock, toolReply, worker } from '../stubs.js';
@@ -65,7 +65,8 @@ describe('agent lifecycle', () => {
     const runtime = createRuntime({ model: new ScriptedModel(['   ']), agents: [worker()] });
     const result = await runtime.run('worker', 'Answer.');
     expect(result).toMatchObject({ status: 'failed', reason: 'error' });
-    expect(result.error).toMatch(/empty answer/);
+    expect(result.error).toMatchObject({ code: 'empty_answer', fault: 'model', retryable: true });
+    expect(result.error?.message).toMatch(/empty answer/);
     await runtime.shutdown();
   });
 
@@ -73,7 +74,36 @@ describe('agent lifecycle', () => {
     const model = new ScriptedModel([new ModelError('server said 500', { status: 500 })]);
     const runtime = createRuntime({ model, agents: [worker()] });
     const result = await runtime.run('worker', 'Answer.');
-    expect(result).toMatchObject({ status: 'failed', reason: 'error', error: 'server said 500' });
+    expect(result).toMatchObject({ status: 'failed', reason: 'error' });
+    expect(result.error).toEqual({ code: 'model_error', fault: 'model', message: 'server said 500', status: 500, retryable: true });
+    await runtime.shutdown();
+  });
+
+  it('tells a model failure, a bad request, an abort and an exhausted script apart by code, in the result and the event', async () => {
+    const model = ScriptedModel.perAgent({
+      flaky: [new ModelError('rate limited', { status: 429 })],
+      refused: [new ModelError('bad key', { status: 401 })],
+      aborted: [new AbortedError('The model call was aborted.')],
+      exhausted: [],
+      plain: [new Error('boom')],
+    });
+    const names = ['flaky', 'refused', 'aborted', 'exhausted', 'plain'];
+    const runtime = createRuntime({ model, agents: names.map((name) => worker(name)) });
+    const events = collect(runtime.events$);
+
+    const results = await Promise.all(names.map((name) => runtime.run(name, 'Answer.')));
+
+    expect(results.map((result) => [result.reason, result.error?.code, result.error?.fault, result.error?.retryable])).toEqual([
+      ['error', 'model_error', 'model', true],
+      ['error', 'model_error', 'model', false],
+      ['error', 'aborted', 'system', undefined],
+      ['error', 'script_exhausted', 'user', undefined],
+      ['error', 'unexpected', 'model', undefined],
+    ]);
+    const failedEvents = events.flatMap((event) => (event.type === 'agent.failed' ? [event] : []));
+    expect(failedEvents.map((event) => event.error)).toEqual(expect.arrayContaining(results.map((result) => result.error)));
+    // Plain JSON: it survives a trip through JSON unchanged.
+    expect(JSON.parse(JSON.stringify(results[0]!.error))).toEqual(results[0]!.error);
     await runtime.shutdown();
   });
 
@@ -111,7 +141,8 @@ describe('agent lifecycle', () => {
     actor.send({ type: 'START' });
     await new Promise((resolve) => setImmediate(resolve));
     expect(actor.getSnapshot().value).toBe('failed');
-    expect(actor.getSnapshot().output?.error).toMatch(/createRuntime/);
+    expect(actor.getSnapshot().output?.error).toMatchObject({ code: 'configuration', fault: 'user' });
+    expect(actor.getSnapshot().output?.error?.message).toMatch(/createRuntime/);
   });
 });
 

@@ -130,7 +130,7 @@ describe('resident agents', () => {
 
       runtime.stop(sink.id);
 
-      expect(await sink.result).toMatchObject({ status: 'failed', reason: 'cancelled', error: 'Stopped before it gave an answer.' });
+      expect(await sink.result).toMatchObject({ status: 'failed', reason: 'cancelled', error: { code: 'cancelled', message: 'Stopped before it gave an answer.' } });
       expect(await runtime.runUntilIdle()).toMatchObject({ waiting: [] }); // its wait's timer went with it
       expect(runtime.now()).toBe(0);
       await runtime.shutdown();

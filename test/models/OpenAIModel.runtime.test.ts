@@ -55,8 +55,9 @@ describe('an agent on OpenAIModel', () => {
     expect(result.status).toBe('failed');
     expect(result.reason).toBe('error');
     expect(result.output).toBeUndefined();
-    expect(result.error).toContain('HTTP 500');
-    expect(result.error).toContain('Out of GPUs.');
+    expect(result.error).toMatchObject({ code: 'model_error', fault: 'model', status: 500, retryable: true });
+    expect(result.error?.message).toContain('HTTP 500');
+    expect(result.error?.message).toContain('Out of GPUs.');
     await runtime.shutdown();
   });
 });

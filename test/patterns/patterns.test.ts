@@ -62,7 +62,8 @@ describe('sequence', () => {
     const result = await settle(sequence([step('a', 'One.'), step('b', 'Two.'), step('c', 'Three.')]).run(runtime));
 
     expect(result).toMatchObject({ status: 'failed', reason: 'error' });
-    expect(result.error).toMatch(/^Step 2 \(b\) failed \(error\): .*model down/);
+    expect(result.error?.message).toMatch(/^Step 2 \(b\) failed \(error\): .*model down/);
+    expect(result.error).toMatchObject({ code: 'unexpected', fault: 'model' }); // the failed step's identity is kept
     expect(endsOf(events, 'c')).toEqual([]);
     await runtime.shutdown();
   });
@@ -75,7 +76,7 @@ describe('sequence', () => {
 
     const none = await settle(sequence([step('b', '1'), step('d', '2')], { onFailure: 'continue' }).run(runtime));
     expect(none).toMatchObject({ status: 'failed', reason: 'error' });
-    expect(none.error).toMatch(/^No step completed: step 1 \(b\) error: .*model down.*; step 2 \(d\) error: .*down too/);
+    expect(none.error?.message).toMatch(/^No step completed: step 1 \(b\) error: .*model down.*; step 2 \(d\) error: .*down too/);
     await runtime.shutdown();
   });
 });
@@ -98,9 +99,9 @@ describe('parallel', () => {
     const result = await settle(parallel([step('slow', 'Slow.'), step('broken', 'Break.')]).run(runtime));
 
     expect(result.status).toBe('failed');
-    expect(result.error).toMatch(/^Step 2 \(broken\) failed/);
+    expect(result.error?.message).toMatch(/^Step 2 \(broken\) failed/);
     const slowEnd = endsOf(events, 'slow')[0];
-    expect(slowEnd).toMatchObject({ type: 'agent.failed', reason: 'cancelled', error: `Cancelled (${result.id} ended).` });
+    expect(slowEnd).toMatchObject({ type: 'agent.failed', reason: 'cancelled', error: { code: 'cancelled', message: `Cancelled (${result.id} ended).` } });
     // Children end before their group.
     const groupEnd = events.findIndex((event) => event.agentId === result.id && event.type === 'agent.failed');
     expect(events.indexOf(slowEnd!)).toBeLessThan(groupEnd);
@@ -150,10 +151,10 @@ describe('fanIn', () => {
   it('fails when the aggregator fails, or (with stop) when a step fails', async () => {
     const { runtime, settle } = setup({ a: ['A.'], broken: [new Error('no')], judge: [new Error('judge down')] });
     const aggregated = await settle(fanIn([step('a', '1')], { agent: 'judge', task: () => 'Judge.' }).run(runtime));
-    expect(aggregated.error).toMatch(/^The aggregator \(judge\) failed \(error\)/);
+    expect(aggregated.error?.message).toMatch(/^The aggregator \(judge\) failed \(error\)/);
 
     const stopped = await settle(fanIn([step('broken', '2'), step('a', '3')], { reduce: () => 'never' }).run(runtime));
-    expect(stopped.error).toMatch(/^Step 1 \(broken\) failed/);
+    expect(stopped.error?.message).toMatch(/^Step 1 \(broken\) failed/);
     await runtime.shutdown();
   });
 });
@@ -174,7 +175,7 @@ describe('pipeline', () => {
   it("stops at a failed stage, or with 'continue' passes the last good text to the next one", async () => {
     const { runtime, model, settle } = setup({ writer: ['Draft.'], broken: [new Error('no')], editor: ['Edited.'] });
     const stopped = await settle(pipeline(['writer', 'broken', 'editor']).run(runtime, 'otters'));
-    expect(stopped.error).toMatch(/^Step 2 \(broken\) failed/);
+    expect(stopped.error?.message).toMatch(/^Step 2 \(broken\) failed/);
 
     const continued = await settle(pipeline(['writer', 'broken', 'editor'], { onFailure: 'continue' }).run(runtime, 'otters'));
     expect(continued).toMatchObject({ status: 'completed', output: 'Edited.' });
@@ -201,7 +202,7 @@ describe('race', () => {
     const { runtime, settle } = setup({ a: [new Error('no')], b: [new Error('no')] });
     const result = await settle(race([step('a', '1'), step('b', '2')]).run(runtime));
     expect(result).toMatchObject({ status: 'failed', reason: 'error' });
-    expect(result.error).toMatch(/^No step completed/);
+    expect(result.error?.message).toMatch(/^No step completed/);
     await runtime.shutdown();
   });
 });
@@ -350,7 +351,7 @@ describe('runtime.group', () => {
 
     runtime.stop(groups(events)[0]!.agentId);
 
-    expect(await settle(run)).toMatchObject({ status: 'failed', reason: 'cancelled', error: 'Stopped before it gave an answer.' });
+    expect(await settle(run)).toMatchObject({ status: 'failed', reason: 'cancelled', error: { code: 'cancelled', message: 'Stopped before it gave an answer.' } });
     expect(endsOf(events, 'slow')).toEqual([expect.objectContaining({ type: 'agent.failed', reason: 'cancelled' })]);
     await runtime.shutdown();
   });

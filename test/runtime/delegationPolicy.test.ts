@@ -47,7 +47,7 @@ describe('the delegation policy', () => {
     expect(message.isError).toBe(true);
     expect(message.content).toMatch(/failed \(denied\): No deploys on Fridays\./);
     const failed = ofType(events, 'agent.failed').find((event) => event.name === 'deployer');
-    expect(failed).toMatchObject({ reason: 'denied', error: 'No deploys on Fridays.' });
+    expect(failed).toMatchObject({ reason: 'denied', error: { code: 'denied', fault: 'user', message: 'No deploys on Fridays.' } });
     expect(ofType(events, 'approval.denied')[0]).toMatchObject({ requestId: null, reason: 'No deploys on Fridays.' });
     expect(model.calls.some((request) => request.agentName === 'deployer')).toBe(false);
     await runtime.shutdown();

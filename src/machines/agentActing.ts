@@ -1,7 +1,6 @@
 import { and, not } from 'xstate';
 import { pendingToolCalls } from './agentContext.js';
-import { failure } from './agentContext.js';
-import { agentSetup, endOfBatch, failWith } from './agentSetup.js';
+import { agentSetup, endOfBatch } from './agentSetup.js';
 
 /**
  * `running.acting`: one batch of tool calls (`runTools`). It waits for a person (`waitingForPerson`) or for sub-agents
@@ -33,10 +32,7 @@ export const actingState = agentSetup.createStateConfig({
         {
           guard: 'finishes',
           target: '#agent.failed',
-          actions: [
-            ...endOfBatch,
-            { type: 'fail', params: failure('error', 'no_answer', 'model', 'The agent called finish without an answer, and it had given none before.') },
-          ],
+          actions: [...endOfBatch, 'failNoAnswer'],
         },
         {
           // A resident out of turns ends with its last answer.
@@ -47,13 +43,7 @@ export const actingState = agentSetup.createStateConfig({
         {
           guard: 'turnsUsed',
           target: '#agent.failed',
-          actions: [
-            ...endOfBatch,
-            {
-              type: 'fail',
-              params: ({ context }) => failure('max_turns', 'max_turns', 'user', `The agent used all ${context.input.maxTurns} turns without a final answer.`),
-            },
-          ],
+          actions: [...endOfBatch, 'failOutOfTurns'],
         },
         { guard: and(['waitsForMail', not('mailReady')]), target: 'waiting', actions: endOfBatch },
         { guard: 'holdsSlot', target: 'thinking', actions: endOfBatch },
@@ -61,7 +51,7 @@ export const actingState = agentSetup.createStateConfig({
       ],
       'TOOLS.FAILED': {
         target: '#agent.failed',
-        actions: { type: 'fail', params: ({ event }) => ({ reason: 'error', error: event.error }) },
+        actions: { type: 'failTools', params: ({ event }) => event.error },
       },
     },
     initial: 'working',
@@ -72,7 +62,7 @@ export const actingState = agentSetup.createStateConfig({
         on: {
           'TOOL.WAITING': { target: 'waitingForPerson', actions: 'personWaiting' },
           YIELD: { target: 'waitingForAgents', actions: 'yieldSlot' },
-          IDLE: failWith('timeout', 'idle_timeout', 'tool', (context) => `No progress for ${context.input.idleTimeoutMs} ms while tools ran.`, true),
+          IDLE: { target: '#agent.failed', actions: 'failToolsIdle' },
         },
       },
       waitingForPerson: {

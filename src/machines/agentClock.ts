@@ -3,7 +3,8 @@ import type { ModelTurn } from '../actors/callModel.js';
 import { startIdleTimer, stopIdleTimer } from '../actors/idleTimer.js';
 import type { TroupeClock } from '../clock.js';
 import type { TroupeEvent } from '../events/events.js';
-import { replyAnnouncement, settled, stamp, stampEvent, withTurn } from './agentContext.js';
+import * as announcements from './agentAnnouncements.js';
+import { settled, stamp, stampEvent, withTurn } from './agentContext.js';
 import type { ActorHeader, AgentContext, AgentEvent, Announcement } from './agentTypes.js';
 
 /**
@@ -26,13 +27,25 @@ export function clockedAgentActions(clock: TroupeClock) {
     settle: assign<AgentContext, AgentEvent, undefined, AgentEvent, never>({
       own: ({ context }) => settled(context.own, context.startedAt, now()),
     }),
-    announce: emit<AgentContext, AgentEvent, Announcement, AgentEvent, TroupeEvent>(({ context }, event) =>
-      stamp(context, now(), event),
-    ),
+    announceSpawned: announce(announcements.spawned),
+    announceStarted: announce(announcements.started),
+    announceApprovalRequested: announce(announcements.approvalRequested),
+    announceApprovalGranted: announce(announcements.approvalGranted),
+    announceApprovalDenied: announce(announcements.approvalDenied),
+    announceModelRequest: announce(announcements.modelRequest),
+    announceWaiting: announce(announcements.waiting),
+    announceCompleted: announce(announcements.completed),
+    announceFailed: announce(announcements.failed),
+    /** `model.response`, for the turn the `callModel` actor returned (its done event's output). */
     announceReply: emit<AgentContext, AgentEvent, ModelTurn, AgentEvent, TroupeEvent>(({ context }, turn) =>
-      stamp(context, now(), replyAnnouncement(context, turn)),
+      stamp(context, now(), announcements.modelResponse(context, turn)),
     ),
   };
+
+  /** An action that announces the event `body` makes of the context (and the event that caused it). */
+  function announce(body: (context: AgentContext, event: AgentEvent) => Announcement) {
+    return emit<AgentContext, AgentEvent, undefined, AgentEvent, TroupeEvent>(({ context, event }) => stamp(context, now(), body(context, event)));
+  }
 }
 
 /** The group machine's one clocked action, `announce`, made for one clock (see {@link clockedAgentActions}). */

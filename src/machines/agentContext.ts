@@ -3,11 +3,11 @@ import type { ToolMessage } from '../actors/runTools.js';
 import { emptyFigures, type Figures } from '../events/metrics.js';
 import { renderMessage, type Message } from '../messaging/Message.js';
 import type { ChatMessage } from '../models/Model.js';
-import type { TroupeEvent, TroupeEventOf } from '../events/events.js';
+import type { TroupeEvent } from '../events/events.js';
 import type { Fault } from '../errors.js';
 import type { FailureReason } from '../events/events.js';
 import { ending, type EndingCode } from '../failure.js';
-import type { ActorHeader, AgentContext, AgentInput, AgentOutcome, Announcement, ApprovalHold, EventHeader, Failure } from './agentTypes.js';
+import type { ActorHeader, AgentContext, AgentEvent, AgentInput, AgentOutcome, Announcement, Failure } from './agentTypes.js';
 
 /** What an agent knows when it is made: the system prompt, any earlier conversation, then its task. */
 export function initialContext(input: AgentInput): AgentContext {
@@ -93,48 +93,6 @@ export function outcomeOf(context: AgentContext): AgentOutcome {
   };
 }
 
-/** The `model.response` event of a turn, without the header every event gets. */
-export function replyAnnouncement(context: AgentContext, turn: ModelTurn): Omit<TroupeEventOf<'model.response'>, keyof EventHeader> {
-  return {
-    type: 'model.response',
-    turn: context.turns,
-    model: turn.model,
-    usage: { inputTokens: turn.inputTokens, outputTokens: turn.outputTokens },
-    costUsd: turn.costUsd,
-    durationMs: turn.durationMs,
-    toolCalls: turn.toolCalls.length,
-  };
-}
-
-/** The `agent.spawned` event of an agent, without the header. */
-export function spawnAnnouncement(context: AgentContext): Omit<TroupeEventOf<'agent.spawned'>, keyof EventHeader> {
-  return {
-    type: 'agent.spawned',
-    name: context.input.name,
-    depth: context.input.depth,
-    task: context.input.task,
-    ...(context.input.description === undefined ? {} : { description: context.input.description }),
-    ...(context.input.background ? { background: true } : {}),
-    ...(context.input.resumed ? { resumed: true } : {}),
-    ...(context.input.resident ? { resident: true } : {}),
-  };
-}
-
-/** The `approval.requested` event of a held delegation, without the header. */
-export function approvalRequest(
-  context: AgentContext,
-  hold: ApprovalHold,
-): Omit<TroupeEventOf<'approval.requested'>, keyof EventHeader> {
-  return {
-    type: 'approval.requested',
-    requestId: hold.requestId,
-    name: context.input.name,
-    task: context.input.task,
-    risk: hold.risk,
-    ...(hold.reason === undefined ? {} : { reason: hold.reason }),
-  };
-}
-
 /** An event with the header every event of this agent carries: run, agent, parent, parent's tool call, time. */
 export function stamp(context: AgentContext, at: number, event: Announcement): TroupeEvent {
   return stampEvent(context.input, at, event);
@@ -149,6 +107,33 @@ export function stampEvent(header: Pick<ActorHeader, 'runId' | 'id' | 'parentId'
 /** A failure the runtime decides: why the agent failed, and what failed as plain JSON (its code, side, message). */
 export function failure(reason: FailureReason, code: EndingCode, fault: Fault, message: string, retryable?: boolean): Failure {
   return { reason, error: ending(code, message, fault, retryable) };
+}
+
+// The failures the agent machine names (its `fail…` actions), one function each.
+
+/** `CANCEL`: by a caller, a parent that ended, or shutdown. */
+export const cancelled = (context: AgentContext, event: AgentEvent) =>
+  failure('cancelled', 'cancelled', 'user', errorOf(event) ?? (context.startedAt === null ? 'Cancelled before it started.' : 'Cancelled.'));
+/** `STOP` of an agent that has no answer to end with. */
+export const stopped = (context: AgentContext, event: AgentEvent) =>
+  failure('cancelled', 'cancelled', 'user', errorOf(event) ?? (context.startedAt === null ? 'Stopped before it started.' : 'Stopped before it gave an answer.'));
+/** `DENY`: a person or the delegation policy refused it. */
+export const denied = (_: AgentContext, event: AgentEvent) => failure('denied', 'denied', 'user', errorOf(event) ?? 'Denied.');
+/** The last turn was used without an answer. */
+export const outOfTurns = (context: AgentContext) =>
+  failure('max_turns', 'max_turns', 'user', `The agent used all ${context.input.maxTurns} turns without a final answer.`);
+/** A turn went past the agent's budget. */
+export const overBudget = () => failure('budget', 'budget_exceeded', 'user', 'The agent went over its budget.');
+/** The model answered with nothing. */
+export const emptyAnswer = () => failure('error', 'empty_answer', 'model', 'The model gave an empty answer.', true);
+/** `finish` without an answer, and none given before. */
+export const noAnswer = () => failure('error', 'no_answer', 'model', 'The agent called finish without an answer, and it had given none before.');
+/** No progress while the model thought (`thinking`) or tools ran (`acting`). */
+export const idle = (context: AgentContext, fault: 'model' | 'tool') =>
+  failure('timeout', 'idle_timeout', fault, `No progress for ${context.input.idleTimeoutMs} ms while ${fault === 'model' ? 'waiting for the model' : 'tools ran'}.`, true);
+
+function errorOf(event: AgentEvent): string | undefined {
+  return 'error' in event && typeof event.error === 'string' ? event.error : undefined;
 }
 
 /** An agent's figures with its running time set: from `startedAt` to `now` (zero if it never started). */

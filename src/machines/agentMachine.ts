@@ -1,9 +1,8 @@
 import type { ActorRefFrom } from 'xstate';
 import type { TroupeEvent } from '../events/events.js';
 import { actingState } from './agentActing.js';
-import { ending } from '../failure.js';
-import { failure, initialContext, outcomeOf, spawnAnnouncement, approvalRequest } from './agentContext.js';
-import { agentSetup, failWith, wake } from './agentSetup.js';
+import { initialContext, outcomeOf } from './agentContext.js';
+import { agentSetup, wake } from './agentSetup.js';
 import { thinkingState } from './agentThinking.js';
 import type { AgentOutcome } from './agentTypes.js';
 
@@ -35,71 +34,35 @@ export type { AgentBudget, AgentEvent, AgentInput, AgentOutcome, ApprovalHold } 
 export const agentMachine = agentSetup.createMachine({
   id: 'agent',
   context: ({ input }) => initialContext(input),
-  entry: { type: 'announce', params: ({ context }) => spawnAnnouncement(context) },
+  entry: 'announceSpawned',
   initial: 'pending',
   states: {
     pending: {
       on: {
-        CANCEL: {
-          target: 'failed',
-          actions: { type: 'fail', params: ({ event }) => failure('cancelled', 'cancelled', 'user', event.error ?? 'Cancelled before it started.') },
-        },
-        STOP: {
-          target: 'failed',
-          actions: { type: 'fail', params: ({ event }) => failure('cancelled', 'cancelled', 'user', event.error ?? 'Stopped before it started.') },
-        },
-        DENY: {
-          target: 'failed',
-          actions: [
-            {
-              type: 'announce',
-              params: ({ context, event }) => ({
-                type: 'approval.denied',
-                requestId: event.requestId ?? context.approval?.requestId ?? null,
-                reason: event.error,
-              }),
-            },
-            { type: 'fail', params: ({ event }) => failure('denied', 'denied', 'user', event.error) },
-          ],
-        },
+        CANCEL: { target: 'failed', actions: 'failCancelled' },
+        STOP: { target: 'failed', actions: 'failStopped' },
+        DENY: { target: 'failed', actions: ['announceApprovalDenied', 'failDenied'] },
       },
       initial: 'queued',
       states: {
         queued: {
           on: {
             START: '#agent.running',
-            HOLD: {
-              target: 'awaitingApproval',
-              actions: [
-                { type: 'hold', params: ({ event: { requestId, risk, reason } }) => ({ requestId, risk, reason }) },
-                { type: 'announce', params: ({ context, event }) => approvalRequest(context, event) },
-              ],
-            },
+            HOLD: { target: 'awaitingApproval', actions: ['hold', 'announceApprovalRequested'] },
           },
         },
         awaitingApproval: {
-          on: {
-            APPROVE: {
-              target: 'queued',
-              actions: {
-                type: 'announce',
-                params: ({ context }) => ({ type: 'approval.granted', requestId: context.approval?.requestId ?? '' }),
-              },
-            },
-          },
+          on: { APPROVE: { target: 'queued', actions: 'announceApprovalGranted' } },
         },
       },
     },
     running: {
-      entry: ['markStarted', { type: 'announce', params: ({ context }) => ({ type: 'agent.started', name: context.input.name }) }],
+      entry: ['markStarted', 'announceStarted'],
       on: {
-        CANCEL: {
-          target: 'failed',
-          actions: { type: 'fail', params: ({ event }) => failure('cancelled', 'cancelled', 'user', event.error ?? 'Cancelled.') },
-        },
+        CANCEL: { target: 'failed', actions: 'failCancelled' },
         STOP: [
           { guard: 'hasAnswer', target: '#agent.completed', actions: 'settle' },
-          failWith('cancelled', 'cancelled', 'user', () => 'Stopped before it gave an answer.'),
+          { target: '#agent.failed', actions: 'failStopped' },
         ],
         YIELD: { actions: 'yieldSlot' },
         RESUME: { actions: 'takeSlot' },
@@ -109,17 +72,7 @@ export const agentMachine = agentSetup.createMachine({
         thinking: thinkingState,
         acting: actingState,
         waiting: {
-          entry: [
-            'yieldSlot',
-            'releaseSlot',
-            {
-              type: 'announce',
-              params: ({ context }) => ({
-                type: 'agent.waiting',
-                reason: context.messages[context.messages.length - 1]?.role === 'tool' ? 'tool_call' : 'idle',
-              }),
-            },
-          ],
+          entry: ['yieldSlot', 'releaseSlot', 'announceWaiting'],
           on: {
             MESSAGE: wake,
             WAKE: wake,
@@ -132,31 +85,8 @@ export const agentMachine = agentSetup.createMachine({
         },
       },
     },
-    completed: {
-      type: 'final',
-      entry: [
-        {
-          type: 'announce',
-          params: ({ context }) => ({ type: 'agent.completed', name: context.input.name, output: context.output ?? '', turns: context.turns }),
-        },
-      ],
-    },
-    failed: {
-      type: 'final',
-      entry: [
-        'settle',
-        {
-          type: 'announce',
-          params: ({ context }) => ({
-            type: 'agent.failed',
-            name: context.input.name,
-            reason: context.failure?.reason ?? 'error',
-            error: context.failure?.error ?? ending('unexpected', 'The agent failed.', 'system'),
-            turns: context.turns,
-          }),
-        },
-      ],
-    },
+    completed: { type: 'final', entry: 'announceCompleted' },
+    failed: { type: 'final', entry: ['settle', 'announceFailed'] },
   },
   output: ({ context }) => outcomeOf(context),
 });

@@ -6,9 +6,21 @@ import { realClock } from '../clock.js';
 import type { TroupeEvent } from '../events/events.js';
 import type { Message } from '../messaging/Message.js';
 import { clockedAgentActions } from './agentClock.js';
-import type { Fault } from '../errors.js';
-import type { EndingCode } from '../failure.js';
-import { failure, withAnswer, withToolMessages, withTurn, withoutPendingToolCalls } from './agentContext.js';
+import { errorInfo, type ErrorInfo } from '../failure.js';
+import {
+  cancelled,
+  denied,
+  emptyAnswer,
+  idle,
+  noAnswer,
+  outOfTurns,
+  overBudget,
+  stopped,
+  withAnswer,
+  withToolMessages,
+  withTurn,
+  withoutPendingToolCalls,
+} from './agentContext.js';
 import type {
   AgentContext,
   AgentEvent,
@@ -17,21 +29,6 @@ import type {
   ApprovalHold,
   Failure,
 } from './agentTypes.js';
-
-/** The transition into `failed` with a failure the machine decides (see {@link failure}). */
-export const failWith = (
-  reason: Failure['reason'],
-  code: EndingCode,
-  fault: Fault,
-  message: (context: AgentContext) => string,
-  retryable?: boolean,
-) => ({
-  target: '#agent.failed' as const,
-  actions: {
-    type: 'fail' as const,
-    params: ({ context }: { context: AgentContext }) => failure(reason, code, fault, message(context), retryable),
-  },
-});
 
 /** What every end of a tool batch does first: append its tool messages and count its calls. */
 export const endOfBatch = [
@@ -44,10 +41,7 @@ export const endOfBatch = [
  */
 export const wake = [
   { guard: and(['mailReady', 'turnsUsed', 'hasAnswer']), target: '#agent.completed' as const, actions: 'settle' as const },
-  {
-    guard: and(['mailReady', 'turnsUsed']),
-    ...failWith('max_turns', 'max_turns', 'user', (context) => `The agent used all ${context.input.maxTurns} turns.`),
-  },
+  { guard: and(['mailReady', 'turnsUsed']), target: '#agent.failed' as const, actions: 'failOutOfTurns' as const },
   // The supervisor had a slot free and gave it with the message: think at once.
   { guard: and(['mailReady', 'slotGiven']), target: 'thinking' as const, actions: 'takeSlot' as const },
   { guard: 'mailReady' as const, target: 'waitingForSlot' as const, actions: 'requestSlot' as const },
@@ -121,7 +115,11 @@ export const agentSetup = setup({
     ...clockedAgentActions(realClock),
     takeSlot: assign({ holdsSlot: true }),
     yieldSlot: assign({ holdsSlot: false }),
-    hold: assign({ approval: (_, hold: ApprovalHold) => hold }),
+    /** Keeps the approval request a `HOLD` brings. */
+    hold: assign({
+      approval: ({ context, event }): ApprovalHold | null =>
+        event.type === 'HOLD' ? { requestId: event.requestId, risk: event.risk, reason: event.reason } : context.approval,
+    }),
     beginTurn: assign({ turns: ({ context }) => context.turns + 1 }),
     recordTurn: assign(({ context }, turn: ModelTurn) => withTurn(context, turn)),
     dropToolCalls: assign({ messages: ({ context }) => withoutPendingToolCalls(context.messages) }),
@@ -141,6 +139,19 @@ export const agentSetup = setup({
     requestSlot: sendParent(({ context }) => ({ type: 'SLOT.REQUEST' as const, id: context.input.id })),
     personWaiting: assign({ waitingForPeople: ({ context }) => context.waitingForPeople + 1 }),
     personAnswered: assign({ waitingForPeople: ({ context }) => Math.max(0, context.waitingForPeople - 1) }),
-    fail: assign({ failure: (_, failure: Failure) => failure }),
+    // Failures, each named for what ended the agent (the failure itself is made in agentContext.ts).
+    failCancelled: assign({ failure: ({ context, event }) => cancelled(context, event) }),
+    failStopped: assign({ failure: ({ context, event }) => stopped(context, event) }),
+    failDenied: assign({ failure: ({ context, event }) => denied(context, event) }),
+    failOutOfTurns: assign({ failure: ({ context }) => outOfTurns(context) }),
+    failOverBudget: assign({ failure: () => overBudget() }),
+    failEmptyAnswer: assign({ failure: () => emptyAnswer() }),
+    failNoAnswer: assign({ failure: () => noAnswer() }),
+    failModelIdle: assign({ failure: ({ context }) => idle(context, 'model') }),
+    failToolsIdle: assign({ failure: ({ context }) => idle(context, 'tool') }),
+    /** The model call failed: the thrown error keeps its identity (code, side, status). */
+    failModel: assign({ failure: (_, error: unknown) => ({ reason: 'error' as const, error: errorInfo(error, 'model') }) }),
+    /** The tool batch itself crashed (not one call: those become error results). */
+    failTools: assign({ failure: (_, error: ErrorInfo) => ({ reason: 'error' as const, error }) }),
   },
 });

@@ -1,7 +1,11 @@
 import { and } from 'xstate';
-import { errorInfo } from '../failure.js';
-import { failure } from './agentContext.js';
-import { agentSetup, failWith } from './agentSetup.js';
+import type { ModelTurn } from '../actors/callModel.js';
+import { agentSetup } from './agentSetup.js';
+
+/** The turn the model call returned: the params of the guards and actions that read it. */
+const turn = ({ event }: { event: { output: ModelTurn } }) => event.output;
+/** Announces the turn's reply. */
+const reply = { type: 'announceReply' as const, params: turn };
 
 /**
  * `running.thinking`: one model turn. It reads the agent's mail first, starts the idle timer, invokes `callModel`,
@@ -9,119 +13,69 @@ import { agentSetup, failWith } from './agentSetup.js';
  * `completed` for a final answer (or `failed`: an empty answer, a budget crossed, a model error, no progress).
  */
 export const thinkingState = agentSetup.createStateConfig({
-    entry: [
-      'takeMail',
-      'beginTurn',
-      'startIdleTimer',
+  entry: ['takeMail', 'beginTurn', 'startIdleTimer', 'announceModelRequest'],
+  exit: 'stopIdleTimer',
+  invoke: {
+    src: 'callModel',
+    input: ({ context }) => ({
+      agentId: context.input.id,
+      agentName: context.input.name,
+      depth: context.input.depth,
+      messages: context.messages,
+    }),
+    // Every branch announces the reply (`model.response`) after recording it.
+    onDone: [
       {
-        type: 'announce',
-        params: ({ context }) => ({
-          type: 'model.request',
-          turn: context.turns,
-          model: context.input.model,
-          messages: context.messages.length,
-          tools: context.input.tools.length,
-        }),
+        guard: { type: 'residentOverBudget', params: turn },
+        target: '#agent.completed',
+        actions: [{ type: 'recordResidentAnswer', params: turn }, 'dropToolCalls', reply, 'settle'],
+      },
+      {
+        guard: { type: 'overBudget', params: turn },
+        target: '#agent.failed',
+        actions: [{ type: 'recordTurn', params: turn }, 'dropToolCalls', reply, 'failOverBudget'],
+      },
+      {
+        guard: { type: 'wantsTools', params: turn },
+        target: 'acting',
+        actions: [{ type: 'recordTurn', params: turn }, reply],
+      },
+      {
+        // A resident on its last turn ends with its answer (this turn's, or its last).
+        guard: and(['resident', 'turnsUsed', 'answers']),
+        target: '#agent.completed',
+        actions: [{ type: 'recordResidentAnswer', params: turn }, reply, 'settle'],
+      },
+      {
+        guard: and(['resident', 'turnsUsed']),
+        target: '#agent.failed',
+        actions: [{ type: 'recordTurn', params: turn }, reply, 'failOutOfTurns'],
+      },
+      {
+        // A resident that answered while mail came in reads it at once.
+        guard: and(['resident', 'mailReady']),
+        target: 'thinking',
+        reenter: true,
+        actions: [{ type: 'recordResidentAnswer', params: turn }, reply],
+      },
+      {
+        guard: 'resident',
+        target: 'waiting',
+        actions: [{ type: 'recordResidentAnswer', params: turn }, reply],
+      },
+      {
+        guard: { type: 'emptyAnswer', params: turn },
+        target: '#agent.failed',
+        actions: [{ type: 'recordTurn', params: turn }, reply, 'failEmptyAnswer'],
+      },
+      {
+        target: '#agent.completed',
+        actions: [{ type: 'recordAnswer', params: turn }, reply],
       },
     ],
-    exit: 'stopIdleTimer',
-    invoke: {
-      src: 'callModel',
-      input: ({ context }) => ({
-        agentId: context.input.id,
-        agentName: context.input.name,
-        depth: context.input.depth,
-        messages: context.messages,
-      }),
-      onDone: [
-        {
-          guard: { type: 'residentOverBudget', params: ({ event }) => event.output },
-          target: '#agent.completed',
-          actions: [
-            { type: 'recordResidentAnswer', params: ({ event }) => event.output },
-            'dropToolCalls',
-            { type: 'announceReply', params: ({ event }) => event.output },
-            'settle',
-          ],
-        },
-        {
-          guard: { type: 'overBudget', params: ({ event }) => event.output },
-          target: '#agent.failed',
-          actions: [
-            { type: 'recordTurn', params: ({ event }) => event.output },
-            'dropToolCalls',
-            { type: 'announceReply', params: ({ event }) => event.output },
-            { type: 'fail', params: failure('budget', 'budget_exceeded', 'user', 'The agent went over its budget.') },
-          ],
-        },
-        {
-          guard: { type: 'wantsTools', params: ({ event }) => event.output },
-          target: 'acting',
-          actions: [
-            { type: 'recordTurn', params: ({ event }) => event.output },
-            { type: 'announceReply', params: ({ event }) => event.output },
-          ],
-        },
-        {
-          // A resident on its last turn ends with its answer (this turn's, or its last).
-          guard: and(['resident', 'turnsUsed', 'answers']),
-          target: '#agent.completed',
-          actions: [
-            { type: 'recordResidentAnswer', params: ({ event }) => event.output },
-            { type: 'announceReply', params: ({ event }) => event.output },
-            'settle',
-          ],
-        },
-        {
-          guard: and(['resident', 'turnsUsed']),
-          target: '#agent.failed',
-          actions: [
-            { type: 'recordTurn', params: ({ event }) => event.output },
-            { type: 'announceReply', params: ({ event }) => event.output },
-            { type: 'fail', params: ({ context }) => failure('max_turns', 'max_turns', 'user', `The agent used all ${context.input.maxTurns} turns without an answer.`) },
-          ],
-        },
-        {
-          // A resident that answered while mail came in reads it at once.
-          guard: and(['resident', 'mailReady']),
-          target: 'thinking',
-          reenter: true,
-          actions: [
-            { type: 'recordResidentAnswer', params: ({ event }) => event.output },
-            { type: 'announceReply', params: ({ event }) => event.output },
-          ],
-        },
-        {
-          guard: 'resident',
-          target: 'waiting',
-          actions: [
-            { type: 'recordResidentAnswer', params: ({ event }) => event.output },
-            { type: 'announceReply', params: ({ event }) => event.output },
-          ],
-        },
-        {
-          guard: { type: 'emptyAnswer', params: ({ event }) => event.output },
-          target: '#agent.failed',
-          actions: [
-            { type: 'recordTurn', params: ({ event }) => event.output },
-            { type: 'announceReply', params: ({ event }) => event.output },
-            { type: 'fail', params: failure('error', 'empty_answer', 'model', 'The model gave an empty answer.', true) },
-          ],
-        },
-        {
-          target: '#agent.completed',
-          actions: [
-            { type: 'recordAnswer', params: ({ event }) => event.output },
-            { type: 'announceReply', params: ({ event }) => event.output },
-          ],
-        },
-      ],
-      onError: {
-        target: '#agent.failed',
-        actions: { type: 'fail', params: ({ event }) => ({ reason: 'error', error: errorInfo(event.error, 'model') }) },
-      },
-    },
-    on: {
-      IDLE: failWith('timeout', 'idle_timeout', 'model', (context) => `No progress for ${context.input.idleTimeoutMs} ms while waiting for the model.`, true),
-    },
+    onError: { target: '#agent.failed', actions: { type: 'failModel', params: ({ event }: { event: { error: unknown } }) => event.error } },
+  },
+  on: {
+    IDLE: { target: '#agent.failed', actions: 'failModelIdle' },
+  },
 });

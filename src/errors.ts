@@ -23,6 +23,7 @@ export type TroupeErrorCode =
   | 'unknown_request'
   | 'invalid_agent_file'
   | 'corrupt_store'
+  | 'unsupported_schema'
   | 'store_locked'
   | 'aborted'
   | 'inbox_full'
@@ -214,6 +215,32 @@ export class CorruptStoreError extends TroupeError {
     readonly reason: string,
   ) {
     super(`The store ${file} is not a valid store file (${reason}). It was left as it is; move or repair it.`);
+  }
+}
+
+/** What kind of stored thing an {@link UnsupportedSchemaError} is about. */
+export type StoredKind = 'store' | 'session' | 'recording';
+
+/**
+ * A stored file or record written by a newer troupe: its `schemaVersion` is above the newest this version reads. It
+ * is left as it is and never rewritten; read it with the newer troupe that wrote it.
+ */
+export class UnsupportedSchemaError extends TroupeError {
+  readonly code = 'unsupported_schema' as const;
+  constructor(
+    /** A store file, a session record, or a recording. */
+    readonly kind: StoredKind,
+    /** The file (absolute path), or for a session record `session <id>`. */
+    readonly source: string,
+    /** The `schemaVersion` it carries. */
+    readonly found: number,
+    /** The newest version this troupe reads. */
+    readonly supported: number,
+  ) {
+    super(
+      `The ${kind === 'session' ? '' : `${kind} `}${source} has schemaVersion ${found}, but this version of troupe reads ` +
+        `up to ${supported}. It was left as it is; use the newer troupe that wrote it.`,
+    );
   }
 }
 

@@ -106,6 +106,7 @@ export type { JsonFileMemoryOptions } from './memory/JsonFileMemory.js';
 export type { FileLockOptions } from './memory/fileLock.js';
 export { SESSIONS_KEY, SessionRecord, SessionStore } from './memory/SessionStore.js';
 export type { SessionManager } from './memory/SessionStore.js';
+export { RECORDING_SCHEMA_VERSION, SESSION_SCHEMA_VERSION, STORE_SCHEMA_VERSION } from './schemaVersion.js';
 export { TOOL_NAME, defineTool } from './tools/defineTool.js';
 export type { Tool, ToolContext, ToolDefinition, ToolKind, ToolOutput } from './tools/defineTool.js';
 export { isToolReply, toolReply } from './tools/toolReply.js';
@@ -192,9 +193,10 @@ export {
   TroupeError,
   UnknownAgentError,
   UnknownRequestError,
+  UnsupportedSchemaError,
   errorMessage,
 } from './errors.js';
-export type { DelegationRefusal, TroupeErrorCode, UndeliverableReason } from './errors.js';
+export type { DelegationRefusal, StoredKind, TroupeErrorCode, UndeliverableReason } from './errors.js';
 
 // ── Views ───────────────────────────────────────────────────────────────────────────────────────────────
 export { formatEvent, shortId } from './views/formatEvent.js';

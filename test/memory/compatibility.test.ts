@@ -5,7 +5,7 @@ import { cpSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import { createRuntime, defineAgent, JsonFileMemory, SESSIONS_KEY } from 'troupe';
+import { createRuntime, defineAgent, JsonFileMemory, SESSIONS_KEY, STORE_SCHEMA_VERSION } from 'troupe';
 import { ScriptedModel } from 'troupe/testing';
 import { eachTestTempDir } from '../support/tempDir.js';
 
@@ -74,5 +74,6 @@ describe.each(FORMATS)('the %s fixtures', (format) => {
     expect(((await again.get(SESSIONS_KEY)) as Record<string, unknown>)[analyst.id]).toMatchObject({ state: 'completed', parentConversationId: analyst.parentConversationId });
     expect(await again.get(analyst.id)).toHaveLength(4);
     expect((await again.keys()).sort()).toEqual(keys);
+    expect(JSON.parse(readFileSync(store, 'utf8'))).toMatchObject({ schemaVersion: STORE_SCHEMA_VERSION }); // written in today's format
   });
 });

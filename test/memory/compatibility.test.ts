@@ -48,6 +48,7 @@ describe.each(FORMATS)('the %s fixtures', (format) => {
       ['lead', 'completed'],
       ['writer', 'failed'],
     ]);
+    expect(sessions.map((session) => session.schemaVersion)).toEqual([1, 1, 1]);
     const byType = Object.fromEntries(sessions.map((session) => [session.agentType, session]));
     expect(byType.lead).toMatchObject({ parentConversationId: 'main', result: 'The analyst counted 7 modules.', metrics: { subtree: { modelCalls: 3 } } });
     expect(byType.analyst).toMatchObject({ parentConversationId: byType.lead!.id, taskDescription: 'Count the modules.' });

@@ -24,6 +24,7 @@ export type TroupeErrorCode =
   | 'invalid_agent_file'
   | 'corrupt_store'
   | 'unsupported_schema'
+  | 'corrupt_recording'
   | 'store_locked'
   | 'aborted'
   | 'inbox_full'
@@ -215,6 +216,21 @@ export class CorruptStoreError extends TroupeError {
     readonly reason: string,
   ) {
     super(`The store ${file} is not a valid store file (${reason}). It was left as it is; move or repair it.`);
+  }
+}
+
+/** A recording (`record` file) that does not hold what troupe writes: a line that is not JSON or not an event. */
+export class CorruptRecordingError extends TroupeError {
+  readonly code = 'corrupt_recording' as const;
+  constructor(
+    /** The recording file. */
+    readonly file: string,
+    /** The line at fault, from 1. */
+    readonly line: number,
+    /** What is wrong with it. */
+    readonly reason: string,
+  ) {
+    super(`The recording ${file} is not a valid recording: line ${line}: ${reason}.`);
   }
 }
 

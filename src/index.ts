@@ -64,7 +64,9 @@ export type { SettableClock } from './runtime/RuntimeClock.js';
 export type { IdleReport, RunUntilIdleOptions } from './runtime/Simulation.js';
 export { RESIDENT_MAX_TURNS } from './runtime/Launcher.js';
 export { recordEvents } from './views/recordEvents.js';
-export type { EventRecording } from './views/recordEvents.js';
+export type { EventRecording, RecordingHeader } from './views/recordEvents.js';
+export { readRecording } from './views/readRecording.js';
+export type { Recording } from './views/readRecording.js';
 
 // ── Delegation ──────────────────────────────────────────────────────────────────────────────────────────
 export { assignTask } from './tools/assignTask.js';
@@ -174,6 +176,7 @@ export {
   AbortedError,
   AgentFileError,
   ConfigurationError,
+  CorruptRecordingError,
   CorruptStoreError,
   DeadlockError,
   DelegationError,

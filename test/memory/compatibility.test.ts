@@ -5,7 +5,7 @@ import { cpSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import { createRuntime, defineAgent, JsonFileMemory, SESSIONS_KEY, STORE_SCHEMA_VERSION } from 'troupe';
+import { createRuntime, defineAgent, JsonFileMemory, readRecording, SESSIONS_KEY, STORE_SCHEMA_VERSION } from 'troupe';
 import { ScriptedModel } from 'troupe/testing';
 import { eachTestTempDir } from '../support/tempDir.js';
 
@@ -76,5 +76,21 @@ describe.each(FORMATS)('the %s fixtures', (format) => {
     expect(await again.get(analyst.id)).toHaveLength(4);
     expect((await again.keys()).sort()).toEqual(keys);
     expect(JSON.parse(readFileSync(store, 'utf8'))).toMatchObject({ schemaVersion: STORE_SCHEMA_VERSION }); // written in today's format
+  });
+
+  it('read their recording: every event of the run that wrote the sessions, in order', async () => {
+    const recording = await readRecording(join(dir.path, 'run.jsonl'));
+    expect(recording.schemaVersion).toBe(1);
+    expect(recording.events.every((event) => event.runId === recording.runId)).toBe(true);
+    const ends = recording.events.filter((event) => event.type === 'agent.completed' || event.type === 'agent.failed');
+    expect(ends.map((event) => [event.type, event.agentId.split(':')[1]])).toEqual([
+      ['agent.failed', 'writer'],
+      ['agent.completed', 'analyst'],
+      ['agent.completed', 'lead'],
+    ]);
+    const runtime = createRuntime({ model: new ScriptedModel([]), agents, store: new JsonFileMemory(store), projectAgentDir: false });
+    const spawned = recording.events.filter((event) => event.type === 'agent.spawned').map((event) => event.agentId);
+    expect(spawned.sort()).toEqual((await runtime.sessions.list()).map((session) => session.id).sort());
+    await runtime.shutdown();
   });
 });

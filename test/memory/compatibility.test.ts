@@ -5,13 +5,22 @@ import { cpSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import { createRuntime, defineAgent, JsonFileMemory, readRecording, SESSIONS_KEY, STORE_SCHEMA_VERSION } from 'troupe';
+import {
+  createRuntime,
+  defineAgent,
+  JsonFileMemory,
+  readRecording,
+  RECORDING_SCHEMA_VERSION,
+  SESSION_SCHEMA_VERSION,
+  SESSIONS_KEY,
+  STORE_SCHEMA_VERSION,
+} from 'troupe';
 import { ScriptedModel } from 'troupe/testing';
 import { eachTestTempDir } from '../support/tempDir.js';
 
 const fixtures = fileURLToPath(new URL('../fixtures/', import.meta.url));
 /** Every fixture folder: the format of files written before versioning, then one folder per schema version. */
-const FORMATS = ['unversioned'];
+const FORMATS = ['unversioned', 'v1'];
 
 /** A hash of every committed fixture file, to show the tests never change them. */
 function fixtureHashes(): Record<string, string> {
@@ -30,6 +39,18 @@ afterAll(() => expect(fixtureHashes()).toEqual(before));
 const agents = ['lead', 'analyst', 'writer'].map((name) =>
   defineAgent({ name, description: `The ${name}.`, systemPrompt: `You are the ${name}.`, tools: name === 'lead' ? ['assign_task'] : [] }),
 );
+
+describe('the fixtures', () => {
+  it('end with a folder in the versions written today, so a raised version comes with a fixture of its format', () => {
+    const newest = join(fixtures, FORMATS.at(-1)!);
+    const store = JSON.parse(readFileSync(join(newest, 'store.json'), 'utf8')) as Record<string, unknown>;
+    const records = Object.values(store[SESSIONS_KEY] as Record<string, { schemaVersion?: unknown }>);
+    const header = JSON.parse(readFileSync(join(newest, 'run.jsonl'), 'utf8').split('\n')[0]!) as { schemaVersion?: unknown };
+    expect(store.schemaVersion).toBe(STORE_SCHEMA_VERSION);
+    expect(records.map((record) => record.schemaVersion)).toEqual([SESSION_SCHEMA_VERSION, SESSION_SCHEMA_VERSION, SESSION_SCHEMA_VERSION]);
+    expect(header.schemaVersion).toBe(RECORDING_SCHEMA_VERSION);
+  });
+});
 
 describe.each(FORMATS)('the %s fixtures', (format) => {
   const dir = eachTestTempDir();

@@ -23,6 +23,8 @@ export const TROUPE_ERROR_CODES = [
   'unknown_request',
   'invalid_agent_file',
   'corrupt_store',
+  'unsupported_schema',
+  'corrupt_recording',
   'store_locked',
   'aborted',
   'inbox_full',
@@ -58,6 +60,8 @@ const FAULTS: Record<TroupeErrorCode, Fault> = {
   unknown_request: 'user',
   invalid_agent_file: 'user',
   corrupt_store: 'system',
+  unsupported_schema: 'user',
+  corrupt_recording: 'system',
   store_locked: 'system',
   aborted: 'system',
   inbox_full: 'system',
@@ -268,6 +272,47 @@ export class CorruptStoreError extends TroupeError {
     readonly reason: string,
   ) {
     super(`The store ${file} is not a valid store file (${reason}). It was left as it is; move or repair it.`);
+  }
+}
+
+/** A recording (`record` file) that does not hold what troupe writes: a line that is not JSON or not an event. */
+export class CorruptRecordingError extends TroupeError {
+  readonly code = 'corrupt_recording' as const;
+  constructor(
+    /** The recording file. */
+    readonly file: string,
+    /** The line at fault, from 1. */
+    readonly line: number,
+    /** What is wrong with it. */
+    readonly reason: string,
+  ) {
+    super(`The recording ${file} is not a valid recording: line ${line}: ${reason}.`);
+  }
+}
+
+/** What kind of stored thing an {@link UnsupportedSchemaError} is about. */
+export type StoredKind = 'store' | 'session' | 'recording';
+
+/**
+ * A stored file or record written by a newer troupe: its `schemaVersion` is above the newest this version reads. It
+ * is left as it is and never rewritten; read it with the newer troupe that wrote it.
+ */
+export class UnsupportedSchemaError extends TroupeError {
+  readonly code = 'unsupported_schema' as const;
+  constructor(
+    /** A store file, a session record, or a recording. */
+    readonly kind: StoredKind,
+    /** The file (absolute path), or for a session record `session <id>`. */
+    readonly source: string,
+    /** The `schemaVersion` it carries. */
+    readonly found: number,
+    /** The newest version this troupe reads. */
+    readonly supported: number,
+  ) {
+    super(
+      `The ${kind === 'session' ? '' : `${kind} `}${source} has schemaVersion ${found}, but this version of troupe reads ` +
+        `up to ${supported}. It was left as it is; use the newer troupe that wrote it.`,
+    );
   }
 }
 

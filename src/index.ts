@@ -64,7 +64,9 @@ export type { SettableClock } from './runtime/RuntimeClock.js';
 export type { IdleReport, RunUntilIdleOptions } from './runtime/Simulation.js';
 export { RESIDENT_MAX_TURNS } from './runtime/Launcher.js';
 export { recordEvents } from './views/recordEvents.js';
-export type { EventRecording } from './views/recordEvents.js';
+export type { EventRecording, RecordingHeader } from './views/recordEvents.js';
+export { readRecording } from './views/readRecording.js';
+export type { Recording } from './views/readRecording.js';
 
 // ── Delegation ──────────────────────────────────────────────────────────────────────────────────────────
 export { assignTask } from './tools/assignTask.js';
@@ -106,6 +108,7 @@ export type { JsonFileMemoryOptions } from './memory/JsonFileMemory.js';
 export type { FileLockOptions } from './memory/fileLock.js';
 export { SESSIONS_KEY, SessionRecord, SessionStore } from './memory/SessionStore.js';
 export type { SessionManager } from './memory/SessionStore.js';
+export { RECORDING_SCHEMA_VERSION, SESSION_SCHEMA_VERSION, STORE_SCHEMA_VERSION } from './schemaVersion.js';
 export { TOOL_NAME, defineTool } from './tools/defineTool.js';
 export type { Tool, ToolContext, ToolDefinition, ToolKind, ToolOutput } from './tools/defineTool.js';
 export { isToolReply, toolReply } from './tools/toolReply.js';
@@ -173,6 +176,7 @@ export {
   AbortedError,
   AgentFileError,
   ConfigurationError,
+  CorruptRecordingError,
   CorruptStoreError,
   DeadlockError,
   DelegationError,
@@ -192,10 +196,11 @@ export {
   TroupeError,
   UnknownAgentError,
   UnknownRequestError,
+  UnsupportedSchemaError,
   errorMessage,
   TROUPE_ERROR_CODES,
 } from './errors.js';
-export type { DelegationRefusal, Fault, TroupeErrorCode, UndeliverableReason } from './errors.js';
+export type { DelegationRefusal, Fault, StoredKind, TroupeErrorCode, UndeliverableReason } from './errors.js';
 export { ENDING_CODES, ErrorInfo, ending, errorInfo } from './failure.js';
 export type { EndingCode } from './failure.js';
 

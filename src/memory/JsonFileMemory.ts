@@ -1,6 +1,7 @@
 import { open, readFile, readdir, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { ConfigurationError, CorruptStoreError, errorMessage } from '../errors.js';
+import { ConfigurationError, CorruptStoreError, errorMessage, UnsupportedSchemaError } from '../errors.js';
+import { checkSchemaVersion, STORE_SCHEMA_VERSION } from '../schemaVersion.js';
 import { isRunning, withFileLock, type FileLockOptions } from './fileLock.js';
 import type { MemoryPort } from './MemoryPort.js';
 
@@ -14,6 +15,9 @@ export interface JsonFileMemoryOptions extends FileLockOptions {
 }
 
 type Data = Record<string, unknown>;
+
+/** The top-level field of the file that holds its format's version; not a key of the store. */
+const VERSION_FIELD = 'schemaVersion';
 
 interface Op {
   apply(data: Data): unknown;
@@ -29,8 +33,12 @@ interface Op {
  * - Writes from one process are queued and applied together; writes from several processes take turns through a
  *   lock file (`<file>.lock`), and each applies its changes to the file as it is on disk at that moment, so no
  *   process loses another's writes.
- * - A file that does not parse (or is not a JSON object) is refused with {@link CorruptStoreError} and left as it is:
- *   it is never overwritten.
+ * - The file carries its format's version, `schemaVersion` ({@link STORE_SCHEMA_VERSION}), at its top level beside the
+ *   keys; `schemaVersion` is therefore not a key a caller may use. A file without it (written before it existed) is
+ *   read as version 1 and gets the field at its next write.
+ * - A file that does not parse (or is not a JSON object, or has a `schemaVersion` that is not a whole number from 1
+ *   up) is refused with {@link CorruptStoreError}; one with a newer `schemaVersion` than this code knows is refused
+ *   with {@link UnsupportedSchemaError}. Either is left as it is: it is never overwritten.
  */
 export class JsonFileMemory<T = unknown> implements MemoryPort<T> {
   /** The store file (absolute). */
@@ -58,14 +66,14 @@ export class JsonFileMemory<T = unknown> implements MemoryPort<T> {
   }
 
   async set(key: string, value: T): Promise<void> {
-    const json = toJson(value, key);
+    const json = toJson(value, usable(key));
     await this.write((data) => {
       data[key] = json;
     });
   }
 
   async append(key: string, item: unknown): Promise<number> {
-    const json = toJson(item, key);
+    const json = toJson(item, usable(key));
     return (await this.write((data) => {
       const list = data[key] ?? [];
       if (!Array.isArray(list)) throw new ConfigurationError(`The value at "${key}" is not a list; append needs one.`);
@@ -75,7 +83,8 @@ export class JsonFileMemory<T = unknown> implements MemoryPort<T> {
     })) as number;
   }
 
-  update(key: string, change: (current: T | undefined) => T): Promise<T> {
+  async update(key: string, change: (current: T | undefined) => T): Promise<T> {
+    usable(key);
     return this.write((data) => {
       const next = toJson(change(structuredClone(data[key]) as T | undefined), key);
       data[key] = next;
@@ -83,7 +92,8 @@ export class JsonFileMemory<T = unknown> implements MemoryPort<T> {
     }) as Promise<T>;
   }
 
-  delete(key: string): Promise<boolean> {
+  async delete(key: string): Promise<boolean> {
+    usable(key);
     return this.write((data) => {
       const had = Object.hasOwn(data, key);
       delete data[key];
@@ -157,7 +167,7 @@ export class JsonFileMemory<T = unknown> implements MemoryPort<T> {
     const temp = `${this.file}.${process.pid}-${Math.random().toString(36).slice(2)}.tmp`;
     const handle = await open(temp, 'w');
     try {
-      await handle.writeFile(`${JSON.stringify(data)}\n`);
+      await handle.writeFile(`${JSON.stringify({ [VERSION_FIELD]: STORE_SCHEMA_VERSION, ...data })}\n`);
       await handle.sync();
     } finally {
       await handle.close();
@@ -178,7 +188,7 @@ export class JsonFileMemory<T = unknown> implements MemoryPort<T> {
     }
   }
 
-  /** The file's content; a missing file is an empty store, one that does not parse is refused. */
+  /** The file's keys; a missing file is an empty store, one that does not parse or is newer is refused. */
   private async read(fresh = false): Promise<Data> {
     let stamp: string;
     try {
@@ -196,18 +206,34 @@ export class JsonFileMemory<T = unknown> implements MemoryPort<T> {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
       throw error;
     }
-    let data: unknown;
-    try {
-      data = JSON.parse(text);
-    } catch (error) {
-      throw new CorruptStoreError(this.file, `it is not JSON: ${errorMessage(error)}`);
-    }
-    if (data === null || typeof data !== 'object' || Array.isArray(data)) {
-      throw new CorruptStoreError(this.file, 'it is not a JSON object of keys');
-    }
-    if (!fresh) this.cached = { stamp, data: data as Data };
-    return data as Data;
+    const data = parseStore(this.file, text);
+    if (!fresh) this.cached = { stamp, data };
+    return data;
   }
+}
+
+/** The keys of a store file's text, without its version field; refuses a file that is corrupt or newer. */
+function parseStore(file: string, text: string): Data {
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (error) {
+    throw new CorruptStoreError(file, `it is not JSON: ${errorMessage(error)}`);
+  }
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) {
+    throw new CorruptStoreError(file, 'it is not a JSON object of keys');
+  }
+  const { [VERSION_FIELD]: found, ...keys } = data as Data;
+  const version = checkSchemaVersion(found, STORE_SCHEMA_VERSION);
+  if (version.status === 'invalid') throw new CorruptStoreError(file, `its ${VERSION_FIELD} ${JSON.stringify(found)} is not a whole number from 1 up`);
+  if (version.status === 'newer') throw new UnsupportedSchemaError('store', file, version.version, STORE_SCHEMA_VERSION);
+  return keys;
+}
+
+/** The key, when a caller may use it: the file's version field is not a key. */
+function usable(key: string): string {
+  if (key === VERSION_FIELD) throw new ConfigurationError(`"${VERSION_FIELD}" is reserved in a JsonFileMemory file for its format's version; use another key.`);
+  return key;
 }
 
 /** A value as the file will hold it; refuses what JSON cannot hold (functions, cycles, big integers). */

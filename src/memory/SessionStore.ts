@@ -1,7 +1,8 @@
 import { z } from 'zod';
-import { errorMessage } from '../errors.js';
+import { errorMessage, UnsupportedSchemaError } from '../errors.js';
 import { FailureReason } from '../events/events.js';
 import { ChatMessage } from '../models/Model.js';
+import { checkSchemaVersion, SESSION_SCHEMA_VERSION } from '../schemaVersion.js';
 import type { MemoryPort } from './MemoryPort.js';
 
 /** The key under which every session record is kept, in one object by agent id. */
@@ -20,8 +21,13 @@ const FiguresSchema = z.object({
   durationMs: z.number(),
 });
 
-/** One agent's session, as stored: who it is, where it hangs, how it went. Plain JSON. */
+/**
+ * One agent's session, as stored: who it is, where it hangs, how it went. Plain JSON. A record of a newer
+ * `schemaVersion` than {@link SESSION_SCHEMA_VERSION} does not parse: it is left out of lists and left as it is.
+ */
 export const SessionRecord = z.object({
+  /** The record's format ({@link SESSION_SCHEMA_VERSION}); records written before the field are version 1. */
+  schemaVersion: z.literal(SESSION_SCHEMA_VERSION).default(SESSION_SCHEMA_VERSION),
   /** The agent's id; its conversation is stored under this key too. */
   id: z.string(),
   /** The name of the agent's definition. */
@@ -49,7 +55,7 @@ export type SessionRecord = z.infer<typeof SessionRecord>;
 
 /** Sessions as the runtime shows them: read them, find them by parent, clean old ones up. */
 export interface SessionManager {
-  /** One session, or undefined. */
+  /** One session, or undefined; a record written by a newer troupe is refused with `UnsupportedSchemaError`. */
   get(id: string): Promise<SessionRecord | undefined>;
   /** Every session, oldest first. */
   list(): Promise<SessionRecord[]>;
@@ -98,6 +104,7 @@ export class SessionStore implements SessionManager {
   /** Records a new (or resumed) agent as pending. */
   spawned(record: Pick<SessionRecord, 'id' | 'agentType' | 'parentConversationId' | 'taskDescription'>): void {
     const session: SessionRecord = {
+      schemaVersion: SESSION_SCHEMA_VERSION,
       id: record.id,
       agentType: record.agentType,
       parentConversationId: record.parentConversationId,
@@ -182,8 +189,10 @@ export class SessionStore implements SessionManager {
   }
 
   async get(id: string): Promise<SessionRecord | undefined> {
-    const map = asMap(await this.memory.get(SESSIONS_KEY));
-    const parsed = SessionRecord.safeParse(map[id]);
+    const value = asMap(await this.memory.get(SESSIONS_KEY))[id];
+    const version = checkSchemaVersion(asMap(value).schemaVersion, SESSION_SCHEMA_VERSION);
+    if (version.status === 'newer') throw new UnsupportedSchemaError('session', `session ${id}`, version.version, SESSION_SCHEMA_VERSION);
+    const parsed = SessionRecord.safeParse(value);
     return parsed.success ? parsed.data : undefined;
   }
 

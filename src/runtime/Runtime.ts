@@ -70,7 +70,10 @@ export interface RuntimeOptions {
    * scripted models may draw from). With a `SimulatedClock`, two runs with the same seed and inputs are identical.
    */
   seed?: number;
-  /** Writes every event as one JSON line to this file (made anew); with a seed, two runs write identical files. */
+  /**
+   * Writes every event as one JSON line to this file (made anew), after a header line with the run id and the
+   * format's `schemaVersion` (read it back with `readRecording`); with a seed, two runs write identical files.
+   */
   record?: string;
   /** Every agent's inbox (default: 256 messages; a full one refuses more). */
   inbox?: { capacity?: number; overflow?: Overflow };

@@ -165,7 +165,7 @@ export function buildParts(options: RuntimeOptions) {
     metrics$.subscribe((snapshot) => (latest = snapshot)),
     events$.subscribe((event) => launcher.observe(event)),
   ];
-  const recording: EventRecording | undefined = options.record ? recordEvents(events$, options.record) : undefined;
+  const recording: EventRecording | undefined = options.record ? recordEvents(events$, options.record, { runId }) : undefined;
   // The runtime's own events (messages, the blackboard), merged once `events$` has its subscribers.
   streams.add(runtimeEvents);
   supervisor.start();

@@ -1,6 +1,20 @@
 import { createWriteStream } from 'node:fs';
 import type { Observable } from 'rxjs';
 import type { TroupeEvent } from '../events/events.js';
+import { RECORDING_SCHEMA_VERSION } from '../schemaVersion.js';
+
+/**
+ * The first line of a recording: what it is, its format's version ({@link RECORDING_SCHEMA_VERSION}) and the run it
+ * records. Plain JSON, like the events after it.
+ */
+export interface RecordingHeader {
+  /** Marks the header line; no event has this type. */
+  type: 'recording';
+  /** The version of the file's format. */
+  schemaVersion: number;
+  /** The run's id (the `runId` of its events), or null when the recorder was not told it. */
+  runId: string | null;
+}
 
 /** A JSONL recording in progress. */
 export interface EventRecording {
@@ -9,14 +23,16 @@ export interface EventRecording {
 }
 
 /**
- * Writes every event of a stream to a file, one JSON object a line, in the order they happen (the file is made anew).
- * Events carry clock time and ids from the runtime's random source, so a seeded run in simulated time writes the
- * same bytes every time.
+ * Writes every event of a stream to a file, one JSON object a line, in the order they happen (the file is made anew),
+ * after a {@link RecordingHeader} line. Events carry clock time and ids from the runtime's random source, so a seeded
+ * run in simulated time writes the same bytes every time. `readRecording` reads the file back.
  */
-export function recordEvents(events$: Observable<TroupeEvent>, path: string): EventRecording {
+export function recordEvents(events$: Observable<TroupeEvent>, path: string, options: { runId?: string } = {}): EventRecording {
   const out = createWriteStream(path, { flags: 'w', encoding: 'utf8' });
   let failure: Error | undefined;
   out.on('error', (error) => (failure ??= error));
+  const header: RecordingHeader = { type: 'recording', schemaVersion: RECORDING_SCHEMA_VERSION, runId: options.runId ?? null };
+  out.write(`${JSON.stringify(header)}\n`);
   const subscription = events$.subscribe({ next: (event) => out.write(`${JSON.stringify(event)}\n`) });
   let closing: Promise<void> | undefined;
   return {

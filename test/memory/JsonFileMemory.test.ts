@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { CorruptStoreError, JsonFileMemory, StoreLockedError } from 'troupe';
+import { ConfigurationError, CorruptStoreError, JsonFileMemory, STORE_SCHEMA_VERSION, StoreLockedError, UnsupportedSchemaError } from 'troupe';
 import { eachTestTempDir } from '../support/tempDir.js';
 
 const run = promisify(execFile);
@@ -35,7 +35,7 @@ describe('JsonFileMemory', () => {
     expect(await again.get('log')).toEqual(['first', 'second']);
     expect((await again.keys()).sort()).toEqual(['a', 'count', 'log']);
     expect(await again.keys('lo')).toEqual(['log']);
-    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ a: { n: 1 }, log: ['first', 'second'], count: 5 });
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ schemaVersion: STORE_SCHEMA_VERSION, a: { n: 1 }, log: ['first', 'second'], count: 5 });
     await again.clear();
     expect(await store.keys()).toEqual([]);
   });
@@ -108,7 +108,75 @@ describe('JsonFileMemory', () => {
     await new JsonFileMemory(file, { timeoutMs: 1_000 }).set('a', 1);
     writeFileSync(`${file}.lock`, JSON.stringify({ pid: process.ppid, host: hostname(), at: Date.now() - 120_000, token: 'old' }));
     await new JsonFileMemory(file, { timeoutMs: 1_000 }).set('b', 2);
-    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ a: 1, b: 2 });
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ schemaVersion: STORE_SCHEMA_VERSION, a: 1, b: 2 });
     expect(readdirSync(dir.path).filter((name) => name.includes('.lock'))).toEqual([]);
+  });
+});
+
+describe('JsonFileMemory schemaVersion', () => {
+  /** Every read and write of the store, one after another; each is expected to reject with the same error. */
+  const everyCall = (store: JsonFileMemory) => [
+    () => store.get('a'),
+    () => store.keys(),
+    () => store.set('a', 2),
+    () => store.append('log', 1),
+    () => store.update('a', () => 3),
+    () => store.delete('a'),
+    () => store.clear(),
+  ];
+
+  it('writes the version beside the keys, and keeps it out of the keys a caller sees', async () => {
+    const store = new JsonFileMemory(file);
+    await store.set('a', 1);
+    expect(readFileSync(file, 'utf8')).toBe(`{"schemaVersion":${STORE_SCHEMA_VERSION},"a":1}\n`);
+    expect(await store.keys()).toEqual(['a']);
+    expect(await store.get('schemaVersion')).toBeUndefined();
+    await store.clear();
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ schemaVersion: STORE_SCHEMA_VERSION });
+  });
+
+  it('refuses schemaVersion as a key, writing nothing', async () => {
+    const store = new JsonFileMemory(file);
+    await store.set('a', 1);
+    const before = readFileSync(file);
+    await expect(store.set('schemaVersion', 9)).rejects.toBeInstanceOf(ConfigurationError);
+    await expect(store.append('schemaVersion', 9)).rejects.toBeInstanceOf(ConfigurationError);
+    await expect(store.update('schemaVersion', () => 9)).rejects.toBeInstanceOf(ConfigurationError);
+    await expect(store.delete('schemaVersion')).rejects.toThrow(/"schemaVersion" is reserved/);
+    expect(readFileSync(file).equals(before)).toBe(true);
+  });
+
+  it('reads a file written before the version (as version 1) and adds the version at its next write', async () => {
+    writeFileSync(file, '{"notes":["kept"],"count":1}\n');
+    const store = new JsonFileMemory(file);
+    expect(await store.get('notes')).toEqual(['kept']);
+    expect((await store.keys()).sort()).toEqual(['count', 'notes']);
+    await store.update('count', (count) => (count as number) + 1);
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ schemaVersion: STORE_SCHEMA_VERSION, notes: ['kept'], count: 2 });
+  });
+
+  it('refuses a file of a newer version with UnsupportedSchemaError, and leaves it byte-identical', async () => {
+    const newer = STORE_SCHEMA_VERSION + 1;
+    writeFileSync(file, `{"schemaVersion":${newer},"a":{"shape":"of the future"}}\n`);
+    const before = readFileSync(file);
+    const store = new JsonFileMemory(file);
+    for (const call of everyCall(store)) {
+      await expect(call()).rejects.toMatchObject({ code: 'unsupported_schema', kind: 'store', source: file, found: newer, supported: STORE_SCHEMA_VERSION });
+    }
+    await expect(store.get('a')).rejects.toBeInstanceOf(UnsupportedSchemaError);
+    await expect(store.get('a')).rejects.toThrow(`has schemaVersion ${newer}, but this version of troupe reads up to ${STORE_SCHEMA_VERSION}`);
+    expect(readFileSync(file).equals(before)).toBe(true);
+    expect(readdirSync(dir.path)).toEqual(['history.json']);
+  });
+
+  it.each(['"1"', '1.5', '0', '-1', 'null', '{}', 'true'])('refuses schemaVersion %s as a corrupt store, and leaves it byte-identical', async (version) => {
+    writeFileSync(file, `{"schemaVersion":${version},"a":1}`);
+    const before = readFileSync(file);
+    for (const call of everyCall(new JsonFileMemory(file))) {
+      await expect(call()).rejects.toBeInstanceOf(CorruptStoreError);
+    }
+    await expect(new JsonFileMemory(file).keys()).rejects.toThrow(`its schemaVersion ${version} is not a whole number from 1 up`);
+    expect(readFileSync(file).equals(before)).toBe(true);
+    expect(readdirSync(dir.path)).toEqual(['history.json']);
   });
 });

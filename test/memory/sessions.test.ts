@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { createRuntime, DelegationError, InMemoryMemory, JsonFileMemory, SESSIONS_KEY, type SessionRecord } from 'troupe';
+import { createRuntime, DelegationError, InMemoryMemory, JsonFileMemory, SESSION_SCHEMA_VERSION, SESSIONS_KEY, UnsupportedSchemaError, type SessionRecord } from 'troupe';
 import { ScriptedModel } from 'troupe/testing';
 import { assign, lastToolMessage, leader, toolReply, worker } from '../stubs.js';
 import { eachTestTempDir } from '../support/tempDir.js';
@@ -30,6 +30,7 @@ describe('sessions in the store', () => {
     const sessions = (await store.get(SESSIONS_KEY)) as Record<string, SessionRecord>;
     const analyst = Object.values(sessions).find((session) => session.agentType === 'analyst')!;
     expect(sessions[result.id]).toMatchObject({
+      schemaVersion: SESSION_SCHEMA_VERSION,
       id: result.id,
       agentType: 'lead',
       parentConversationId: 'main',
@@ -139,4 +140,40 @@ describe('sessions in the store', () => {
     await expect(runtime.resume('agent:worker:elsewhere', 'y')).rejects.toThrow(/still marked running/);
     await runtime.shutdown();
   });
+
+  it('reads a record written before schemaVersion as version 1', async () => {
+    const store = new InMemoryMemory();
+    await store.set(SESSIONS_KEY, { 'agent:worker:old': storedRecord('agent:worker:old') });
+    const runtime = createRuntime({ model: new ScriptedModel([]), agents: [worker()], store, projectAgentDir: false });
+    expect(await runtime.sessions.get('agent:worker:old')).toMatchObject({ schemaVersion: 1, state: 'completed', result: 'old answer' });
+    expect((await runtime.sessions.list()).map((session) => session.id)).toEqual(['agent:worker:old']);
+    await runtime.shutdown();
+  });
+
+  it('leaves a record of a newer schemaVersion out of lists, refuses to resume it, and never rewrites it', async () => {
+    const newer = { ...storedRecord('agent:worker:future'), schemaVersion: SESSION_SCHEMA_VERSION + 1, shape: 'of the future' };
+    const store = new JsonFileMemory(file);
+    await store.set(SESSIONS_KEY, { 'agent:worker:future': newer });
+    await store.set('agent:worker:future', [{ role: 'user', content: 'x' }]);
+    const runtime = createRuntime({ model: new ScriptedModel(['ok']), agents: [worker()], store, projectAgentDir: false });
+
+    expect(await runtime.sessions.list()).toEqual([]);
+    await expect(runtime.sessions.get('agent:worker:future')).rejects.toMatchObject({
+      code: 'unsupported_schema', kind: 'session', source: 'session agent:worker:future', found: SESSION_SCHEMA_VERSION + 1,
+    });
+    await expect(runtime.resume('agent:worker:future', 'y')).rejects.toBeInstanceOf(UnsupportedSchemaError);
+    const mine = await runtime.run('worker', 'Mine.');
+    expect(await runtime.sessions.cleanup(-1)).toEqual([mine.id]);
+    await runtime.shutdown();
+
+    expect(await new JsonFileMemory(file).get(SESSIONS_KEY)).toEqual({ 'agent:worker:future': newer });
+  });
 });
+
+/** A session record as troupe wrote them before schemaVersion. */
+function storedRecord(id: string) {
+  return {
+    id, agentType: 'worker', parentConversationId: 'main', state: 'completed', taskDescription: 'x',
+    startTime: 1, endTime: 2, result: 'old answer', error: null, metrics: null,
+  };
+}

@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { createRuntime, DeadlockError, defineTool, realClock, RuntimeClock, type ModelReply, type ModelRequest } from 'troupe';
+import { createRuntime, DeadlockError, defineTool, readRecording, realClock, RECORDING_SCHEMA_VERSION, RuntimeClock, type ModelReply, type ModelRequest } from 'troupe';
 import { ScriptedModel } from 'troupe/testing';
 import { call, lastMessage, readMessages, resident, simulatedClock, toolReply, worker } from '../stubs.js';
 import { eachTestTempDir } from '../support/tempDir.js';
@@ -211,11 +211,14 @@ describe('reproducible runs', () => {
     const results = await Promise.all([echo, ...readers, ...askers].map((handle) => handle.result));
     await runtime.shutdown();
     const bytes = readFileSync(record);
+    const recording = await readRecording(record);
     return {
       runId: runtime.runId,
       results,
       hash: createHash('sha256').update(bytes).digest('hex'),
-      lines: bytes.toString('utf8').trim().split('\n').map((line) => JSON.parse(line) as { type: string; agentId: string }),
+      header: JSON.parse(bytes.toString('utf8').split('\n')[0]!) as unknown,
+      recording,
+      lines: recording.events,
     };
   }
 
@@ -229,6 +232,8 @@ describe('reproducible runs', () => {
       expect.stringMatching(/^answered \d+$/),
       expect.stringMatching(/^answered \d+$/),
     ]);
+    expect(first.header).toEqual({ type: 'recording', schemaVersion: RECORDING_SCHEMA_VERSION, runId: first.runId });
+    expect(first.recording).toMatchObject({ schemaVersion: RECORDING_SCHEMA_VERSION, runId: first.runId });
     expect(first.lines.length).toBeGreaterThan(100);
     const types = new Set(first.lines.map((line) => line.type));
     for (const type of ['agent.waiting', 'message.sent', 'message.delivered', 'blackboard.changed', 'agent.completed']) expect(types).toContain(type);

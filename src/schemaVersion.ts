@@ -1,0 +1,42 @@
+/**
+ * The versions of what troupe stores: the one place they are set. Each stored thing carries its version in a
+ * `schemaVersion` field; one written before the field existed reads as version 1. A version below the current one is
+ * a format this code still reads (and writes anew in the current one); a version above it comes from a newer troupe
+ * and is refused with {@link UnsupportedSchemaError}, the file left as it is.
+ *
+ * Raise a version when the stored shape changes in a way older code would misread, keep reading the older versions,
+ * and add a fixture of the new format under `test/fixtures/`.
+ */
+
+/**
+ * The format of a `JsonFileMemory` file: one JSON object of keys, with `schemaVersion` beside them at its top
+ * level (a reserved key). Version 1; files written before the field have the same layout and read as version 1.
+ */
+export const STORE_SCHEMA_VERSION = 1;
+
+/**
+ * The format of a session record in `__agent_sessions__` (see `SessionRecord`). Version 1; records written before
+ * the field read as version 1.
+ */
+export const SESSION_SCHEMA_VERSION = 1;
+
+/**
+ * The format of a `record` file (JSON lines): a header line `{"type":"recording","schemaVersion":2,"runId":…}`, then
+ * one event a line. Version 2: an `agent.failed` event's `error` is an `ErrorInfo` (`{ code, message, fault, … }`).
+ * Version 1 had the error as a text; a file without the header (written before it) is events only and reads as
+ * version 1. Both are read, their failures given the code their reason implies.
+ */
+export const RECORDING_SCHEMA_VERSION = 2;
+
+/** What a `schemaVersion` field says: a version this code reads, a newer one, or no version at all. */
+export type SchemaVersionCheck =
+  | { status: 'known'; version: number }
+  | { status: 'newer'; version: number }
+  | { status: 'invalid'; found: unknown };
+
+/** Reads a `schemaVersion` field against the newest version this code knows; a missing field is version 1. */
+export function checkSchemaVersion(found: unknown, supported: number): SchemaVersionCheck {
+  if (found === undefined) return { status: 'known', version: 1 };
+  if (typeof found !== 'number' || !Number.isSafeInteger(found) || found < 1) return { status: 'invalid', found };
+  return found > supported ? { status: 'newer', version: found } : { status: 'known', version: found };
+}

@@ -1,0 +1,88 @@
+import { createReadStream } from 'node:fs';
+import { resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { CorruptRecordingError, errorMessage, UnsupportedSchemaError, type Fault } from '../errors.js';
+import { FailureReason, TroupeEvent } from '../events/events.js';
+import type { ErrorInfo } from '../failure.js';
+import { checkSchemaVersion, RECORDING_SCHEMA_VERSION } from '../schemaVersion.js';
+
+/** A recording read back: its format's version, its run and its events in order. */
+export interface Recording {
+  /** The version of the file's format; 1 for a file written before recordings had a header. */
+  schemaVersion: number;
+  /** The run it recorded: from its header, or from its first event when it has none; null when neither says. */
+  runId: string | null;
+  /** Every event, in the order it happened. */
+  events: TroupeEvent[];
+}
+
+/**
+ * Reads a recording that `createRuntime({ record })` or `recordEvents` wrote: the header line, then one event a line
+ * (a file without the header, written before it existed, is events only, version 1). Refuses, and never touches, a
+ * recording of a newer `schemaVersion` ({@link UnsupportedSchemaError}) and one with a line that is not JSON or not
+ * an event, such as a last line cut short by a crash ({@link CorruptRecordingError}).
+ */
+export async function readRecording(path: string): Promise<Recording> {
+  const file = resolve(path);
+  const recording: Recording = { schemaVersion: 1, runId: null, events: [] };
+  const lines = createInterface({ input: createReadStream(file, { encoding: 'utf8' }), crlfDelay: Infinity });
+  let number = 0;
+  for await (const line of lines) {
+    number += 1;
+    const value = parseLine(file, number, line);
+    if (number === 1 && isHeader(value)) Object.assign(recording, readHeader(file, value));
+    else recording.events.push(parseEvent(file, number, recording.schemaVersion === 1 ? fromVersion1(value) : value));
+  }
+  recording.runId ??= recording.events[0]?.runId ?? null;
+  return recording;
+}
+
+function parseLine(file: string, number: number, line: string): unknown {
+  try {
+    return JSON.parse(line);
+  } catch (error) {
+    throw new CorruptRecordingError(file, number, `it is not JSON: ${errorMessage(error)}`);
+  }
+}
+
+function isHeader(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && (value as { type?: unknown }).type === 'recording';
+}
+
+/** The version and run of a header line; its version is checked first, since a newer header may look different. */
+function readHeader(file: string, header: Record<string, unknown>): Pick<Recording, 'schemaVersion' | 'runId'> {
+  const version = checkSchemaVersion(header.schemaVersion ?? null, RECORDING_SCHEMA_VERSION);
+  if (version.status === 'invalid') {
+    throw new CorruptRecordingError(file, 1, `its schemaVersion ${JSON.stringify(version.found)} is not a whole number from 1 up`);
+  }
+  if (version.status === 'newer') throw new UnsupportedSchemaError('recording', file, version.version, RECORDING_SCHEMA_VERSION);
+  const { runId } = header;
+  if (runId !== null && typeof runId !== 'string') throw new CorruptRecordingError(file, 1, 'its runId is not a string or null');
+  return { schemaVersion: version.version, runId };
+}
+
+/** What a version-1 failure's reason says of its cause, now that failures carry a code and a side. */
+const VERSION_1_FAILURES: Record<FailureReason, { code: ErrorInfo['code']; fault: Fault }> = {
+  error: { code: 'unexpected', fault: 'system' },
+  timeout: { code: 'idle_timeout', fault: 'system' },
+  cancelled: { code: 'cancelled', fault: 'user' },
+  max_turns: { code: 'max_turns', fault: 'user' },
+  budget: { code: 'budget_exceeded', fault: 'user' },
+  denied: { code: 'denied', fault: 'user' },
+};
+
+/** A version-1 event in today's shape: an `agent.failed` event's text error becomes an `ErrorInfo`. */
+function fromVersion1(value: unknown): unknown {
+  const event = value as { type?: unknown; reason?: unknown; error?: unknown } | null;
+  if (event?.type !== 'agent.failed' || typeof event.error !== 'string') return value;
+  const known = FailureReason.safeParse(event.reason);
+  const { code, fault } = VERSION_1_FAILURES[known.success ? known.data : 'error'];
+  return { ...event, error: { code, message: event.error, fault } };
+}
+
+function parseEvent(file: string, number: number, value: unknown): TroupeEvent {
+  const parsed = TroupeEvent.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  throw new CorruptRecordingError(file, number, `it is not an event (${issue?.path.join('.') || 'type'}: ${issue?.message ?? 'invalid'})`);
+}

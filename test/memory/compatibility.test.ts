@@ -1,0 +1,121 @@
+// Files troupe wrote in earlier formats still load: each folder of test/fixtures/ is copied to a temporary folder and
+// opened with the code of today, and the committed fixtures are checked unchanged afterwards.
+import { createHash } from 'node:crypto';
+import { cpSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import {
+  createRuntime,
+  defineAgent,
+  JsonFileMemory,
+  readRecording,
+  RECORDING_SCHEMA_VERSION,
+  SESSION_SCHEMA_VERSION,
+  SESSIONS_KEY,
+  STORE_SCHEMA_VERSION,
+} from 'troupe';
+import { ScriptedModel } from 'troupe/testing';
+import { eachTestTempDir } from '../support/tempDir.js';
+
+const fixtures = fileURLToPath(new URL('../fixtures/', import.meta.url));
+/** Every fixture folder: the format of files written before versioning, then one folder per schema version. */
+const FORMATS = ['unversioned', 'v1', 'v2'];
+/** The recording format of each fixture folder. */
+const RECORDING_VERSIONS: Record<string, number> = { unversioned: 1, v1: 1, v2: 2 };
+
+/** A hash of every committed fixture file, to show the tests never change them. */
+function fixtureHashes(): Record<string, string> {
+  const hashes: Record<string, string> = {};
+  for (const format of FORMATS) {
+    for (const name of readdirSync(join(fixtures, format))) {
+      hashes[`${format}/${name}`] = createHash('sha256').update(readFileSync(join(fixtures, format, name))).digest('hex');
+    }
+  }
+  return hashes;
+}
+
+const before = fixtureHashes();
+afterAll(() => expect(fixtureHashes()).toEqual(before));
+
+const agents = ['lead', 'analyst', 'writer'].map((name) =>
+  defineAgent({ name, description: `The ${name}.`, systemPrompt: `You are the ${name}.`, tools: name === 'lead' ? ['assign_task'] : [] }),
+);
+
+describe('the fixtures', () => {
+  it('end with a folder in the versions written today, so a raised version comes with a fixture of its format', () => {
+    const newest = join(fixtures, FORMATS.at(-1)!);
+    const store = JSON.parse(readFileSync(join(newest, 'store.json'), 'utf8')) as Record<string, unknown>;
+    const records = Object.values(store[SESSIONS_KEY] as Record<string, { schemaVersion?: unknown }>);
+    const header = JSON.parse(readFileSync(join(newest, 'run.jsonl'), 'utf8').split('\n')[0]!) as { schemaVersion?: unknown };
+    expect(store.schemaVersion).toBe(STORE_SCHEMA_VERSION);
+    expect(records.map((record) => record.schemaVersion)).toEqual([SESSION_SCHEMA_VERSION, SESSION_SCHEMA_VERSION, SESSION_SCHEMA_VERSION]);
+    expect(header.schemaVersion).toBe(RECORDING_SCHEMA_VERSION);
+  });
+});
+
+describe.each(FORMATS)('the %s fixtures', (format) => {
+  const dir = eachTestTempDir();
+  let store: string;
+
+  beforeEach(() => {
+    cpSync(join(fixtures, format), dir.path, { recursive: true });
+    store = join(dir.path, 'store.json');
+  });
+
+  it('list their sessions with their parents, outcomes and conversations', async () => {
+    const runtime = createRuntime({ model: new ScriptedModel([]), agents, store: new JsonFileMemory(store), projectAgentDir: false });
+    const sessions = await runtime.sessions.list();
+    expect(sessions.map((session) => [session.agentType, session.state]).sort()).toEqual([
+      ['analyst', 'completed'],
+      ['lead', 'completed'],
+      ['writer', 'failed'],
+    ]);
+    expect(sessions.map((session) => session.schemaVersion)).toEqual([1, 1, 1]);
+    const byType = Object.fromEntries(sessions.map((session) => [session.agentType, session]));
+    expect(byType.lead).toMatchObject({ parentConversationId: 'main', result: 'The analyst counted 7 modules.', metrics: { subtree: { modelCalls: 3 } } });
+    expect(byType.analyst).toMatchObject({ parentConversationId: byType.lead!.id, taskDescription: 'Count the modules.' });
+    expect(byType.writer).toMatchObject({ parentConversationId: 'poems', reason: 'error', error: 'The model is down.', result: null });
+    expect(await runtime.sessions.conversation(byType.analyst!.id)).toEqual([
+      { role: 'user', content: 'Count the modules.' },
+      { role: 'assistant', content: 'There are 7 modules: a, b, c, d, e, f, g.' },
+    ]);
+    expect((await runtime.sessions.conversation('main'))?.map((message) => message.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
+    await runtime.shutdown();
+  });
+
+  it('resume a stored session, and the store they are in takes the new writes', async () => {
+    const model = ScriptedModel.perAgent({ analyst: [(request) => `Resumed with ${request.messages.length} messages.`] });
+    const runtime = createRuntime({ model, agents, store: new JsonFileMemory(store), projectAgentDir: false });
+    const analyst = (await runtime.sessions.list()).find((session) => session.agentType === 'analyst')!;
+    const keys = (await new JsonFileMemory(store).keys()).sort();
+
+    const resumed = await (await runtime.resume(analyst.id, 'Which is the largest?')).result;
+    await runtime.shutdown();
+
+    expect(resumed).toMatchObject({ id: analyst.id, status: 'completed', output: 'Resumed with 4 messages.' });
+    const again = new JsonFileMemory(store);
+    expect(((await again.get(SESSIONS_KEY)) as Record<string, unknown>)[analyst.id]).toMatchObject({ state: 'completed', parentConversationId: analyst.parentConversationId });
+    expect(await again.get(analyst.id)).toHaveLength(4);
+    expect((await again.keys()).sort()).toEqual(keys);
+    expect(JSON.parse(readFileSync(store, 'utf8'))).toMatchObject({ schemaVersion: STORE_SCHEMA_VERSION }); // written in today's format
+  });
+
+  it('read their recording: every event of the run that wrote the sessions, in order', async () => {
+    const recording = await readRecording(join(dir.path, 'run.jsonl'));
+    expect(recording.schemaVersion).toBe(RECORDING_VERSIONS[format]);
+    expect(recording.events.every((event) => event.runId === recording.runId)).toBe(true);
+    const ends = recording.events.filter((event) => event.type === 'agent.completed' || event.type === 'agent.failed');
+    expect(ends.map((event) => [event.type, event.agentId.split(':')[1]])).toEqual([
+      ['agent.failed', 'writer'],
+      ['agent.completed', 'analyst'],
+      ['agent.completed', 'lead'],
+    ]);
+    // A version-1 failure (a text error) reads as today's ErrorInfo, its code what its reason implies.
+    expect(ends[0]).toMatchObject({ reason: 'error', error: { code: 'unexpected', message: 'The model is down.' } });
+    const runtime = createRuntime({ model: new ScriptedModel([]), agents, store: new JsonFileMemory(store), projectAgentDir: false });
+    const spawned = recording.events.filter((event) => event.type === 'agent.spawned').map((event) => event.agentId);
+    expect(spawned.sort()).toEqual((await runtime.sessions.list()).map((session) => session.id).sort());
+    await runtime.shutdown();
+  });
+});

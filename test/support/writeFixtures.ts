@@ -1,0 +1,36 @@
+// Writes the stored-format fixtures of test/fixtures/: a JSON store with three sessions and the recording of the run
+// that made them, as the troupe of this commit writes them. Run it once per new format, into a new folder, and commit
+// what it writes; never run it over a folder already committed (those are the formats older files are in).
+//   node --import tsx test/support/writeFixtures.ts test/fixtures/<folder>
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { SimulatedClock } from 'xstate';
+import { createRuntime, defineAgent, JsonFileMemory, ScriptedModel } from '../../src/index.js';
+
+const folder = process.argv[2];
+if (!folder) throw new Error('Usage: writeFixtures.ts <folder>');
+mkdirSync(folder, { recursive: true });
+
+const lead = defineAgent({ name: 'lead', description: 'Leads.', systemPrompt: 'You lead.', tools: ['assign_task'] });
+const analyst = defineAgent({ name: 'analyst', description: 'Analyses.', systemPrompt: 'You analyse.' });
+const writer = defineAgent({ name: 'writer', description: 'Writes.', systemPrompt: 'You write.' });
+const model = ScriptedModel.perAgent({
+  lead: [
+    { content: '', toolCalls: [{ id: 'c1', name: 'assign_task', arguments: JSON.stringify({ description: 'count modules', agent: 'analyst', task: 'Count the modules.' }) }] },
+    'The analyst counted 7 modules.',
+  ],
+  analyst: ['There are 7 modules: a, b, c, d, e, f, g.'],
+  writer: [new Error('The model is down.')],
+});
+const runtime = createRuntime({
+  model,
+  agents: [lead, analyst, writer],
+  store: new JsonFileMemory(join(folder, 'store.json')),
+  clock: new SimulatedClock(),
+  seed: 11,
+  record: join(folder, 'run.jsonl'),
+  projectAgentDir: false,
+});
+const results = await Promise.all([runtime.run('lead', 'How many modules?'), runtime.run('writer', 'Write a haiku.', { conversationKey: 'poems' })]);
+await runtime.shutdown();
+console.log(JSON.stringify(results.map((result) => ({ id: result.id, status: result.status }))));

@@ -1,0 +1,68 @@
+// A record file: a header line with the format's version, then every event; read back by readRecording.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { CorruptRecordingError, createRuntime, readRecording, RECORDING_SCHEMA_VERSION, UnsupportedSchemaError, type TroupeEvent } from 'troupe';
+import { ScriptedModel } from 'troupe/testing';
+import { simulatedClock, worker } from '../stubs.js';
+import { eachTestTempDir } from '../support/tempDir.js';
+
+const dir = eachTestTempDir();
+const event = (runId: string, at: number) => ({ type: 'agent.started', runId, agentId: 'agent:w:1', parentId: null, toolCallId: null, at, name: 'w' });
+
+describe('recordings', () => {
+  it('start with a header line, then hold every event, which readRecording gives back in order', async () => {
+    const file = join(dir.path, 'run.jsonl');
+    const runtime = createRuntime({ model: new ScriptedModel(['one', 'two']), agents: [worker()], clock: simulatedClock(), seed: 3, record: file, projectAgentDir: false });
+    const seen: TroupeEvent[] = [];
+    runtime.events$.subscribe((e) => seen.push(e));
+    await runtime.run('worker', 'First.');
+    await runtime.run('worker', 'Second.');
+    await runtime.shutdown();
+
+    const [first, ...rest] = readFileSync(file, 'utf8').trimEnd().split('\n');
+    expect(first).toBe(`{"type":"recording","schemaVersion":${RECORDING_SCHEMA_VERSION},"runId":"${runtime.runId}"}`);
+    expect(rest.map((line) => JSON.parse(line))).toEqual(JSON.parse(JSON.stringify(seen)));
+    const recording = await readRecording(file);
+    expect(recording).toEqual({ schemaVersion: RECORDING_SCHEMA_VERSION, runId: runtime.runId, events: JSON.parse(JSON.stringify(seen)) });
+    expect(recording.events.filter((e) => e.type === 'agent.completed')).toHaveLength(2);
+  });
+
+  it('read a file without a header (written before it) as version 1, its run taken from its first event', async () => {
+    const file = join(dir.path, 'old.jsonl');
+    writeFileSync(file, `${JSON.stringify(event('r1', 0))}\n${JSON.stringify(event('r1', 5))}\n`);
+    expect(await readRecording(file)).toMatchObject({ schemaVersion: 1, runId: 'r1', events: [{ at: 0 }, { at: 5 }] });
+    writeFileSync(file, '');
+    expect(await readRecording(file)).toEqual({ schemaVersion: 1, runId: null, events: [] });
+  });
+
+  it('refuse a recording of a newer schemaVersion with UnsupportedSchemaError, leaving it byte-identical', async () => {
+    const file = join(dir.path, 'future.jsonl');
+    const newer = RECORDING_SCHEMA_VERSION + 1;
+    writeFileSync(file, `{"type":"recording","schemaVersion":${newer},"format":"of the future"}\n{"kind":"unknown today"}\n`);
+    const before = readFileSync(file);
+    const refusal = readRecording(file);
+    await expect(refusal).rejects.toBeInstanceOf(UnsupportedSchemaError);
+    await expect(refusal).rejects.toMatchObject({ code: 'unsupported_schema', kind: 'recording', source: file, found: newer, supported: RECORDING_SCHEMA_VERSION });
+    expect(readFileSync(file).equals(before)).toBe(true);
+  });
+
+  it.each(['"1"', '1.5', '0', 'null', '[1]'])('refuse a header whose schemaVersion is %s as corrupt', async (version) => {
+    const file = join(dir.path, 'bad.jsonl');
+    writeFileSync(file, `{"type":"recording","schemaVersion":${version},"runId":"r1"}\n`);
+    const before = readFileSync(file);
+    await expect(readRecording(file)).rejects.toMatchObject({ code: 'corrupt_recording', line: 1, reason: `its schemaVersion ${version} is not a whole number from 1 up` });
+    expect(readFileSync(file).equals(before)).toBe(true);
+  });
+
+  it('refuse a line that is not JSON (a last line cut short) or not an event, naming the line', async () => {
+    const file = join(dir.path, 'cut.jsonl');
+    const header = `{"type":"recording","schemaVersion":1,"runId":"r1"}`;
+    writeFileSync(file, `${header}\n${JSON.stringify(event('r1', 0))}\n{"type":"agent.sta`);
+    await expect(readRecording(file)).rejects.toMatchObject({ line: 3, reason: expect.stringMatching(/^it is not JSON/) });
+    writeFileSync(file, `${header}\n{"type":"agent.started","runId":"r1"}\n`);
+    const refusal = readRecording(file);
+    await expect(refusal).rejects.toBeInstanceOf(CorruptRecordingError);
+    await expect(refusal).rejects.toThrow(/line 2: it is not an event/);
+  });
+});

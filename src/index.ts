@@ -107,7 +107,7 @@ export type { FileLockOptions } from './memory/fileLock.js';
 export { SESSIONS_KEY, SessionRecord, SessionStore } from './memory/SessionStore.js';
 export type { SessionManager } from './memory/SessionStore.js';
 export { TOOL_NAME, defineTool } from './tools/defineTool.js';
-export type { Tool, ToolContext, ToolDefinition, ToolKind, ToolOutput } from './tools/defineTool.js';
+export type { PlanLookup, Tool, ToolAudience, ToolContext, ToolDefinition, ToolKind, ToolOutput } from './tools/defineTool.js';
 export { isToolReply, toolReply } from './tools/toolReply.js';
 export type { ToolReply } from './tools/toolReply.js';
 export { schedule } from './tools/schedule.js';

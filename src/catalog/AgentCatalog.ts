@@ -1,13 +1,11 @@
-import type { ResolvedAgent, ToolRefusal } from '../actors/agentEnvironment.js';
+import type { ResolvedAgent } from '../actors/agentEnvironment.js';
 import { AgentFileError, ConfigurationError, UnknownAgentError, errorMessage } from '../errors.js';
-import type { Model, ToolSchema } from '../models/Model.js';
+import type { Model } from '../models/Model.js';
 import type { AgentSummary } from '../tools/Delegation.js';
-import { builtinTools, DELEGATION_TOOLS } from '../tools/builtinTools.js';
+import { runtimeTools } from '../tools/builtinTools.js';
 import { indexTools, type Tool } from '../tools/defineTool.js';
-import type { PlannedCall } from '../tools/schedule.js';
 import type { AgentFiles, LoadedAgent } from './AgentFiles.js';
 import { defineAgent, type Agent, type AgentDefinition } from './defineAgent.js';
-import { describeAssignTask, describeParallelTasks } from './describeAgents.js';
 
 /** Where an agent of the catalog came from. */
 export type AgentLifecycle = 'catalog' | 'temporary' | 'permanent';
@@ -22,16 +20,10 @@ export interface AgentCatalogOptions {
   tools: readonly Tool[];
   /** Tool calls of one turn running at once. */
   maxToolConcurrency: number;
-  /** Agents at this depth or deeper get no delegation tools. */
-  maxDepth: number;
 }
 
 interface Entry extends ResolvedAgent {
   readonly lifecycle: AgentLifecycle;
-  /** True when the agent lists a delegation tool (its tool list then depends on its depth and the catalog). */
-  readonly delegating: boolean;
-  /** The schemas of its tools, for an agent that does not delegate. */
-  readonly schemas: readonly ToolSchema[];
   /** For agents made during the run: the id and name of the agent that made them. */
   readonly createdBy?: { id: string; name: string };
   /** For agents read from a file: the file and its version (size and modification time) when read. */
@@ -40,16 +32,14 @@ interface Entry extends ResolvedAgent {
 
 /**
  * The runtime's agents by name, with their models and tools looked up: the ones it was created with, and the ones
- * agents make during the run (`spawn_agent`). It answers what each agent may call at its depth, whom it may
- * delegate to, and how `assign_task` reads to it.
+ * agents make during the run (`spawn_agent`). It answers whom each agent may delegate to. It knows no tool by name:
+ * what a tool says to an agent and how its calls are planned are the tool's own hooks (see `ToolAccess`).
  */
 export class AgentCatalog {
   private readonly entries = new Map<string, Entry>();
   private readonly tools: Map<string, Tool>;
   private readonly options: AgentCatalogOptions;
-  /** Bumped whenever an agent is added or removed, so cached tool descriptions are rebuilt. */
-  private version = 0;
-  private readonly schemas = new Map<string, { version: number; schemas: readonly ToolSchema[] }>();
+  private changes = 0;
   /** How many agents in the catalog each agent made (by the maker's id). */
   private readonly made = new Map<string, number>();
 
@@ -58,14 +48,7 @@ export class AgentCatalog {
 
   constructor(definitions: readonly (Agent | AgentDefinition)[], options: AgentCatalogOptions) {
     this.options = options;
-    for (const tool of options.tools) {
-      if (DELEGATION_TOOLS.has(tool.name)) {
-        throw new ConfigurationError(`The tool name "${tool.name}" belongs to a built-in delegation tool; pick another name.`);
-      }
-    }
-    // A tool of the runtime's with the name of a built-in messaging tool (`reply`, `publish`, …) takes its place.
-    const own = new Set(options.tools.map((tool) => tool.name));
-    this.tools = indexTools([...builtinTools.filter((tool) => !own.has(tool.name)), ...options.tools]);
+    this.tools = runtimeTools(options.tools);
     for (const given of definitions) this.insert(defineAgent(given), 'catalog');
     if (options.files) {
       const scan = options.files.scan();
@@ -83,6 +66,11 @@ export class AgentCatalog {
         this.fileErrors.push(new AgentFileError(entry.file.path, 'subagents', message));
       }
     }
+  }
+
+  /** Changes whenever an agent is added or removed (what delegation tools list may then change). */
+  get version(): number {
+    return this.changes;
   }
 
   /**
@@ -148,8 +136,25 @@ export class AgentCatalog {
     if (!entry || entry.lifecycle === 'catalog') return false;
     this.entries.delete(name);
     if (entry.createdBy) this.count(entry.createdBy.id, -1);
-    this.version += 1;
+    this.changes += 1;
     return true;
+  }
+
+  /** The runtime's tool of that name (built-in, or given to the runtime). */
+  tool(name: string): Tool | undefined {
+    return this.tools.get(name);
+  }
+
+  /** True for a tool of the runtime or of any agent (a tool an agent may not call is then not an unknown one). */
+  knowsTool(name: string): boolean {
+    if (this.tools.has(name)) return true;
+    for (const entry of this.entries.values()) if (entry.tools.has(name)) return true;
+    return false;
+  }
+
+  /** True when the agent of this id made agents still in the catalog (its delegates are then its own list). */
+  hasMadeAgents(agentId: string): boolean {
+    return this.made.has(agentId);
   }
 
   /** The names of the temporary agents still in the catalog. */
@@ -186,80 +191,6 @@ export class AgentCatalog {
   }
 
   /**
-   * The tools an agent at this depth is offered, as the model sees them. At the depth limit the delegation tools
-   * are left out; `assign_task` and `parallel_tasks` list only the agents this agent may delegate to, and are left
-   * out when there are none.
-   */
-  toolSchemas(agent: ResolvedAgent, depth: number, callerId: string): readonly ToolSchema[] {
-    const known = agent as Partial<Entry>;
-    if (known.delegating === false && known.schemas) return known.schemas;
-    const atLimit = depth >= this.options.maxDepth;
-    const delegates = !atLimit && [...agent.tools.keys()].some((name) => DELEGATION_TOOLS.has(name));
-    // Agents an agent made are only its own, so a caller's list is personal once it has made one.
-    const personal = delegates && (this.made.get(callerId) ?? 0) > 0;
-    const key = `${agent.name}|${atLimit}|${personal ? callerId : ''}`;
-    const cached = this.schemas.get(key);
-    if (cached && cached.version === this.version) return cached.schemas;
-    const summaries = delegates ? this.delegatesOf({ id: callerId, name: agent.name }).map((entry) => this.summary(entry)) : [];
-    const schemas: ToolSchema[] = [];
-    for (const tool of agent.tools.values()) {
-      if (!DELEGATION_TOOLS.has(tool.name)) schemas.push(tool.schema);
-      else if (atLimit) continue;
-      else if (tool.name === 'assign_task' || tool.name === 'parallel_tasks') {
-        if (summaries.length === 0) continue;
-        const describe = tool.name === 'assign_task' ? describeAssignTask : describeParallelTasks;
-        schemas.push({ ...tool.schema, description: describe(summaries) });
-      } else schemas.push(tool.schema);
-    }
-    this.schemas.set(key, { version: this.version, schemas });
-    return schemas;
-  }
-
-  /** The tool a call names, or why this agent may not call it: the allow-list, enforced where tools run. */
-  toolFor(agent: ResolvedAgent, depth: number, toolName: string): Tool | ToolRefusal {
-    const atLimit = depth >= this.options.maxDepth;
-    const tool = agent.tools.get(toolName);
-    if (tool && !(atLimit && DELEGATION_TOOLS.has(toolName))) return tool;
-    // Refused: name what the agent may call instead.
-    const own = [...agent.tools.keys()].filter((name) => !(atLimit && DELEGATION_TOOLS.has(name)));
-    const listing = own.length > 0 ? `Its tools: ${own.join(', ')}.` : 'It has no tools.';
-    if (tool) {
-      return {
-        reason: 'depth_limit',
-        error: `"${toolName}" is refused: agent "${agent.name}" is at depth ${depth}, the runtime's delegation limit (maxDepth ${this.options.maxDepth}). Do the work yourself.`,
-      };
-    }
-    if (this.isKnownTool(toolName)) {
-      return { reason: 'not_allowed', error: `Tool "${toolName}" is not allowed for agent "${agent.name}". ${listing}` };
-    }
-    return {
-      reason: 'unknown',
-      error: `Unknown tool "${toolName}". ${own.length > 0 ? `Available tools: ${own.join(', ')}.` : 'This agent has no tools.'}`,
-    };
-  }
-
-  /** How the planner sees a call: delegations by the role of the agents they go to, other tools by kind and targets. */
-  plan(tool: Tool, args: unknown): PlannedCall {
-    const roleOf = (name: unknown) => (typeof name === 'string' ? this.entries.get(name)?.definition.role : undefined);
-    const input = args as Record<string, unknown>;
-    switch (tool.name) {
-      case 'assign_task':
-        return { kind: roleOf(input.agent) === 'write' ? 'write' : 'read' };
-      case 'parallel_tasks': {
-        const tasks = Array.isArray(input.tasks) ? (input.tasks as { agent?: unknown }[]) : [];
-        return { kind: tasks.some((task) => roleOf(task.agent) === 'write') ? 'write' : 'read' };
-      }
-      case 'spawn_agent': {
-        const names = Array.isArray(input.tools) ? (input.tools as unknown[]) : [];
-        const writes = names.some((name) => typeof name === 'string' && this.tools.get(name)?.kind !== 'read');
-        return { kind: writes ? 'write' : 'read' };
-      }
-      default:
-        return { kind: tool.kind, targets: tool.targets?.(args as never) };
-    }
-  }
-
-  /**
    * Adds an agent read from a file. A file whose agent cannot be made (an unknown tool, an unknown sub-agent once
    * the catalog is loaded) is refused and reported, and the version that ran before, if any, stays in use.
    */
@@ -276,12 +207,6 @@ export class AgentCatalog {
       if (error instanceof AgentFileError) this.refuse(error);
       else this.refuse(new AgentFileError(loaded.file, /tool/.test(errorMessage(error)) ? 'tools' : 'frontmatter', errorMessage(error)));
     }
-  }
-
-  private isKnownTool(name: string): boolean {
-    if (this.tools.has(name)) return true;
-    for (const entry of this.entries.values()) if (entry.tools.has(name)) return true;
-    return false;
   }
 
   private insert(
@@ -317,13 +242,11 @@ export class AgentCatalog {
       maxToolConcurrency: this.options.maxToolConcurrency,
       lifecycle,
       ...(file ? { file } : {}),
-      delegating: [...tools.keys()].some((name) => DELEGATION_TOOLS.has(name)),
-      schemas: [...tools.values()].map((tool) => tool.schema),
       ...(createdBy ? { createdBy } : {}),
     };
     this.entries.set(definition.name, entry);
     if (createdBy) this.count(createdBy.id, 1);
-    this.version += 1;
+    this.changes += 1;
     return entry;
   }
 

@@ -36,7 +36,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       return Object.freeze(catalog.names());
     },
     get agentFileErrors() {
-      return Object.freeze([...catalog.fileErrors]);
+      return Object.freeze([...(catalog.files?.errors ?? [])]);
     },
     events$: parts.events$,
     metrics$: parts.metrics$,

@@ -110,7 +110,7 @@ export { SESSIONS_KEY, SessionRecord, SessionStore } from './memory/SessionStore
 export type { SessionManager } from './memory/SessionStore.js';
 export { RECORDING_SCHEMA_VERSION, SESSION_SCHEMA_VERSION, STORE_SCHEMA_VERSION } from './schemaVersion.js';
 export { TOOL_NAME, defineTool } from './tools/defineTool.js';
-export type { Tool, ToolContext, ToolDefinition, ToolKind, ToolOutput } from './tools/defineTool.js';
+export type { PlanLookup, Tool, ToolAudience, ToolContext, ToolDefinition, ToolKind, ToolOutput } from './tools/defineTool.js';
 export { isToolReply, toolReply } from './tools/toolReply.js';
 export type { ToolReply } from './tools/toolReply.js';
 export { schedule } from './tools/schedule.js';

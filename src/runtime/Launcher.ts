@@ -334,7 +334,7 @@ export class Launcher {
   /** The agent of that name, its file read again if it changed; a refused file or an unknown name throws. */
   private agentNamed(name: string): ResolvedAgent {
     const { catalog } = this.parts;
-    const refused = catalog.refresh(name);
+    const refused = catalog.files?.refresh(name);
     const agent = catalog.get(name);
     if (agent) return agent;
     throw refused ?? new UnknownAgentError(name, catalog.names());

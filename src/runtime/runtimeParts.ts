@@ -5,6 +5,7 @@ import { createRunTools } from '../actors/runTools.js';
 import type { AgentEnvironment } from '../actors/agentEnvironment.js';
 import { AgentCatalog } from '../catalog/AgentCatalog.js';
 import { AgentFiles } from '../catalog/AgentFiles.js';
+import { ToolAccess } from '../catalog/ToolAccess.js';
 import { realClockFromNow } from '../clock.js';
 import { agentEvents } from '../events/agentEvents.js';
 import type { TroupeEvent } from '../events/events.js';
@@ -40,6 +41,7 @@ export type RuntimeParts = ReturnType<typeof buildParts>;
 export function buildParts(options: RuntimeOptions) {
   const settings = readSettings(options);
   const catalog = catalogFor(options, settings);
+  const access = new ToolAccess(catalog, settings.maxDepth);
   const prices: PriceTable = { ...defaultPrices, ...options.prices };
   const clock = new RuntimeClock(options.clock ?? realClockFromNow());
   const random = options.seed === undefined ? RandomSource.unseeded() : new RandomSource(options.seed);
@@ -114,9 +116,9 @@ export function buildParts(options: RuntimeOptions) {
   const environment: AgentEnvironment = {
     prices,
     resolve: (name, id) => launcher.resolve(name, id),
-    toolSchemas: (agent, depth, agentId) => catalog.toolSchemas(agent, depth, agentId),
-    toolFor: (agent, depth, toolName) => catalog.toolFor(agent, depth, toolName),
-    plan: (tool, args) => catalog.plan(tool, args),
+    toolSchemas: (agent, depth, agentId) => access.offered(agent, depth, agentId),
+    toolFor: (agent, depth, toolName) => access.toolFor(agent, depth, toolName),
+    plan: (tool, args) => access.plan(tool, args),
     delegation: (caller) => delegator.forCaller(caller),
     messaging: (caller) => messenger.forCaller(caller),
     blackboard,
@@ -210,7 +212,6 @@ function catalogFor(options: RuntimeOptions, settings: ReturnType<typeof readSet
     ...(files ? { files } : {}),
     tools: options.tools ?? [],
     maxToolConcurrency: settings.maxToolConcurrency,
-    maxDepth: settings.maxDepth,
   });
 }
 

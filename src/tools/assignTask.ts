@@ -1,11 +1,17 @@
 import { z } from 'zod';
+import type { AgentSummary } from './Delegation.js';
 import { defineTool } from './defineTool.js';
 import { delegationReply } from './delegationReply.js';
+import { listAgents } from './listAgents.js';
+
+const READ = Object.freeze({ kind: 'read' } as const);
+const WRITE = Object.freeze({ kind: 'write' } as const);
 
 /**
  * `assign_task`: hands a task to a specialist agent and returns its final answer (or, in the background, its id at
- * once). The description the model sees is written by the runtime for each caller, listing only the agents it may
- * delegate to.
+ * once). Each caller sees a description that lists only the agents it may delegate to (it is not offered the tool
+ * when there are none). A call is planned as a write when the agent it goes to has the `write` role, so delegations
+ * to such an agent in one turn run one after another.
  */
 export const assignTask = defineTool({
   name: 'assign_task',
@@ -21,6 +27,12 @@ export const assignTask = defineTool({
     resume: z.string().min(1).optional().describe('The id of an earlier agent whose session to continue.'),
   }),
   kind: 'other',
+  delegates: true,
+  describe: (audience) => {
+    const agents = audience.delegates();
+    return agents.length > 0 && describeAssignTask(agents);
+  },
+  plan: ({ agent }, lookup) => (lookup.roleOf(agent) === 'write' ? WRITE : READ),
   execute: async (args, { delegation }) =>
     delegationReply(
       await delegation.delegate({
@@ -32,3 +44,25 @@ export const assignTask = defineTool({
       }),
     ),
 });
+
+/** The description of `assign_task` as a caller sees it: only the agents it may delegate to are listed. */
+export function describeAssignTask(agents: readonly AgentSummary[]): string {
+  return [
+    'Hands a task to a specialist agent. The agent works on it in a conversation of its own, with its own tools, and',
+    'its final answer comes back as this tool\'s result.',
+    '',
+    'Available agents:',
+    listAgents(agents),
+    '',
+    'How to use it:',
+    '- Write `task` as a complete brief: the agent sees nothing of your conversation unless its definition shares it.',
+    '- Several assign_task calls in one reply run at the same time: send independent tasks together.',
+    '- Set run_in_background to true to get the agent\'s id at once and go on; collect its answer later with task_output.',
+    '- Set resume to the id of an agent that has ended to continue its session: it keeps its whole earlier conversation.',
+    '',
+    'When NOT to use it:',
+    '- Reading one known file: read it yourself.',
+    '- Searching for one symbol or one string: search for it yourself.',
+    '- Simple one-step work you can do directly with your own tools.',
+  ].join('\n');
+}

@@ -1,5 +1,6 @@
+import { ConfigurationError } from '../errors.js';
 import { assignTask } from './assignTask.js';
-import type { Tool } from './defineTool.js';
+import { indexTools, type Tool } from './defineTool.js';
 import { messagingTools } from './messagingTools.js';
 import { parallelTasks } from './parallelTasks.js';
 import { spawnAgent } from './spawnAgent.js';
@@ -13,8 +14,22 @@ const delegationTools: readonly Tool[] = [assignTask, taskOutput, spawnAgent, pa
  */
 export const builtinTools: readonly Tool[] = Object.freeze([...delegationTools, ...messagingTools]);
 
-/** The names of the delegation tools. */
-export const DELEGATION_TOOLS: ReadonlySet<string> = new Set(delegationTools.map((tool) => tool.name));
+/** The names of the built-in delegation tools (those that say they `delegate`); no tool of a runtime may take one. */
+export const DELEGATION_TOOLS: ReadonlySet<string> = new Set(builtinTools.filter((tool) => tool.delegates).map((tool) => tool.name));
 
 /** The names of every built-in tool. */
 export const BUILTIN_TOOLS: ReadonlySet<string> = new Set(builtinTools.map((tool) => tool.name));
+
+/**
+ * A runtime's tools by name: the built-in ones and the ones it was given. A given tool takes the place of a built-in
+ * one of its name (`reply`, `publish`, …), except a delegation tool's: that name is a {@link ConfigurationError}.
+ */
+export function runtimeTools(given: readonly Tool[]): Map<string, Tool> {
+  for (const tool of given) {
+    if (DELEGATION_TOOLS.has(tool.name)) {
+      throw new ConfigurationError(`The tool name "${tool.name}" belongs to a built-in delegation tool; pick another name.`);
+    }
+  }
+  const own = new Set(given.map((tool) => tool.name));
+  return indexTools([...builtinTools.filter((tool) => !own.has(tool.name)), ...given]);
+}

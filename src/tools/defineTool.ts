@@ -4,7 +4,8 @@ import { InvalidToolError, errorMessage } from '../errors.js';
 import type { ChatMessage, ToolSchema } from '../models/Model.js';
 import type { Blackboard } from '../messaging/Blackboard.js';
 import type { Messaging } from '../messaging/Messaging.js';
-import type { Delegation } from './Delegation.js';
+import type { AgentSummary, Delegation } from './Delegation.js';
+import type { PlannedCall } from './schedule.js';
 
 /** How a tool touches the world; the planner runs reads side by side and orders conflicting writes. */
 export type ToolKind = 'read' | 'write' | 'other';
@@ -37,6 +38,26 @@ export interface ToolContext {
  */
 export type ToolOutput = unknown;
 
+/**
+ * The agent a tool is described to, as a {@link ToolDefinition.describe} hook sees it. What it gives is all a
+ * description may depend on: the runtime asks once per agent definition (and side of the depth limit), and keeps
+ * the answer until an agent is added to the runtime or removed.
+ */
+export interface ToolAudience {
+  /** The name of the agent's definition. */
+  readonly agentName: string;
+  /** The agents it may hand work to (its `subagents`, or every other agent, plus the ones it made), as listed to it. */
+  delegates(): readonly AgentSummary[];
+}
+
+/** What a {@link ToolDefinition.plan} hook may look up: the runtime's agents and tools by name. */
+export interface PlanLookup {
+  /** The `role` of the agent of that name; undefined when it has none or there is no such agent. */
+  roleOf(agentName: string): 'read' | 'write' | undefined;
+  /** The tool of that name among the runtime's tools (the built-in ones and those it was given). */
+  tool(name: string): Tool | undefined;
+}
+
 /** The options of {@link defineTool}. */
 export interface ToolDefinition<Params extends z.ZodObject = z.ZodObject> {
   /** The name the model calls: letters, digits, `_` and `-`, at most 64 characters. */
@@ -49,6 +70,27 @@ export interface ToolDefinition<Params extends z.ZodObject = z.ZodObject> {
   kind: ToolKind;
   /** The paths or keys a call touches; a write without targets conflicts with every other call. */
   targets?: (args: z.output<Params>) => readonly string[];
+  /**
+   * How the planner sees one call, when `kind` and `targets` are not enough: its kind and targets from the
+   * arguments and what it may look up (`assign_task` is a write when the agent it goes to has the `write` role).
+   * Give `plan` or `targets`, not both. Called once per valid call; a hook that throws makes the call a `kind`
+   * call with unknown targets.
+   *
+   * @example
+   * plan: ({ account }) => ({ kind: 'write', targets: [`accounts/${account}`] })
+   */
+  plan?: (args: z.output<Params>, lookup: PlanLookup) => PlannedCall;
+  /**
+   * The description a given agent sees in place of `description`, or `false` to leave the tool out of what that
+   * agent is offered (it can still call a tool it lists). `assign_task` lists here the agents the caller may
+   * delegate to, and is left out for a caller with none. Asked when the agent's tool list is made, not per turn.
+   *
+   * @example
+   * describe: ({ agentName }) => `Moves money, at most ${limits[agentName]} per transfer.`
+   */
+  describe?: (audience: ToolAudience) => string | false;
+  /** True for a tool that hands work to other agents: at the runtime's `maxDepth` it is neither offered nor run. */
+  delegates?: boolean;
   /** True for a tool that waits for a person: the agent's idle timeout is paused while it runs. */
   interactive?: boolean;
   /** A limit on one call, on the actor system's clock; past it the call is aborted and becomes an error result. */
@@ -59,8 +101,10 @@ export interface ToolDefinition<Params extends z.ZodObject = z.ZodObject> {
 
 /** A validated tool, ready for a runtime. */
 export interface Tool<Params extends z.ZodObject = z.ZodObject> extends Readonly<ToolDefinition<Params>> {
-  /** The tool as the model sees it. */
+  /** The tool as the model sees it (before a `describe` hook rewrites its description for one agent). */
   readonly schema: ToolSchema;
+  /** How the planner sees one call: the definition's `plan`, or its `kind` and `targets`. */
+  readonly plan: (args: z.output<Params>, lookup: PlanLookup) => PlannedCall;
 }
 
 /** Names the model may call: the pattern OpenAI-compatible servers accept for function names. */
@@ -70,8 +114,8 @@ const KINDS: readonly ToolKind[] = ['read', 'write', 'other'];
 
 /**
  * Defines a tool and validates it at once: a bad name, a missing description, parameters that are not a zod
- * object (or cannot be described as JSON schema), an unknown kind or a bad timeout throw {@link InvalidToolError}
- * before any model is called.
+ * object (or cannot be described as JSON schema), an unknown kind, a bad timeout, or a hook that is not a function
+ * (or `plan` beside `targets`) throw {@link InvalidToolError} before any model is called.
  *
  * @example
  * const readFile = defineTool({
@@ -101,9 +145,13 @@ export function defineTool<Params extends z.ZodObject>(definition: ToolDefinitio
     fail(`kind must be one of ${KINDS.join(', ')}`);
   }
   if (typeof definition.execute !== 'function') fail('execute must be a function');
-  if (definition.targets !== undefined && typeof definition.targets !== 'function') {
-    fail('targets must be a function of the arguments');
+  for (const hook of ['targets', 'plan', 'describe'] as const) {
+    if (definition[hook] !== undefined && typeof definition[hook] !== 'function') fail(`${hook} must be a function`);
   }
+  if (definition.targets !== undefined && definition.plan !== undefined) {
+    fail('give plan or targets, not both (plan returns the targets too)');
+  }
+  if (definition.delegates !== undefined && typeof definition.delegates !== 'boolean') fail('delegates must be true or false');
   const { timeoutMs } = definition;
   if (timeoutMs !== undefined && !(Number.isFinite(timeoutMs) && timeoutMs > 0)) {
     fail('timeoutMs must be a positive number');
@@ -121,7 +169,17 @@ export function defineTool<Params extends z.ZodObject>(definition: ToolDefinitio
   return Object.freeze({
     ...definition,
     schema: Object.freeze({ name, description: definition.description, parameters }),
+    plan: definition.plan ?? planByKind(definition.kind, definition.targets),
   });
+}
+
+/** The plan of a tool without a `plan` hook: its kind, and its targets if it has them (one shared object if not). */
+function planByKind<Args>(kind: ToolKind, targets: ((args: Args) => readonly string[]) | undefined): (args: Args) => PlannedCall {
+  if (targets === undefined) {
+    const planned: PlannedCall = Object.freeze({ kind });
+    return () => planned;
+  }
+  return (args) => ({ kind, targets: targets(args) });
 }
 
 /**

@@ -1,8 +1,13 @@
 import { z } from 'zod';
 import { errorMessage } from '../errors.js';
 import { errorInfo } from '../failure.js';
+import type { AgentSummary } from './Delegation.js';
 import { defineTool } from './defineTool.js';
+import { listAgents } from './listAgents.js';
 import { toolReply } from './toolReply.js';
+
+const READ = Object.freeze({ kind: 'read' } as const);
+const WRITE = Object.freeze({ kind: 'write' } as const);
 
 /** One line of a `parallel_tasks` report. */
 export interface TaskReport {
@@ -19,7 +24,8 @@ export interface TaskReport {
 /**
  * `parallel_tasks`: fans several tasks out to agents at once and returns when all have ended, with
  * `{ completed, failed, reports }`. A task that could not be handed over (an unknown agent, say) is a failed
- * report; the others still run.
+ * report; the others still run. Each caller sees the agents it may delegate to in the description (and is not
+ * offered the tool when there are none); a call is planned as a write when one of its agents has the `write` role.
  */
 export const parallelTasks = defineTool({
   name: 'parallel_tasks',
@@ -37,6 +43,12 @@ export const parallelTasks = defineTool({
       .describe('The tasks to run at the same time.'),
   }),
   kind: 'other',
+  delegates: true,
+  describe: (audience) => {
+    const agents = audience.delegates();
+    return agents.length > 0 && describeParallelTasks(agents);
+  },
+  plan: ({ tasks }, lookup) => (tasks.some((task) => lookup.roleOf(task.agent) === 'write') ? WRITE : READ),
   execute: async ({ tasks }, { delegation }) => {
     const reports = await Promise.all(
       tasks.map(async ({ agent, task }): Promise<TaskReport> => {
@@ -57,3 +69,14 @@ export const parallelTasks = defineTool({
     return toolReply({ content: JSON.stringify(summary, null, 2), isError: completed === 0, metadata: summary });
   },
 });
+
+/** The description of `parallel_tasks` as a caller sees it. */
+export function describeParallelTasks(agents: readonly AgentSummary[]): string {
+  return [
+    'Runs several tasks at once, each by a specialist agent, and returns when all of them have ended, with a report',
+    'of each (completed with its answer, or failed with its error).',
+    '',
+    'Available agents:',
+    listAgents(agents),
+  ].join('\n');
+}

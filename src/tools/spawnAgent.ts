@@ -2,10 +2,14 @@ import { z } from 'zod';
 import { defineTool } from './defineTool.js';
 import { delegationReply } from './delegationReply.js';
 
+const READ = Object.freeze({ kind: 'read' } as const);
+const WRITE = Object.freeze({ kind: 'write' } as const);
+
 /**
  * `spawn_agent`: makes an agent that is not in the catalog (its own system prompt, a subset of the caller's tools)
  * and runs a task with it. A `temporary` agent (the default) is removed when the task ends; a `permanent` one stays
- * available to `assign_task` for the rest of the run.
+ * available to `assign_task` for the rest of the run. A call is planned as a write when the new agent gets a tool
+ * that is not a `read` tool (or one the runtime does not know).
  */
 export const spawnAgent = defineTool({
   name: 'spawn_agent',
@@ -24,6 +28,8 @@ export const spawnAgent = defineTool({
       .describe('temporary (default): removed when the task ends; permanent: stays available to assign_task.'),
   }),
   kind: 'other',
+  delegates: true,
+  plan: ({ tools = [] }, lookup) => (tools.some((name) => lookup.tool(name)?.kind !== 'read') ? WRITE : READ),
   execute: async (args, { delegation }) =>
     delegationReply(
       await delegation.spawnAgent({

@@ -26,6 +26,7 @@ export const taskOutput = defineTool({
       .describe(`How long a blocking call waits, in milliseconds (default ${DEFAULT_TASK_OUTPUT_TIMEOUT_MS}).`),
   }),
   kind: 'read',
+  delegates: true,
   execute: async ({ agent_id, blocking, timeout_ms }, { delegation }) => {
     const timeoutMs = timeout_ms ?? DEFAULT_TASK_OUTPUT_TIMEOUT_MS;
     const output = await delegation.taskOutput(agent_id, { blocking: blocking === true, timeoutMs });

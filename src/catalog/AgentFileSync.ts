@@ -1,0 +1,96 @@
+import { AgentFileError, errorMessage } from '../errors.js';
+import type { AgentFiles, LoadedAgent } from './AgentFiles.js';
+
+/** The file an agent was read from, and its version when read. */
+export interface AgentSource {
+  readonly path: string;
+  readonly version: string;
+}
+
+/** What an {@link AgentFileSync} needs of the catalog it keeps in step. */
+export interface FileAgentShelf {
+  /** The file the agent of that name was read from; `null` for an agent not from a file, undefined for no agent. */
+  sourceOf(name: string): AgentSource | null | undefined;
+  /** Puts the agent of a file in, in place of the agent of its name if any; throws, changing nothing, if it cannot be made. */
+  put(loaded: LoadedAgent): void;
+  /** Takes the agent of that name out. */
+  remove(name: string): void;
+}
+
+/**
+ * Keeps a catalog's file agents in step with their files: loads every file once, reads an agent's file again
+ * before it is spawned (or loads a file added since), and keeps the files refused, each reported once. A file whose
+ * agent cannot be made is refused, and the version that ran before, if any, stays. Agents given in code are never
+ * replaced by a file.
+ */
+export class AgentFileSync {
+  /** Agent files that were refused, each naming the file and the field; the other agents loaded. */
+  readonly errors: AgentFileError[] = [];
+
+  constructor(
+    private readonly files: AgentFiles,
+    private readonly shelf: FileAgentShelf,
+  ) {}
+
+  /**
+   * Loads the agent of every file whose name no agent has yet. Once all are in, a file agent that lists a sub-agent
+   * no agent has is refused.
+   */
+  loadAll(): void {
+    const scan = this.files.scan();
+    this.errors.push(...scan.errors);
+    const taken = scan.agents.filter((loaded) => this.shelf.sourceOf(loaded.definition.name) === undefined && this.put(loaded));
+    for (const loaded of taken) {
+      const missing = this.missingSubagents(loaded);
+      if (missing.length > 0) this.shelf.remove(loaded.definition.name);
+      for (const name of missing) this.refuse(unknownSubagent(loaded, name));
+    }
+  }
+
+  /**
+   * Brings an agent up to date with its file before it is spawned: reads `<name>.md` again if it changed (or for an
+   * agent not known yet). Returns why the file could not be read, if it could not; an agent given in code is left
+   * as it is. A new version must list only sub-agents that exist (a new file may list files not loaded yet).
+   */
+  refresh(name: string): AgentFileError | undefined {
+    const source = this.shelf.sourceOf(name);
+    if (source === null) return undefined;
+    let loaded: LoadedAgent | undefined;
+    try {
+      loaded = this.files.load(name);
+    } catch (error) {
+      return this.refuse(error instanceof AgentFileError ? error : new AgentFileError(name, 'path', errorMessage(error)));
+    }
+    if (!loaded || loaded.version === source?.version) return undefined;
+    const [missing] = source === undefined ? [] : this.missingSubagents(loaded);
+    if (missing === undefined) this.put(loaded);
+    else this.refuse(unknownSubagent(loaded, missing));
+    return undefined;
+  }
+
+  /** Records a refused file once (an edit refused on every spawn is one error), and returns it. */
+  private refuse(error: AgentFileError): AgentFileError {
+    if (!this.errors.some((known) => known.message === error.message)) this.errors.push(error);
+    return error;
+  }
+
+  /** Puts a file's agent in; true if it could be made, else the file is refused. */
+  private put(loaded: LoadedAgent): boolean {
+    try {
+      this.shelf.put(loaded);
+      return true;
+    } catch (error) {
+      const message = errorMessage(error);
+      this.refuse(error instanceof AgentFileError ? error : new AgentFileError(loaded.file, /tool/.test(message) ? 'tools' : 'frontmatter', message));
+      return false;
+    }
+  }
+
+  private missingSubagents(loaded: LoadedAgent): string[] {
+    return (loaded.definition.subagents ?? []).filter((name) => this.shelf.sourceOf(name) === undefined);
+  }
+}
+
+function unknownSubagent(loaded: LoadedAgent, name: string): AgentFileError {
+  return new AgentFileError(loaded.file, 'subagents', `lists "${name}" in subagents, but no agent has that name`);
+}

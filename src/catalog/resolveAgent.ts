@@ -1,0 +1,57 @@
+import type { ResolvedAgent } from '../actors/agentEnvironment.js';
+import { ConfigurationError } from '../errors.js';
+import type { Model } from '../models/Model.js';
+import { indexTools, type Tool } from '../tools/defineTool.js';
+import type { Agent, AgentDefinition } from './defineAgent.js';
+
+/** What a definition is resolved against: the runtime's model and tools. */
+export interface ResolveOptions {
+  /** The model of agents that name none. */
+  readonly model?: Model | undefined;
+  /** The runtime's tools by name (built-in and given), for agents that list tools by name. */
+  readonly tools: ReadonlyMap<string, Tool>;
+  /** Tool calls of one turn running at once. */
+  readonly maxToolConcurrency: number;
+}
+
+/**
+ * An agent definition with its model and tools looked up. Throws {@link ConfigurationError} for an agent with no
+ * model, or one that lists a tool the runtime does not have.
+ */
+export function resolveAgent(definition: Agent, { model, tools, maxToolConcurrency }: ResolveOptions): ResolvedAgent {
+  const chosen = typeof definition.model === 'object' ? definition.model : model;
+  if (!chosen) throw new ConfigurationError(`Agent "${definition.name}" has no model: pass createRuntime({ model }).`);
+  const own = indexTools(
+    (definition.tools ?? []).map((tool) => {
+      if (typeof tool !== 'string') return tool;
+      const found = tools.get(tool);
+      if (!found) {
+        throw new ConfigurationError(
+          `Agent "${definition.name}" lists the tool "${tool}", which is not in createRuntime({ tools }) nor a built-in tool.`,
+        );
+      }
+      return found;
+    }),
+  );
+  return {
+    name: definition.name,
+    definition,
+    model: chosen,
+    ...(typeof definition.model === 'string' ? { modelName: definition.model } : {}),
+    ...(definition.temperature === undefined ? {} : { temperature: definition.temperature }),
+    tools: own,
+    maxToolConcurrency,
+  };
+}
+
+/** The agent a runtime gets when none is defined: a generalist with every tool of the runtime. */
+export function generalPurpose(tools: readonly Tool[]): AgentDefinition {
+  return {
+    name: 'general-purpose',
+    description: 'A general agent for research, searching and multi-step tasks that need several tools.',
+    systemPrompt:
+      'You are a capable general assistant. Work on the task step by step, use your tools when they help, and finish ' +
+      'with a complete, direct answer.',
+    tools: tools.map((tool) => tool.name),
+  };
+}

@@ -1,8 +1,9 @@
 import { UnknownAgentError, UnknownRequestError } from './errors.js';
 import { ending } from './failure.js';
 import { RUNTIME_ADDRESS, TOPIC_PREFIX } from './messaging/Message.js';
-import type { Runtime, RuntimeOptions, SpawnOptions } from './runtime/Runtime.js';
-import { buildParts, shutdown } from './runtime/runtimeParts.js';
+import type { AgentResult } from './runtime/AgentResults.js';
+import type { GroupHandle, Runtime, RuntimeOptions, SpawnOptions } from './runtime/Runtime.js';
+import { buildParts, shutdown, type RuntimeParts } from './runtime/runtimeParts.js';
 import { runUntilIdle } from './runtime/Simulation.js';
 
 export type { AgentResult, ResultMetrics } from './runtime/AgentResults.js';
@@ -20,11 +21,8 @@ export type { AgentHandle, GroupHandle, GroupOptions, Runtime, RuntimeOptions, S
  */
 export function createRuntime(options: RuntimeOptions): Runtime {
   const parts = buildParts(options);
-  const { supervisor, launcher, messenger, postOffice, clock, sessions, delegator, approvals, catalog, pool } = parts;
+  const { supervisor, launcher, messenger, postOffice, clock, sessions, delegator, catalog, pool } = parts;
   const table = () => supervisor.getSnapshot().context.agents;
-  const live = (id: string) => {
-    if (!postOffice.isOpen(id)) throw new UnknownAgentError(id);
-  };
   let shutdownPromise: Promise<void> | undefined;
 
   const spawnFromCode = (agentName: string, task: string, spawnOptions: SpawnOptions, watch: boolean) =>
@@ -45,19 +43,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     sessions,
     spawn: (agentName, task, spawnOptions = {}) => spawnFromCode(agentName, task, spawnOptions, true),
     run: (agentName, task, spawnOptions = {}) => spawnFromCode(agentName, task, spawnOptions, false).result,
-    group(name, task, groupOptions = {}) {
-      const { id, result } = launcher.launchGroup(name, task, groupOptions);
-      return {
-        id,
-        result,
-        get open() {
-          return launcher.isLive(id);
-        },
-        complete: (output) => launcher.endGroup(id, { status: 'completed', output }),
-        fail: (error, reason = 'error') =>
-          launcher.endGroup(id, { status: 'failed', reason, error: typeof error === 'string' ? ending('step_failed', error, 'user') : error }),
-      };
-    },
+    group: (name, task, groupOptions = {}) => groupHandle(launcher, launcher.launchGroup(name, task, groupOptions)),
     async resume(id, task, resumeOptions = {}) {
       const { agentType, history, parentId } = await delegator.session(id);
       const liveParent = resumeOptions.parentId ?? (parentId !== null && table().record(parentId) ? parentId : null);
@@ -73,37 +59,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       });
     },
     taskOutput: (id, outputOptions) => delegator.taskOutput(id, outputOptions),
-    cancel(id) {
-      if (!table().record(id)) throw new UnknownAgentError(id);
-      supervisor.send({ type: 'CANCEL', id });
-    },
-    stop(id) {
-      if (!table().record(id)) throw new UnknownAgentError(id);
-      supervisor.send({ type: 'STOP', id });
-    },
-    approve(requestId) {
-      const approval = approvals.take(requestId);
-      if (!approval) throw new UnknownRequestError(requestId);
-      supervisor.send({ type: 'APPROVE', id: approval.agentId });
-    },
-    deny(requestId, reason = 'Denied by a person.') {
-      const approval = approvals.take(requestId);
-      if (!approval) throw new UnknownRequestError(requestId);
-      supervisor.send({ type: 'DENY', id: approval.agentId, error: reason, requestId });
-    },
-    pendingApprovals: () => approvals.list(),
-    send: (to, content, sendOptions = {}) => messenger.deliver(sendOptions.from ?? RUNTIME_ADDRESS, to, content),
-    request: (to, content, requestOptions = {}) => messenger.request(to, content, requestOptions.timeoutMs),
-    publish: (topic, content, publishOptions = {}) =>
-      messenger.deliver(publishOptions.from ?? RUNTIME_ADDRESS, `${TOPIC_PREFIX}${topic}`, content),
-    subscribe(agentId, topic) {
-      live(agentId);
-      messenger.forCaller(callerFor(agentId)).subscribe(topic);
-    },
-    unsubscribe(agentId, topic) {
-      live(agentId);
-      postOffice.unsubscribe(agentId, topic);
-    },
+    ...controls(parts),
+    ...messaging(parts),
     cleanupTemporary() {
       const names = catalog.temporary();
       for (const actor of [...table().liveActors()]) {
@@ -123,6 +80,69 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     shutdown() {
       shutdownPromise ??= shutdown(parts);
       return shutdownPromise;
+    },
+  };
+}
+
+/** A group's handle: its id and result, whether it is open, and how code ends it. */
+function groupHandle(launcher: RuntimeParts['launcher'], { id, result }: { id: string; result: Promise<AgentResult> }): GroupHandle {
+  return {
+    id,
+    result,
+    get open() {
+      return launcher.isLive(id);
+    },
+    complete: (output) => launcher.endGroup(id, { status: 'completed', output }),
+    fail: (error, reason = 'error') =>
+      launcher.endGroup(id, { status: 'failed', reason, error: typeof error === 'string' ? ending('step_failed', error, 'user') : error }),
+  };
+}
+
+/** Stopping agents and answering approvals, from code. */
+function controls(parts: RuntimeParts): Pick<Runtime, 'cancel' | 'stop' | 'approve' | 'deny' | 'pendingApprovals'> {
+  const { supervisor, approvals } = parts;
+  const table = () => supervisor.getSnapshot().context.agents;
+  return {
+    cancel(id) {
+      if (!table().record(id)) throw new UnknownAgentError(id);
+      supervisor.send({ type: 'CANCEL', id });
+    },
+    stop(id) {
+      if (!table().record(id)) throw new UnknownAgentError(id);
+      supervisor.send({ type: 'STOP', id });
+    },
+    approve(requestId) {
+      const approval = approvals.take(requestId);
+      if (!approval) throw new UnknownRequestError(requestId);
+      supervisor.send({ type: 'APPROVE', id: approval.agentId });
+    },
+    deny(requestId, reason = 'Denied by a person.') {
+      const approval = approvals.take(requestId);
+      if (!approval) throw new UnknownRequestError(requestId);
+      supervisor.send({ type: 'DENY', id: approval.agentId, error: reason, requestId });
+    },
+    pendingApprovals: () => approvals.list(),
+  };
+}
+
+/** Messages from code: send, request, publish, and topics on an agent's behalf. */
+function messaging(parts: RuntimeParts): Pick<Runtime, 'send' | 'request' | 'publish' | 'subscribe' | 'unsubscribe'> {
+  const { messenger, postOffice } = parts;
+  const live = (id: string) => {
+    if (!postOffice.isOpen(id)) throw new UnknownAgentError(id);
+  };
+  return {
+    send: (to, content, sendOptions = {}) => messenger.deliver(sendOptions.from ?? RUNTIME_ADDRESS, to, content),
+    request: (to, content, requestOptions = {}) => messenger.request(to, content, requestOptions.timeoutMs),
+    publish: (topic, content, publishOptions = {}) =>
+      messenger.deliver(publishOptions.from ?? RUNTIME_ADDRESS, `${TOPIC_PREFIX}${topic}`, content),
+    subscribe(agentId, topic) {
+      live(agentId);
+      messenger.forCaller(callerFor(agentId)).subscribe(topic);
+    },
+    unsubscribe(agentId, topic) {
+      live(agentId);
+      postOffice.unsubscribe(agentId, topic);
     },
   };
 }

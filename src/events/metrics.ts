@@ -1,4 +1,4 @@
-import type { TroupeEvent } from './events.js';
+import type { TroupeEvent, TroupeEventOf } from './events.js';
 
 /**
  * The additive figures of an agent, of a subtree of agents, or of a whole run.
@@ -148,42 +148,62 @@ export function applyEvent(state: MetricsSnapshot, event: TroupeEvent): MetricsS
   const agents = state.agents;
   const next: MetricsSnapshot = { total, agents };
   const known = agents[event.agentId];
-
   if (event.type === 'agent.spawned') {
-    if (known) {
-      known.name = event.name;
-      known.depth = event.depth;
-      if (!closesCycle(agents, event.agentId, event.parentId)) known.parentId = event.parentId;
-      if (known.state === 'completed' || known.state === 'failed') reopen(known, total);
-    } else if (event.group) {
-      addGroup(agents, event);
-    } else {
-      addAgent(agents, total, event.agentId, event.parentId, event.name, event.depth);
-    }
+    spawned(agents, total, known, event);
     return next;
   }
-
   if (event.type === 'message.sent' || event.type === 'message.delivered') {
-    const field = event.type === 'message.sent' ? 'messagesOut' : 'messagesIn';
-    total[field] += 1;
-    if (!known) return next;
-    tick(agents, total, known, event.at);
-    for (let up: AgentMetrics | undefined = known; up; up = parentOf(agents, up)) {
-      if (up === known) known.own[field] += 1;
-      up.subtree[field] += 1;
-    }
+    countMessage(agents, total, known, event);
     return next;
   }
   if (!known && (event.type.startsWith('message.') || event.type === 'blackboard.changed')) return next;
-
   const agent = known ?? adopt(agents, total, event);
-  if (agent.group) {
-    if (event.type === 'agent.started' && agent.state === 'pending') {
-      agent.state = 'running';
-      agent.startedAt = event.at;
-    } else if (event.type === 'agent.completed' || event.type === 'agent.failed') endGroup(agent, event.type);
-    return next;
+  if (agent.group) groupStep(agent, event);
+  else agentStep(agents, total, agent, event);
+  return next;
+}
+
+/** `agent.spawned`: a new entry (an agent or a group), or a known one renamed, re-parented or reopened (resumed). */
+function spawned(agents: MetricsSnapshot['agents'], total: TotalMetrics, known: AgentMetrics | undefined, event: TroupeEventOf<'agent.spawned'>): void {
+  if (known) {
+    known.name = event.name;
+    known.depth = event.depth;
+    if (!closesCycle(agents, event.agentId, event.parentId)) known.parentId = event.parentId;
+    if (known.state === 'completed' || known.state === 'failed') reopen(known, total);
+  } else if (event.group) {
+    addGroup(agents, event);
+  } else {
+    addAgent(agents, total, event.agentId, event.parentId, event.name, event.depth);
   }
+}
+
+/** A message sent or delivered: counted for the run, and for the agent and its ancestors when the agent is known. */
+function countMessage(
+  agents: MetricsSnapshot['agents'],
+  total: TotalMetrics,
+  known: AgentMetrics | undefined,
+  event: TroupeEventOf<'message.sent' | 'message.delivered'>,
+): void {
+  const field = event.type === 'message.sent' ? 'messagesOut' : 'messagesIn';
+  total[field] += 1;
+  if (!known) return;
+  tick(agents, total, known, event.at);
+  for (let up: AgentMetrics | undefined = known; up; up = parentOf(agents, up)) {
+    if (up === known) known.own[field] += 1;
+    up.subtree[field] += 1;
+  }
+}
+
+/** A group's own events: it starts and ends; its figures are its members'. */
+function groupStep(group: AgentMetrics, event: TroupeEvent): void {
+  if (event.type === 'agent.started' && group.state === 'pending') {
+    group.state = 'running';
+    group.startedAt = event.at;
+  } else if (event.type === 'agent.completed' || event.type === 'agent.failed') endGroup(group, event.type);
+}
+
+/** An agent's event: its state, and the usage and tool calls it adds to itself, its ancestors and the run. */
+function agentStep(agents: MetricsSnapshot['agents'], total: TotalMetrics, agent: AgentMetrics, event: TroupeEvent): void {
   switch (event.type) {
     case 'agent.started':
       agent.name = event.name;
@@ -198,16 +218,7 @@ export function applyEvent(state: MetricsSnapshot, event: TroupeEvent): MetricsS
     case 'agent.failed':
       agent.name = event.name;
       tick(agents, total, agent, event.at);
-      if (agent.state === 'running') total.agentsRunning -= 1;
-      if (agent.state === 'running' || agent.state === 'pending') {
-        if (event.type === 'agent.completed') {
-          agent.state = 'completed';
-          total.agentsCompleted += 1;
-        } else {
-          agent.state = 'failed';
-          total.agentsFailed += 1;
-        }
-      }
+      ended(total, agent, event.type === 'agent.completed' ? 'completed' : 'failed');
       break;
     case 'model.response': {
       tick(agents, total, agent, event.at);
@@ -215,9 +226,7 @@ export function applyEvent(state: MetricsSnapshot, event: TroupeEvent): MetricsS
       const cost = event.costUsd;
       addUsage(agent.own, inputTokens, outputTokens, cost);
       addUsage(agent.subtree, inputTokens, outputTokens, cost);
-      for (let up = parentOf(agents, agent); up; up = parentOf(agents, up)) {
-        addUsage(up.subtree, inputTokens, outputTokens, cost);
-      }
+      for (let up = parentOf(agents, agent); up; up = parentOf(agents, up)) addUsage(up.subtree, inputTokens, outputTokens, cost);
       addUsage(total, inputTokens, outputTokens, cost);
       break;
     }
@@ -233,7 +242,15 @@ export function applyEvent(state: MetricsSnapshot, event: TroupeEvent): MetricsS
     default:
       tick(agents, total, agent, event.at);
   }
-  return next;
+}
+
+/** An agent that ends: out of the running count, and counted as completed or failed (once). */
+function ended(total: TotalMetrics, agent: AgentMetrics, state: 'completed' | 'failed'): void {
+  if (agent.state === 'running') total.agentsRunning -= 1;
+  if (agent.state !== 'running' && agent.state !== 'pending') return;
+  agent.state = state;
+  if (state === 'completed') total.agentsCompleted += 1;
+  else total.agentsFailed += 1;
 }
 
 /** Costs are summed on a grid of 1e-12 USD, so sums are exact integers of picodollars below ~$1,500. */

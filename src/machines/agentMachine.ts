@@ -1,10 +1,8 @@
 import type { ActorRefFrom } from 'xstate';
-import type { TroupeEvent } from '../events/events.js';
 import { actingState } from './agentActing.js';
 import { initialContext, outcomeOf } from './agentContext.js';
 import { agentSetup, wake } from './agentSetup.js';
 import { thinkingState } from './agentThinking.js';
-import type { AgentOutcome } from './agentTypes.js';
 
 export type { AgentBudget, AgentEvent, AgentInput, AgentOutcome, ApprovalHold } from './agentTypes.js';
 
@@ -28,7 +26,7 @@ export type { AgentBudget, AgentEvent, AgentInput, AgentOutcome, ApprovalHold } 
  *   The `finish` tool ends an agent after its batch; a resident that runs out of turns or budget completes with its
  *   last answer.
  *
- * Every step emits a {@link TroupeEvent}; the output is an {@link AgentOutcome}. The `callModel` and `runTools`
+ * Every step emits a `TroupeEvent`; the output is an `AgentOutcome`. The `callModel` and `runTools`
  * actors are given by the runtime (`agentMachine.provide({ actors })`); without them every turn fails clearly.
  */
 export const agentMachine = agentSetup.createMachine({

@@ -27,7 +27,6 @@ import type {
   AgentInput,
   AgentOutcome,
   ApprovalHold,
-  Failure,
 } from './agentTypes.js';
 
 /** What every end of a tool batch does first: append its tool messages and count its calls. */

@@ -6,7 +6,9 @@ import { ConfigurationError, DelegationError, RuntimeClosedError, UnknownAgentEr
 import type { FailureReason, TroupeEvent } from '../events/events.js';
 import { emptyFigures, type MetricsSnapshot } from '../events/metrics.js';
 import type { AgentOutcome } from '../machines/agentMachine.js';
-import type { AgentTable } from '../machines/agentTable.js';
+import type { AgentRecord, AgentTable } from '../machines/agentTable.js';
+import type { AgentInput } from '../machines/agentTypes.js';
+import type { ChatMessage } from '../models/Model.js';
 import type { SupervisorEvent } from '../machines/supervisorMachine.js';
 import type { SessionStore } from '../memory/SessionStore.js';
 import { TOPIC_PREFIX, TopicName } from '../messaging/Message.js';
@@ -132,7 +134,7 @@ export class Launcher {
 
   /** Starts an agent (or resumes an ended one, or reuses a pooled one): checks, makes the input, sends `SPAWN`. */
   launch(request: LaunchRequest): AgentHandle {
-    const { catalog, results, pool, sessions, settings } = this.parts;
+    const { results, pool, sessions, settings } = this.parts;
     const table = this.parts.table();
     if (this.closed) throw new RuntimeClosedError();
     const agent = this.agentNamed(request.agent);
@@ -143,24 +145,8 @@ export class Launcher {
     if (request.parentId != null && !parent) throw new UnknownAgentError(request.parentId);
     const definition = agent.definition;
     // Every check before the first change, so a refused launch leaves nothing behind.
-    const resident = request.resident ?? definition.resident === true;
-    const maxTurns =
-      positive(request.maxTurns, 'maxTurns') ?? definition.maxTurns ?? (resident ? RESIDENT_MAX_TURNS : settings.maxTurns);
-    const idleTimeoutMs = positive(request.idleTimeoutMs, 'idleTimeoutMs') ?? definition.idleTimeoutMs ?? settings.idleTimeoutMs;
-    const historyLimit = positive(request.historyLimit, 'historyLimit') ?? definition.historyLimit;
-    if (historyLimit !== undefined && !Number.isInteger(historyLimit)) throw new ConfigurationError('historyLimit must be a whole number.');
-    const inbox = {
-      capacity: positive(request.inbox?.capacity, 'inbox.capacity') ?? definition.inbox?.capacity ?? settings.inbox.capacity,
-      overflow: request.inbox?.overflow ?? definition.inbox?.overflow ?? settings.inbox.overflow,
-    };
-    if (!Number.isInteger(inbox.capacity)) throw new ConfigurationError('inbox.capacity must be a whole number.');
-    if (inbox.overflow !== 'reject' && inbox.overflow !== 'drop-oldest') {
-      throw new ConfigurationError('inbox.overflow must be "reject" or "drop-oldest".');
-    }
-    const topics = [...(definition.subscribe ?? []), ...(request.subscribe ?? [])];
-    for (const topic of topics) {
-      if (topic.startsWith(TOPIC_PREFIX) || !TopicName.safeParse(topic).success) throw new ConfigurationError(`"${topic}" is not a topic name (give the name, without "topic:").`);
-    }
+    const limits = limitsOf(request, definition, settings);
+    const { inbox, topics } = limits;
     let { resume, history } = request;
     if (resume !== undefined && this.isLive(resume)) {
       // A run of it is live (or was launched a moment ago), so it cannot be resumed now.
@@ -212,27 +198,13 @@ export class Launcher {
         ...(approval ? { approval } : {}),
         ...(request.deny === undefined ? {} : { deny: request.deny }),
         ...(request.waiter === undefined ? {} : { waiter: request.waiter }),
-        input: {
+        input: inputOf(request, agent, limits, {
           id,
-          name: agent.name,
           runId: this.parts.runId,
-          parentId: parent?.id ?? null,
-          toolCallId: request.toolCallId ?? null,
-          depth: depthUnder(parent),
-          task: request.task,
-          ...(request.description === undefined ? {} : { description: request.description }),
-          ...(request.background ? { background: true } : {}),
-          ...(resume === undefined ? {} : { resumed: true }),
-          ...(resident ? { resident: true } : {}),
-          systemPrompt: definition.systemPrompt,
-          model: agent.modelName ?? agent.model.name,
-          tools: [...agent.tools.keys()],
-          maxTurns,
-          idleTimeoutMs,
-          ...(request.budget ? { budget: request.budget } : {}),
-          ...(historyLimit === undefined ? {} : { historyLimit }),
+          parent,
+          resumed: resume !== undefined,
           ...(history ? { history } : {}),
-        },
+        }),
       },
     });
     return { id, result, events$: watcher ? watcher.observable : this.parts.events$ };
@@ -345,4 +317,59 @@ export class Launcher {
 function depthUnder(parent: { depth: number; group?: true } | undefined): number {
   if (!parent) return 0;
   return parent.group ? parent.depth : parent.depth + 1;
+}
+
+/** An agent's limits and mailbox for one launch: the request's, else its definition's, else the runtime's. */
+function limitsOf(request: LaunchRequest, definition: ResolvedAgent['definition'], settings: Settings) {
+  const resident = request.resident ?? definition.resident === true;
+  const maxTurns = positive(request.maxTurns, 'maxTurns') ?? definition.maxTurns ?? (resident ? RESIDENT_MAX_TURNS : settings.maxTurns);
+  const idleTimeoutMs = positive(request.idleTimeoutMs, 'idleTimeoutMs') ?? definition.idleTimeoutMs ?? settings.idleTimeoutMs;
+  const historyLimit = positive(request.historyLimit, 'historyLimit') ?? definition.historyLimit;
+  if (historyLimit !== undefined && !Number.isInteger(historyLimit)) throw new ConfigurationError('historyLimit must be a whole number.');
+  const inbox = {
+    capacity: positive(request.inbox?.capacity, 'inbox.capacity') ?? definition.inbox?.capacity ?? settings.inbox.capacity,
+    overflow: request.inbox?.overflow ?? definition.inbox?.overflow ?? settings.inbox.overflow,
+  };
+  if (!Number.isInteger(inbox.capacity)) throw new ConfigurationError('inbox.capacity must be a whole number.');
+  if (inbox.overflow !== 'reject' && inbox.overflow !== 'drop-oldest') {
+    throw new ConfigurationError('inbox.overflow must be "reject" or "drop-oldest".');
+  }
+  const topics = [...(definition.subscribe ?? []), ...(request.subscribe ?? [])];
+  for (const topic of topics) {
+    if (topic.startsWith(TOPIC_PREFIX) || !TopicName.safeParse(topic).success) {
+      throw new ConfigurationError(`"${topic}" is not a topic name (give the name, without "topic:").`);
+    }
+  }
+  return { resident, maxTurns, idleTimeoutMs, historyLimit, inbox, topics };
+}
+
+/** The input of a launched agent's actor: who it is, where it hangs, its prompt, model, tools and limits. */
+function inputOf(
+  request: LaunchRequest,
+  agent: ResolvedAgent,
+  limits: ReturnType<typeof limitsOf>,
+  placed: { id: string; runId: string; parent: AgentRecord | undefined; resumed: boolean; history?: ChatMessage[] },
+): AgentInput {
+  const { parent, history } = placed;
+  return {
+    id: placed.id,
+    name: agent.name,
+    runId: placed.runId,
+    parentId: parent?.id ?? null,
+    toolCallId: request.toolCallId ?? null,
+    depth: depthUnder(parent),
+    task: request.task,
+    ...(request.description === undefined ? {} : { description: request.description }),
+    ...(request.background ? { background: true } : {}),
+    ...(placed.resumed ? { resumed: true } : {}),
+    ...(limits.resident ? { resident: true } : {}),
+    systemPrompt: agent.definition.systemPrompt,
+    model: agent.modelName ?? agent.model.name,
+    tools: [...agent.tools.keys()],
+    maxTurns: limits.maxTurns,
+    idleTimeoutMs: limits.idleTimeoutMs,
+    ...(request.budget ? { budget: request.budget } : {}),
+    ...(limits.historyLimit === undefined ? {} : { historyLimit: limits.historyLimit }),
+    ...(history ? { history } : {}),
+  };
 }

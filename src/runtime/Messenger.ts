@@ -4,17 +4,15 @@ import { clockNow, type Clock } from '../clock.js';
 import {
   ConfigurationError,
   InboxFullError,
-  MessageRefusedError,
   ReplyTimeoutError,
   RuntimeClosedError,
   UndeliverableError,
-  errorMessage,
 } from '../errors.js';
 import type { Announcement } from '../machines/agentTypes.js';
 import type { AgentRecord } from '../machines/agentTable.js';
 import type { SupervisorEvent } from '../machines/supervisorMachine.js';
-import { Message, RUNTIME_ADDRESS, TOPIC_PREFIX, TopicName, agentNameOf } from '../messaging/Message.js';
-import type { MessagePolicy, MessageReceipt, Messaging, SendOptions, WaitOptions } from '../messaging/Messaging.js';
+import { Message, RUNTIME_ADDRESS, TOPIC_PREFIX, TopicName } from '../messaging/Message.js';
+import type { MessagePolicy, MessageReceipt, Messaging } from '../messaging/Messaging.js';
 import type { PostOffice, RouteReport } from '../messaging/PostOffice.js';
 import { CallerMessaging } from './CallerMessaging.js';
 

@@ -1,5 +1,5 @@
 import { Subject, type Subscription } from 'rxjs';
-import { assign, createActor, enqueueActions, toPromise } from 'xstate';
+import { assign, createActor, enqueueActions, toPromise, type AnyActorRef } from 'xstate';
 import { createCallModel } from '../actors/callModel.js';
 import { createRunTools } from '../actors/runTools.js';
 import type { AgentEnvironment } from '../actors/agentEnvironment.js';
@@ -16,7 +16,8 @@ import type { AgentContext, AgentEvent, Announcement } from '../machines/agentTy
 import { clockedAgentActions, clockedGroupAnnounce } from '../machines/agentClock.js';
 import { agentMachine } from '../machines/agentMachine.js';
 import { groupMachine, type GroupContext, type GroupEvent } from '../machines/groupMachine.js';
-import { supervisorMachine } from '../machines/supervisorMachine.js';
+import type { AgentTable } from '../machines/agentTable.js';
+import { supervisorMachine, type SupervisorEvent } from '../machines/supervisorMachine.js';
 import { InMemoryMemory } from '../memory/InMemoryMemory.js';
 import { SessionStore } from '../memory/SessionStore.js';
 import { Blackboard } from '../messaging/Blackboard.js';
@@ -27,7 +28,7 @@ import { recordEvents, type EventRecording } from '../views/recordEvents.js';
 import { AgentPool } from './AgentPool.js';
 import { AgentResults } from './AgentResults.js';
 import { Approvals } from './Approvals.js';
-import { Delegator } from './Delegator.js';
+import { Delegator, type DelegatorHost } from './Delegator.js';
 import { Launcher } from './Launcher.js';
 import { Messenger } from './Messenger.js';
 import type { RuntimeOptions } from './Runtime.js';
@@ -57,112 +58,23 @@ export function buildParts(options: RuntimeOptions) {
   const runtimeEvents = new Subject<TroupeEvent>();
   let latest: MetricsSnapshot = createMetrics();
   let closed = false;
-  const send = (event: Parameters<typeof supervisor.send>[0]) => supervisor.send(event);
-  /** An event the runtime itself announces (messages, the blackboard), with the header of the agent's record. */
-  const announce = (agentId: string, body: Announcement) => {
-    const record = table().record(agentId);
-    const header = { runId, id: agentId, parentId: record?.parentId ?? null, toolCallId: record?.toolCallId ?? null };
-    runtimeEvents.next(stampEvent(header, clock.now(), body));
-  };
+  const send = (event: SupervisorEvent) => supervisor.send(event);
+  const announce = announcerFor(runId, clock, table, runtimeEvents);
 
-  const postOffice = new PostOffice(clock, (id) => supervisor.send({ type: 'WAKE', id }));
-  const blackboard = new Blackboard((change) =>
-    announce(change.by, {
-      type: 'blackboard.changed',
-      key: change.key,
-      ...(change.deleted ? { deleted: true } : { value: change.value }),
-    }),
-  );
-  const messenger = new Messenger({
+  const { postOffice, blackboard, messenger } = messagingFor(options, { clock, catalog, send, table, announce, closed: () => closed });
+  const metrics = () => latest;
+  const launcher: Launcher = new Launcher({ settings, runId, catalog, results, approvals, sessions, pool, postOffice, messenger, random, events$, metrics, table, send });
+  const delegator = delegatorFor(options, { catalog, results, approvals, sessions, clock, maxDepth: settings.maxDepth, table, launcher, send });
+  const environment = environmentFor({ access, prices, launcher, delegator, messenger, blackboard, runtimeEvents, clock, postOffice });
+  const supervisor = supervisorFor(options, {
+    agentLogic: agentLogicFor(environment, postOffice, clock),
+    maxParallel: settings.maxParallel,
     clock,
     postOffice,
-    policy: options.messagePolicy,
-    send,
-    record: (id) => table().record(id),
-    contactsOf: (name) => catalog.get(name)?.definition.canMessage,
-    announce,
-    closed: () => closed,
-    inspected: options.inspect !== undefined,
-  });
-  const launcher: Launcher = new Launcher({
-    settings,
-    runId,
-    catalog,
-    results,
-    approvals,
-    sessions,
-    pool,
-    postOffice,
+    observe: (actor) => streams.add(agentEvents(actor)),
+    launcher,
     messenger,
-    random,
-    events$,
-    metrics: () => latest,
-    table,
-    send,
   });
-  const delegator: Delegator = new Delegator({
-    catalog,
-    results,
-    approvals,
-    sessions,
-    clock,
-    maxDepth: settings.maxDepth,
-    policy: options.delegationPolicy,
-    record: (id) => table().record(id),
-    launch: (request) => launcher.launch(request).id,
-    forget: (name) => launcher.forget(name),
-    send,
-  });
-  const environment: AgentEnvironment = {
-    prices,
-    resolve: (name, id) => launcher.resolve(name, id),
-    toolSchemas: (agent, depth, agentId) => access.offered(agent, depth, agentId),
-    toolFor: (agent, depth, toolName) => access.toolFor(agent, depth, toolName),
-    plan: (tool, args) => access.plan(tool, args),
-    delegation: (caller) => delegator.forCaller(caller),
-    messaging: (caller) => messenger.forCaller(caller),
-    blackboard,
-    random: (agentId) => launcher.randomFor(agentId),
-    announce: (event) => runtimeEvents.next(event),
-    clock,
-    dropWait: (agentId, callId) => postOffice.cancelWait(agentId, callId),
-  };
-  const readMail = assign<AgentContext, AgentEvent, undefined, AgentEvent, never>(({ context }) => {
-    const { answers, mail } = postOffice.take(context.input.id);
-    return { messages: withMail(context.messages, answers, mail) };
-  });
-  const agentLogic = agentMachine.provide({
-    actors: { callModel: createCallModel(environment), runTools: createRunTools(environment) },
-    guards: { mailReady: ({ context }) => postOffice.ready(context.input.id) },
-    actions: {
-      ...clockedAgentActions(clock),
-      // Most turns find no mail: then nothing is assigned (an assign copies the context). The assign is made once:
-      // making one inside an action that runs during another actor's custom action draws an XState warning.
-      takeMail: enqueueActions(({ context, enqueue }) => {
-        if (postOffice.hasMail(context.input.id)) enqueue(readMail);
-      }),
-    },
-  });
-  const groupLogic = groupMachine.provide({ actions: { announce: clockedGroupAnnounce<GroupContext, GroupEvent>(clock) } });
-  const supervisor = createActor(
-    supervisorMachine.provide({
-      actions: {
-        observeAgent: ({ context }, { id }) => {
-          const actor = context.agents.member(id);
-          if (actor) streams.add(agentEvents(actor));
-        },
-        reportOutcome: (_, { outcome }) => launcher.settle(outcome),
-        reportRoute: (_, { report }) => messenger.routed(report),
-      },
-    }),
-    {
-      id: 'supervisor',
-      systemId: 'supervisor',
-      input: { agentLogic, groupLogic, maxParallel: settings.maxParallel, postOffice, inspected: options.inspect !== undefined },
-      clock,
-      ...(options.inspect ? { inspect: options.inspect } : {}),
-    },
-  );
   const subscriptions: Subscription[] = [
     metrics$.subscribe((snapshot) => (latest = snapshot)),
     events$.subscribe((event) => launcher.observe(event)),
@@ -198,6 +110,153 @@ export function buildParts(options: RuntimeOptions) {
       launcher.closed = true;
     },
   };
+}
+
+/** How the runtime announces its own events (messages, the blackboard): with the header of the agent's record. */
+function announcerFor(runId: string, clock: RuntimeClock, table: () => AgentTable, runtimeEvents: Subject<TroupeEvent>) {
+  return (agentId: string, body: Announcement) => {
+    const record = table().record(agentId);
+    const header = { runId, id: agentId, parentId: record?.parentId ?? null, toolCallId: record?.toolCallId ?? null };
+    runtimeEvents.next(stampEvent(header, clock.now(), body));
+  };
+}
+
+/** Delegation on behalf of agents: checks, policy, approvals, and launches through the launcher. */
+function delegatorFor(
+  options: RuntimeOptions,
+  parts: Pick<DelegatorHost, 'catalog' | 'results' | 'approvals' | 'sessions' | 'clock' | 'maxDepth' | 'send'> & {
+    table: () => AgentTable;
+    launcher: Launcher;
+  },
+): Delegator {
+  const { table, launcher, ...host } = parts;
+  return new Delegator({
+    ...host,
+    policy: options.delegationPolicy,
+    record: (id) => table().record(id),
+    launch: (request) => launcher.launch(request).id,
+    forget: (name) => launcher.forget(name),
+  });
+}
+
+/** The message path: the post office (inboxes, topics, waits), the blackboard, and the messenger that sends. */
+function messagingFor(
+  options: RuntimeOptions,
+  parts: {
+    clock: RuntimeClock;
+    catalog: AgentCatalog;
+    send: (event: SupervisorEvent) => void;
+    table: () => AgentTable;
+    announce: (agentId: string, body: Announcement) => void;
+    closed: () => boolean;
+  },
+) {
+  const { clock, catalog, send, table, announce } = parts;
+  const postOffice = new PostOffice(clock, (id) => send({ type: 'WAKE', id }));
+  const blackboard = new Blackboard((change) =>
+    announce(change.by, {
+      type: 'blackboard.changed',
+      key: change.key,
+      ...(change.deleted ? { deleted: true } : { value: change.value }),
+    }),
+  );
+  const messenger = new Messenger({
+    clock,
+    postOffice,
+    policy: options.messagePolicy,
+    send,
+    record: (id) => table().record(id),
+    contactsOf: (name) => catalog.get(name)?.definition.canMessage,
+    announce,
+    closed: parts.closed,
+    inspected: options.inspect !== undefined,
+  });
+  return { postOffice, blackboard, messenger };
+}
+
+/** What the agents' actors (`callModel`, `runTools`) are given: agents, tools, services and the clock. */
+function environmentFor(parts: {
+  access: ToolAccess;
+  prices: PriceTable;
+  launcher: Launcher;
+  delegator: Delegator;
+  messenger: Messenger;
+  blackboard: Blackboard;
+  runtimeEvents: Subject<TroupeEvent>;
+  clock: RuntimeClock;
+  postOffice: PostOffice;
+}): AgentEnvironment {
+  const { access, launcher, delegator, messenger, runtimeEvents, postOffice } = parts;
+  return {
+    prices: parts.prices,
+    resolve: (name, id) => launcher.resolve(name, id),
+    toolSchemas: (agent, depth, agentId) => access.offered(agent, depth, agentId),
+    toolFor: (agent, depth, toolName) => access.toolFor(agent, depth, toolName),
+    plan: (tool, args) => access.plan(tool, args),
+    delegation: (caller) => delegator.forCaller(caller),
+    messaging: (caller) => messenger.forCaller(caller),
+    blackboard: parts.blackboard,
+    random: (agentId) => launcher.randomFor(agentId),
+    announce: (event) => runtimeEvents.next(event),
+    clock: parts.clock,
+    dropWait: (agentId, callId) => postOffice.cancelWait(agentId, callId),
+  };
+}
+
+/** The agent machine with the runtime's actors, its clock, and its post office's mail. */
+function agentLogicFor(environment: AgentEnvironment, postOffice: PostOffice, clock: RuntimeClock) {
+  const readMail = assign<AgentContext, AgentEvent, undefined, AgentEvent, never>(({ context }) => {
+    const { answers, mail } = postOffice.take(context.input.id);
+    return { messages: withMail(context.messages, answers, mail) };
+  });
+  return agentMachine.provide({
+    actors: { callModel: createCallModel(environment), runTools: createRunTools(environment) },
+    guards: { mailReady: ({ context }) => postOffice.ready(context.input.id) },
+    actions: {
+      ...clockedAgentActions(clock),
+      // Most turns find no mail: then nothing is assigned (an assign copies the context). The assign is made once:
+      // making one inside an action that runs during another actor's custom action draws an XState warning.
+      takeMail: enqueueActions(({ context, enqueue }) => {
+        if (postOffice.hasMail(context.input.id)) enqueue(readMail);
+      }),
+    },
+  });
+}
+
+/** The supervisor actor (not started): it spawns the agents and groups, and reports their ends and routes. */
+function supervisorFor(
+  options: RuntimeOptions,
+  parts: {
+    agentLogic: ReturnType<typeof agentLogicFor>;
+    maxParallel: number;
+    clock: RuntimeClock;
+    postOffice: PostOffice;
+    observe: (actor: AnyActorRef) => void;
+    launcher: Launcher;
+    messenger: Messenger;
+  },
+) {
+  const { agentLogic, clock, postOffice, launcher, messenger } = parts;
+  const groupLogic = groupMachine.provide({ actions: { announce: clockedGroupAnnounce<GroupContext, GroupEvent>(clock) } });
+  return createActor(
+    supervisorMachine.provide({
+      actions: {
+        observeAgent: ({ context }, { id }) => {
+          const actor = context.agents.member(id);
+          if (actor) parts.observe(actor);
+        },
+        reportOutcome: (_, { outcome }) => launcher.settle(outcome),
+        reportRoute: (_, { report }) => messenger.routed(report),
+      },
+    }),
+    {
+      id: 'supervisor',
+      systemId: 'supervisor',
+      input: { agentLogic, groupLogic, maxParallel: parts.maxParallel, postOffice, inspected: options.inspect !== undefined },
+      clock,
+      ...(options.inspect ? { inspect: options.inspect } : {}),
+    },
+  );
 }
 
 /** The agents in code and in agent files. */

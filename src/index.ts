@@ -192,6 +192,7 @@ export {
   TroupeError,
   UnknownAgentError,
   UnknownRequestError,
+  UnusedStepsError,
   errorMessage,
 } from './errors.js';
 export type { DelegationRefusal, TroupeErrorCode, UndeliverableReason } from './errors.js';

@@ -9,8 +9,8 @@ import {
   UnknownAgentError,
   type ModelReply,
 } from 'troupe';
-import { ScriptedModel, advanceUntilSettled, nextTimerAt } from 'troupe/testing';
-import { call, collect, echoTool, simulatedClock, toolReply, worker } from './stubs.js';
+import { ScriptedModel, advanceUntilSettled, nextTimerAt, callTools, toolCall } from 'troupe/testing';
+import { collect, echoTool, simulatedClock, worker } from './stubs.js';
 
 describe('the supervisor', () => {
   it('runs at most maxParallel agents at once: 20 agents under a cap of 3 peak at exactly 3', async () => {
@@ -123,7 +123,7 @@ describe('events and metrics', () => {
         n += 1;
         const reply: ModelReply =
           request.messages.length < 3
-            ? { ...toolReply(call('echo', { text: `t${n}` })), usage: { inputTokens: 100 + n, outputTokens: 10 + n } }
+            ? { ...callTools(toolCall('echo', { text: `t${n}` })), usage: { inputTokens: 100 + n, outputTokens: 10 + n } }
             : { content: `answer ${n}`, usage: { inputTokens: 200 + n, outputTokens: 20 + n } };
         replies.push(reply);
         return reply;

@@ -1,18 +1,9 @@
-// Shared fakes for the tests: small agents, tools that record what they did, and event collectors.
+// Shared fakes for the tests: small agents, tools that record what they did, and event collectors. The steps of a
+// script (toolCall, callTools, assignCall) are shipped in troupe/testing.
 import { SimulatedClock } from 'xstate';
 import { z } from 'zod';
 import { defineAgent, defineTool, type AgentDefinition, type ChatMessage, type TroupeEvent } from 'troupe';
 import type { Observable } from 'rxjs';
-
-/** A tool call as a model would send it. */
-export function call(name: string, args: unknown, id = `call_${name}`) {
-  return { id, name, arguments: typeof args === 'string' ? args : JSON.stringify(args) };
-}
-
-/** A reply that asks for the given tool calls. */
-export function toolReply(...calls: ReturnType<typeof call>[]) {
-  return { content: '', toolCalls: calls };
-}
 
 /** A fresh simulated clock. */
 export function simulatedClock(): SimulatedClock {
@@ -45,11 +36,6 @@ export function echoTool() {
 /** An agent with the given tools. */
 export function worker(name = 'worker', tools: string[] = []) {
   return defineAgent({ name, description: `The ${name}.`, systemPrompt: `You are the ${name}.`, tools });
-}
-
-/** A delegation call as a model would send it. */
-export function assign(agent: string, task: string, extra: Record<string, unknown> = {}, id = `call_${agent}`) {
-  return call('assign_task', { description: `work for ${agent}`, agent, task, ...extra }, id);
 }
 
 /** The last tool message of a request, or undefined. */

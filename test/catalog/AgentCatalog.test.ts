@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createRuntime, defineTool, type ModelRequest } from 'troupe';
-import { ScriptedModel } from 'troupe/testing';
-import { assign, call, collect, lastToolMessage, leader, ofType, toolReply, worker } from '../stubs.js';
+import { ScriptedModel, assignCall, callTools, toolCall } from 'troupe/testing';
+import { collect, lastToolMessage, leader, ofType, worker } from '../stubs.js';
 
 describe('the depth limit', () => {
   it('offers no delegation tools at maxDepth, refuses a delegation call there, and spawns nothing', async () => {
     const model = ScriptedModel.perAgent({
-      lead: [toolReply(assign('middle', 'Go down.')), 'Top done.'],
-      middle: [toolReply(assign('bottom', 'Go further.')), 'Middle did it alone.'],
+      lead: [callTools(assignCall('middle', 'Go down.')), 'Top done.'],
+      middle: [callTools(assignCall('bottom', 'Go further.')), 'Middle did it alone.'],
     });
     const runtime = createRuntime({ model, agents: [leader('lead'), leader('middle'), worker('bottom')], maxDepth: 1 });
     const events = collect(runtime.events$);
@@ -44,7 +44,7 @@ describe('tool allow-lists, enforced where tools run', () => {
       kind: 'write',
       execute: () => (ran += 1, 'wiped'),
     });
-    const model = ScriptedModel.perAgent({ reader: [toolReply(call('wipe_disk', {})), 'I could not.'] });
+    const model = ScriptedModel.perAgent({ reader: [callTools(toolCall('wipe_disk', {})), 'I could not.'] });
     const admin = worker('admin', ['wipe_disk']);
     const runtime = createRuntime({ model, agents: [worker('reader'), admin], tools: [wipe] });
     const events = collect(runtime.events$);
@@ -64,8 +64,8 @@ describe('tool allow-lists, enforced where tools run', () => {
 
   it('a sub-agent only gets the tools its own definition lists', async () => {
     const model = ScriptedModel.perAgent({
-      lead: [toolReply(assign('helper', 'Help.')), 'ok'],
-      helper: [toolReply(call('assign_task', { description: 'x', agent: 'lead', task: 'loop' })), 'Could not delegate.'],
+      lead: [callTools(assignCall('helper', 'Help.')), 'ok'],
+      helper: [callTools(toolCall('assign_task', { description: 'x', agent: 'lead', task: 'loop' })), 'Could not delegate.'],
     });
     const runtime = createRuntime({ model, agents: [leader(), worker('helper')] });
     const events = collect(runtime.events$);

@@ -2,14 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { createActor } from 'xstate';
 import { z } from 'zod';
 import { createRuntime, defineAgent, defineTool, ModelError, type TroupeEvent } from 'troupe';
-import { ScriptedModel, advanceUntilSettled } from 'troupe/testing';
+import { ScriptedModel, advanceUntilSettled, callTools, toolCall } from 'troupe/testing';
 import { agentMachine } from '../../src/machines/agentMachine.js';
-import { call, collect, echoTool, simulatedClock, toolReply, worker } from '../stubs.js';
+import { collect, echoTool, simulatedClock, worker } from '../stubs.js';
 
 describe('agent lifecycle', () => {
   it('emits spawned, started, each model turn and tool call, then completed, in that order', async () => {
     const { tool, calls } = echoTool();
-    const model = new ScriptedModel([toolReply(call('echo', { text: 'hi' })), 'All done.']);
+    const model = new ScriptedModel([callTools(toolCall('echo', { text: 'hi' })), 'All done.']);
     const runtime = createRuntime({ model, agents: [worker('worker', ['echo'])], tools: [tool] });
     const events = collect(runtime.events$);
 
@@ -35,7 +35,7 @@ describe('agent lifecycle', () => {
 
   it('sends the tool result back to the model as a tool message answering the call', async () => {
     const { tool } = echoTool();
-    const model = new ScriptedModel([toolReply(call('echo', { text: 'ping' }, 'c-1')), 'ok']);
+    const model = new ScriptedModel([callTools(toolCall('echo', { text: 'ping' }, 'c-1')), 'ok']);
     const runtime = createRuntime({ model, agents: [worker('worker', ['echo'])], tools: [tool] });
 
     await runtime.run('worker', 'Ping.');
@@ -49,7 +49,7 @@ describe('agent lifecycle', () => {
 
   it('fails with max_turns when the model keeps calling tools', async () => {
     const { tool, calls } = echoTool();
-    const model = new ScriptedModel(() => toolReply(call('echo', { text: 'again' })));
+    const model = new ScriptedModel(() => callTools(toolCall('echo', { text: 'again' })));
     const runtime = createRuntime({ model, agents: [worker('worker', ['echo'])], tools: [tool], maxTurns: 3 });
 
     const result = await runtime.run('worker', 'Loop.');
@@ -80,8 +80,8 @@ describe('agent lifecycle', () => {
   it('fails with budget instead of running more tools once its token budget is spent', async () => {
     const { tool, calls } = echoTool();
     const model = new ScriptedModel([
-      { ...toolReply(call('echo', { text: 'a' })), usage: { inputTokens: 60, outputTokens: 10 } },
-      { ...toolReply(call('echo', { text: 'b' })), usage: { inputTokens: 60, outputTokens: 10 } },
+      { ...callTools(toolCall('echo', { text: 'a' })), usage: { inputTokens: 60, outputTokens: 10 } },
+      { ...callTools(toolCall('echo', { text: 'b' })), usage: { inputTokens: 60, outputTokens: 10 } },
     ]);
     const runtime = createRuntime({ model, agents: [worker('worker', ['echo'])], tools: [tool] });
     const result = await runtime.run('worker', 'Spend.', { budget: { maxTokens: 100 } });
@@ -149,14 +149,14 @@ describe('bad tool calls become error results and the agent goes on', () => {
   });
 
   it.each([
-    ['a tool that does not exist', call('nope', {}), /Unknown tool "nope".*lookup, broken, slow/s],
-    ['arguments that are not JSON', call('lookup', '{"key": '), /not valid JSON/],
-    ['arguments that fail the schema', call('lookup', { key: 7 }), /do not match its parameters[\s\S]*key/],
-    ['a tool that throws', call('broken', {}), /disk on fire/],
-    ['a tool that times out', call('slow', {}), /timed out after 50 ms/],
+    ['a tool that does not exist', toolCall('nope', {}), /Unknown tool "nope".*lookup, broken, slow/s],
+    ['arguments that are not JSON', toolCall('lookup', '{"key": '), /not valid JSON/],
+    ['arguments that fail the schema', toolCall('lookup', { key: 7 }), /do not match its parameters[\s\S]*key/],
+    ['a tool that throws', toolCall('broken', {}), /disk on fire/],
+    ['a tool that times out', toolCall('slow', {}), /timed out after 50 ms/],
   ])('%s', async (_label, badCall, message) => {
     const clock = simulatedClock();
-    const model = new ScriptedModel([toolReply(badCall), 'Recovered.']);
+    const model = new ScriptedModel([callTools(badCall), 'Recovered.']);
     const runtime = createRuntime({ model, agents: [agent], clock });
     const events = collect(runtime.events$);
 
@@ -174,7 +174,7 @@ describe('bad tool calls become error results and the agent goes on', () => {
 
   it('answers every call of a mixed batch with exactly one tool message, in call order', async () => {
     const model = new ScriptedModel([
-      toolReply(call('lookup', { key: 'a' }, 'c1'), call('nope', {}, 'c2'), call('broken', {}, 'c3'), call('lookup', '[', 'c4')),
+      callTools(toolCall('lookup', { key: 'a' }, 'c1'), toolCall('nope', {}, 'c2'), toolCall('broken', {}, 'c3'), toolCall('lookup', '[', 'c4')),
       'Done.',
     ]);
     const runtime = createRuntime({ model, agents: [agent] });
@@ -204,7 +204,7 @@ describe('idle timeout in simulated time', () => {
   it('restarts the timer at every step, so steady progress never times out', async () => {
     const clock = simulatedClock();
     const { tool } = echoTool();
-    const model = new ScriptedModel([toolReply(call('echo', { text: '1' })), toolReply(call('echo', { text: '2' })), 'done'], {
+    const model = new ScriptedModel([callTools(toolCall('echo', { text: '1' })), callTools(toolCall('echo', { text: '2' })), 'done'], {
       latencyMs: 4_000,
     });
     const runtime = createRuntime({ model, agents: [worker('worker', ['echo'])], tools: [tool], clock, idleTimeoutMs: 5_000 });
@@ -225,7 +225,7 @@ describe('idle timeout in simulated time', () => {
       interactive: true,
       execute: () => new Promise<string>((resolve) => (answer = resolve)),
     });
-    const model = new ScriptedModel([toolReply(call('ask_person', { question: 'Ship it?' })), 'Shipped.']);
+    const model = new ScriptedModel([callTools(toolCall('ask_person', { question: 'Ship it?' })), 'Shipped.']);
     const agent = defineAgent({ name: 'asker', description: 'Asks.', systemPrompt: 'Ask.', tools: [ask] });
     const runtime = createRuntime({ model, agents: [agent], clock, idleTimeoutMs: 5_000 });
     const run = runtime.run('asker', 'Ask before shipping.');
@@ -255,7 +255,7 @@ describe('idle timeout in simulated time', () => {
     });
     let aborted = false;
     const watch = defineTool({ ...hang, name: 'watch', execute: (_, { signal }) => new Promise(() => signal.addEventListener('abort', () => (aborted = true))) });
-    const model = new ScriptedModel([toolReply(call('hang', {}), call('watch', {}))]);
+    const model = new ScriptedModel([callTools(toolCall('hang', {}), toolCall('watch', {}))]);
     const agent = defineAgent({ name: 'stuck', description: 'Stuck.', systemPrompt: 'Wait.', tools: [hang, watch] });
     const runtime = createRuntime({ model, agents: [agent], clock, idleTimeoutMs: 5_000 });
     const result = await advanceUntilSettled(clock, runtime.run('stuck', 'Wait forever.'));
@@ -296,7 +296,7 @@ describe('cancelling an agent', () => {
         return new Promise(() => {});
       },
     });
-    const model = new ScriptedModel([toolReply(call('wait', {}))]);
+    const model = new ScriptedModel([callTools(toolCall('wait', {}))]);
     const agent = defineAgent({ name: 'waiter', description: 'Waits.', systemPrompt: 'Wait.', tools: [wait] });
     const runtime = createRuntime({ model, agents: [agent] });
     const handle = runtime.spawn('waiter', 'Wait.');

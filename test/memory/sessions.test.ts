@@ -4,8 +4,8 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createRuntime, DelegationError, InMemoryMemory, JsonFileMemory, SESSIONS_KEY, type SessionRecord } from 'troupe';
-import { ScriptedModel } from 'troupe/testing';
-import { assign, lastToolMessage, leader, toolReply, worker } from '../stubs.js';
+import { ScriptedModel, assignCall, callTools } from 'troupe/testing';
+import { lastToolMessage, leader, worker } from '../stubs.js';
 import { eachTestTempDir } from '../support/tempDir.js';
 
 const run = promisify(execFile);
@@ -21,7 +21,7 @@ beforeEach(() => {
 describe('sessions in the store', () => {
   it('keeps each conversation under the agent id, its record in __agent_sessions__, and the run under main', async () => {
     const store = new InMemoryMemory();
-    const model = ScriptedModel.perAgent({ lead: [toolReply(assign('analyst', 'Count.', {}, 'c1')), 'Seven.'], analyst: ['7 modules.'] });
+    const model = ScriptedModel.perAgent({ lead: [callTools(assignCall('analyst', 'Count.', { id: 'c1' })), 'Seven.'], analyst: ['7 modules.'] });
     const runtime = createRuntime({ model, agents: [leader(), worker('analyst')], store, projectAgentDir: false });
 
     const result = await runtime.run('lead', 'How many modules?');
@@ -83,7 +83,7 @@ describe('sessions in the store', () => {
     const model = ScriptedModel.perAgent({
       analyst: [(request) => `Resumed with ${request.messages.length} messages.`, 'Adopted by the new lead.'],
       lead: [
-        (request) => toolReply(assign('analyst', 'And how many tests?', { resume: String(request.messages.at(-1)?.content).split(' ')[0] }, 'r1')),
+        (request) => callTools(assignCall('analyst', 'And how many tests?', { resume: String(request.messages.at(-1)?.content).split(' ')[0], id: 'r1' })),
         'done',
       ],
     });

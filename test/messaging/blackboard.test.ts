@@ -1,8 +1,8 @@
 // The blackboard: JSON values copied in and out, anything else refused, every change an event; its two tools.
 import { describe, expect, it } from 'vitest';
 import { Blackboard, ConfigurationError, createRuntime, type BlackboardChange } from 'troupe';
-import { ScriptedModel } from 'troupe/testing';
-import { call, collect, ofType, simulatedClock, toolMessageFor, toolReply, worker } from '../stubs.js';
+import { ScriptedModel, callTools, toolCall } from 'troupe/testing';
+import { collect, ofType, simulatedClock, toolMessageFor, worker } from '../stubs.js';
 
 describe('Blackboard', () => {
   it('copies values in and out: changing what was written or read changes nothing on the board', () => {
@@ -58,9 +58,9 @@ describe('Blackboard', () => {
     const clock = simulatedClock();
     const model = ScriptedModel.perAgent(
       {
-        writer: [toolReply(call('blackboard_write', { key: 'plan', value: { steps: ['draft', 'review'], done: false } }, 'w')), 'written'],
+        writer: [callTools(toolCall('blackboard_write', { key: 'plan', value: { steps: ['draft', 'review'], done: false } }, 'w')), 'written'],
         reader: [
-          toolReply(call('blackboard_read', { key: 'plan' }, 'plan'), call('blackboard_read', { key: 'missing' }, 'missing'), call('blackboard_read', {}, 'keys')),
+          callTools(toolCall('blackboard_read', { key: 'plan' }, 'plan'), toolCall('blackboard_read', { key: 'missing' }, 'missing'), toolCall('blackboard_read', {}, 'keys')),
           'read',
         ],
       },

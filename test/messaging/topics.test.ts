@@ -1,8 +1,8 @@
 // Topics: one publish, a copy for every subscriber but the publisher; the four ways to subscribe.
 import { describe, expect, it } from 'vitest';
 import { ConfigurationError, createRuntime, defineAgent, UnknownAgentError, type Message } from 'troupe';
-import { ScriptedModel } from 'troupe/testing';
-import { call, collect, mailIn, ofType, resident, simulatedClock, toolMessageFor, toolReply } from '../stubs.js';
+import { ScriptedModel, callTools, toolCall } from 'troupe/testing';
+import { collect, mailIn, ofType, resident, simulatedClock, toolMessageFor } from '../stubs.js';
 
 /** The mail in the last request of agent `id`. */
 function lastMailOf(model: ScriptedModel, id: string) {
@@ -21,7 +21,7 @@ describe('topics', () => {
       subscribe: ['news'], // subscribed itself: it must still not get its own message
     });
     const model = ScriptedModel.perAgent(
-      { herald: [toolReply(call('publish', { topic: 'news', content: 'extra!' }, 'p1')), 'published'], reader: ['waiting', 'read it'] },
+      { herald: [callTools(toolCall('publish', { topic: 'news', content: 'extra!' }, 'p1')), 'published'], reader: ['waiting', 'read it'] },
       { latencyMs: 5 },
     );
     const runtime = createRuntime({ model, agents: [herald, resident('reader', [], { subscribe: ['news'] })], clock, projectAgentDir: false });
@@ -56,7 +56,7 @@ describe('topics', () => {
     const model = ScriptedModel.perAgent({
       'by-option': ['waiting', 'read', 'read'],
       'by-code': ['waiting', 'read', 'read'],
-      'by-tool': [toolReply(call('subscribe', { topic: 'prices' }, 's1')), 'subscribed', 'read', 'read'],
+      'by-tool': [callTools(toolCall('subscribe', { topic: 'prices' }, 's1')), 'subscribed', 'read', 'read'],
       bystander: ['waiting'],
     });
     const agents = [resident('by-option'), resident('by-code'), resident('by-tool', ['subscribe']), resident('bystander')];

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { createRuntime, UnknownRequestError, type DelegationRequest, type TroupeEvent } from 'troupe';
-import { ScriptedModel } from 'troupe/testing';
-import { assign, collect, lastToolMessage, leader, ofType, tick, toolReply, worker } from '../stubs.js';
+import { ScriptedModel, assignCall, callTools } from 'troupe/testing';
+import { collect, lastToolMessage, leader, ofType, tick, worker } from '../stubs.js';
 
 const scripts = () =>
   ScriptedModel.perAgent({
-    lead: [toolReply(assign('deployer', 'Deploy to production.', {}, 'deploy')), (request) => `Outcome: ${lastToolMessage(request)?.content}`],
+    lead: [callTools(assignCall('deployer', 'Deploy to production.', { id: 'deploy' })), (request) => `Outcome: ${lastToolMessage(request)?.content}`],
     deployer: ['Deployed.'],
   });
 

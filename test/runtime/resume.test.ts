@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createRuntime, DelegationError, defineAgent } from 'troupe';
-import { ScriptedModel, advanceUntilSettled } from 'troupe/testing';
-import { assign, collect, lastToolMessage, leader, ofType, simulatedClock, toolReply, worker } from '../stubs.js';
+import { ScriptedModel, advanceUntilSettled, assignCall, callTools } from 'troupe/testing';
+import { collect, lastToolMessage, leader, ofType, simulatedClock, worker } from '../stubs.js';
 
 /** The sub-agent id in an assign_task answer. */
 const idIn = (content: string | undefined) => /\[agent_id: (agent:[^.\s]+)/.exec(content ?? '')?.[1] ?? 'missing';
@@ -10,8 +10,8 @@ describe('resuming a sub-agent', () => {
   it("continues its session under the same id, with the first task's whole conversation in the model request", async () => {
     const model = ScriptedModel.perAgent({
       lead: [
-        toolReply(assign('analyst', 'List the modules in src/.', {}, 'first')),
-        (request) => toolReply(assign('analyst', 'Which of those has no tests?', { resume: idIn(lastToolMessage(request)?.content) }, 'second')),
+        callTools(assignCall('analyst', 'List the modules in src/.', { id: 'first' })),
+        (request) => callTools(assignCall('analyst', 'Which of those has no tests?', { resume: idIn(lastToolMessage(request)?.content), id: 'second' })),
         (request) => `Answer: ${lastToolMessage(request)?.content}`,
       ],
       analyst: ['Modules: core, cli, views.', 'The cli module has no tests.'],
@@ -42,9 +42,9 @@ describe('resuming a sub-agent', () => {
   it('refuses to resume an unknown id, or an agent of another name, with an error result', async () => {
     const model = ScriptedModel.perAgent({
       lead: [
-        toolReply(assign('analyst', 'Go on.', { resume: 'agent:analyst:nope' }, 'a')),
-        toolReply(assign('analyst', 'Look.', {}, 'b')),
-        (request) => toolReply(assign('critic', 'Go on.', { resume: idIn(lastToolMessage(request)?.content) }, 'c')),
+        callTools(assignCall('analyst', 'Go on.', { resume: 'agent:analyst:nope', id: 'a' })),
+        callTools(assignCall('analyst', 'Look.', { id: 'b' })),
+        (request) => callTools(assignCall('critic', 'Go on.', { resume: idIn(lastToolMessage(request)?.content), id: 'c' })),
         'done',
       ],
       analyst: ['Looked.'],
@@ -62,10 +62,10 @@ describe('resuming a sub-agent', () => {
   it('refuses to resume an agent that is still running', async () => {
     const model = ScriptedModel.perAgent({
       lead: [
-        toolReply(assign('analyst', 'Take your time.', { run_in_background: true }, 'bg')),
+        callTools(assignCall('analyst', 'Take your time.', { background: true, id: 'bg' })),
         (request) => {
           const id = /\((agent:[^)]+)\)/.exec(lastToolMessage(request)?.content ?? '')?.[1] ?? '';
-          return toolReply(assign('analyst', 'Hurry.', { resume: id }, 'again'));
+          return callTools(assignCall('analyst', 'Hurry.', { resume: id, id: 'again' }));
         },
         'done',
       ],

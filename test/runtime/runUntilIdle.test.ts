@@ -1,7 +1,7 @@
 // runUntilIdle and what is left behind.
 import { describe, expect, it } from 'vitest';
 import { createRuntime } from 'troupe';
-import { ScriptedModel } from 'troupe/testing';
+import { ScriptedModel, callTools, toolCall } from 'troupe/testing';
 import { resident, simulatedClock, worker } from '../stubs.js';
 
 const immediate = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -25,8 +25,6 @@ describe('runUntilIdle', () => {
   });
 });
 
-import { call, toolReply } from '../stubs.js';
-
 describe('waits that nothing can end', () => {
   it('runtime.request to an agent that ended without replying settles (it does not wait for ever)', async () => {
     const clock = simulatedClock();
@@ -48,7 +46,7 @@ describe('timers after shutdown', () => {
   it('leaves no timer on the simulated clock after shutdown (waits, requests, pool, idle timers)', async () => {
     const clock = simulatedClock();
     const model = ScriptedModel.perAgent({
-      waiter: [toolReply(call('wait_for_messages', { timeout_ms: 60_000 }, 'w'))],
+      waiter: [callTools(toolCall('wait_for_messages', { timeout_ms: 60_000 }, 'w'))],
       echo: ['ready'],
       keeper: ['kept'],
     });

@@ -2,8 +2,8 @@
 // around cancelling, resuming and approval.
 import { describe, expect, it } from 'vitest';
 import { createRuntime, type Runtime, type TroupeEvent } from 'troupe';
-import { ScriptedModel, advanceUntilSettled } from 'troupe/testing';
-import { assign, call, collect, lastToolMessage, leader, ofType, simulatedClock, tick, toolReply, worker } from '../stubs.js';
+import { ScriptedModel, advanceUntilSettled, assignCall, callTools, toolCall } from 'troupe/testing';
+import { collect, lastToolMessage, leader, ofType, simulatedClock, tick, worker } from '../stubs.js';
 
 /** The id a background assign_task returned. */
 const startedId = (content: string | undefined) => /\((agent:[^)]+)\)/.exec(content ?? '')?.[1] ?? 'missing';
@@ -26,8 +26,8 @@ describe('slot lending', () => {
     const model = ScriptedModel.perAgent(
       {
         lead: [
-          toolReply(assign('slow', 'Slow.', { run_in_background: true })),
-          (request) => toolReply(call('task_output', { agent_id: startedId(lastToolMessage(request)?.content), blocking: true, timeout_ms: 1_000 }, 'w')),
+          callTools(assignCall('slow', 'Slow.', { background: true })),
+          (request) => callTools(toolCall('task_output', { agent_id: startedId(lastToolMessage(request)?.content), blocking: true, timeout_ms: 1_000 }, 'w')),
           'done',
         ],
         slow: ['slow done'],
@@ -52,7 +52,7 @@ describe('slot lending', () => {
   it('cancelling an agent that waits for its sub-agent frees every slot; queued agents still run', async () => {
     const clock = simulatedClock();
     const model = ScriptedModel.perAgent(
-      { lead: [toolReply(assign('slow', 'Slow.')), 'never'], slow: ['slow done'], other: ['other done'] },
+      { lead: [callTools(assignCall('slow', 'Slow.')), 'never'], slow: ['slow done'], other: ['other done'] },
       { latencyMs: (request) => (request.agentName === 'slow' ? 5_000 : 10) },
     );
     const runtime = createRuntime({ model, agents: [leader(), worker('slow'), worker('other')], clock, maxParallel: 1 });
@@ -76,8 +76,8 @@ describe('slot lending', () => {
     const model = ScriptedModel.perAgent(
       {
         lead: [
-          toolReply(assign('helper', 'First.', { run_in_background: true }, 'bg')),
-          (request) => toolReply(assign('helper', 'Again.', { resume: startedId(lastToolMessage(request)?.content) }, 'again')),
+          callTools(assignCall('helper', 'First.', { background: true, id: 'bg' })),
+          (request) => callTools(assignCall('helper', 'Again.', { resume: startedId(lastToolMessage(request)?.content), id: 'again' })),
           'done',
         ],
         helper: ['helper answer'],
@@ -113,10 +113,10 @@ describe('slot lending', () => {
   it('refuses a second resume of the same session in the same reply, and runs the first', async () => {
     const model = ScriptedModel.perAgent({
       lead: [
-        toolReply(assign('analyst', 'First.', {}, 'first')),
+        callTools(assignCall('analyst', 'First.', { id: 'first' })),
         (request) => {
           const id = answerId(lastToolMessage(request)?.content);
-          return toolReply(assign('analyst', 'Second A.', { resume: id }, 'ra'), assign('analyst', 'Second B.', { resume: id }, 'rb'));
+          return callTools(assignCall('analyst', 'Second A.', { resume: id, id: 'ra' }), assignCall('analyst', 'Second B.', { resume: id, id: 'rb' }));
         },
         'done',
       ],
@@ -138,7 +138,7 @@ describe('whose sub-agents a caller may touch', () => {
   it('task_output refuses an agent outside the caller subtree', async () => {
     const model = ScriptedModel.perAgent({
       stranger: [() => new Promise<string>(() => {})],
-      lead: [(request) => toolReply(call('task_output', { agent_id: String(request.messages[1]?.content) }, 'peek')), 'ok'],
+      lead: [(request) => callTools(toolCall('task_output', { agent_id: String(request.messages[1]?.content) }, 'peek')), 'ok'],
     });
     const runtime = createRuntime({ model, agents: [leader(), worker('stranger')] });
     const stranger = runtime.spawn('stranger', 'Work alone.');
@@ -154,8 +154,8 @@ describe('whose sub-agents a caller may touch', () => {
     const clock = simulatedClock();
     const model = ScriptedModel.perAgent(
       {
-        owner: [toolReply(assign('analyst', 'Find it.')), 'owner done'],
-        thief: [(request) => toolReply(assign('analyst', 'Tell me too.', { resume: String(request.messages[1]?.content) })), 'thief done'],
+        owner: [callTools(assignCall('analyst', 'Find it.')), 'owner done'],
+        thief: [(request) => callTools(assignCall('analyst', 'Tell me too.', { resume: String(request.messages[1]?.content) })), 'thief done'],
         analyst: [(request) => `found for: ${request.messages.at(-1)?.content}`, (request) => `found for: ${request.messages.at(-1)?.content}`],
       },
       { latencyMs: (request) => (request.agentName === 'owner' && request.messages.length > 2 ? 1_000 : 0) },
@@ -178,7 +178,7 @@ describe('whose sub-agents a caller may touch', () => {
   });
 
   it('a policy answer that is not allowed (ask without a valid risk) denies', async () => {
-    const model = ScriptedModel.perAgent({ lead: [toolReply(assign('helper', 'Go.')), 'ok'], helper: ['never'] });
+    const model = ScriptedModel.perAgent({ lead: [callTools(assignCall('helper', 'Go.')), 'ok'], helper: ['never'] });
     const runtime = createRuntime({
       model,
       agents: [leader(), worker('helper')],

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createRuntime, DelegationError } from 'troupe';
-import { ScriptedModel, advanceUntilSettled } from 'troupe/testing';
-import { assign, call, collect, lastToolMessage, leader, ofType, simulatedClock, tick, toolReply, worker } from '../stubs.js';
+import { ScriptedModel, advanceUntilSettled, assignCall, callTools, toolCall } from 'troupe/testing';
+import { collect, lastToolMessage, leader, ofType, simulatedClock, tick, worker } from '../stubs.js';
 
 /** The id a background assign_task returned, read from its tool message. */
 const startedId = (content: string | undefined) => /Agent \S+ \((agent:[^)]+)\)/.exec(content ?? '')?.[1] ?? 'missing';
@@ -12,10 +12,10 @@ describe('background delegation and task_output', () => {
     const model = ScriptedModel.perAgent(
       {
         lead: [
-          toolReply(assign('slow', 'Dig deep.', { run_in_background: true })),
-          (request) => toolReply(call('task_output', { agent_id: startedId(lastToolMessage(request)?.content) }, 'peek')),
+          callTools(assignCall('slow', 'Dig deep.', { background: true })),
+          (request) => callTools(toolCall('task_output', { agent_id: startedId(lastToolMessage(request)?.content) }, 'peek')),
           (request) =>
-            toolReply(call('task_output', { agent_id: startedId(lastToolMessage(request)?.content), blocking: true, timeout_ms: 60_000 }, 'wait')),
+            callTools(toolCall('task_output', { agent_id: startedId(lastToolMessage(request)?.content), blocking: true, timeout_ms: 60_000 }, 'wait')),
           (request) => `Final: ${lastToolMessage(request)?.content}`,
         ],
         slow: ['Found the bug.'],
@@ -46,9 +46,9 @@ describe('background delegation and task_output', () => {
   it('reports a failed background agent as an error, and an unknown id clearly', async () => {
     const model = ScriptedModel.perAgent({
       lead: [
-        toolReply(assign('broken', 'Break.', { run_in_background: true })),
-        (request) => toolReply(call('task_output', { agent_id: startedId(lastToolMessage(request)?.content), blocking: true }, 'w')),
-        toolReply(call('task_output', { agent_id: 'agent:ghost:nobody' }, 'ghost')),
+        callTools(assignCall('broken', 'Break.', { background: true })),
+        (request) => callTools(toolCall('task_output', { agent_id: startedId(lastToolMessage(request)?.content), blocking: true }, 'w')),
+        callTools(toolCall('task_output', { agent_id: 'agent:ghost:nobody' }, 'ghost')),
         'done',
       ],
       broken: [new Error('model exploded')],
@@ -73,9 +73,9 @@ describe('a blocking task_output at the edge of its timeout', () => {
     const model = ScriptedModel.perAgent(
       {
         lead: [
-          toolReply(assign('slow', 'Take ten seconds.', { run_in_background: true })),
+          callTools(assignCall('slow', 'Take ten seconds.', { background: true })),
           (request) =>
-            toolReply(call('task_output', { agent_id: startedId(lastToolMessage(request)?.content), blocking: true, timeout_ms: timeoutMs }, 'w')),
+            callTools(toolCall('task_output', { agent_id: startedId(lastToolMessage(request)?.content), blocking: true, timeout_ms: timeoutMs }, 'w')),
           'done',
         ],
         slow: ['Finished.'],
@@ -124,7 +124,7 @@ describe('background work from code', () => {
   it('cancelling the caller cancels its background sub-agents', async () => {
     const clock = simulatedClock();
     const model = ScriptedModel.perAgent(
-      { lead: [toolReply(assign('slow', 'Forever.', { run_in_background: true })), 'never'], slow: ['late'] },
+      { lead: [callTools(assignCall('slow', 'Forever.', { background: true })), 'never'], slow: ['late'] },
       { latencyMs: (request) => (request.agentName === 'slow' ? 60_000 : request.messages.length > 2 ? 30_000 : 0) },
     );
     const runtime = createRuntime({ model, agents: [leader(), worker('slow')], clock });

@@ -1,9 +1,32 @@
 // Shared fakes for the tests: small agents, tools that record what they did, and event collectors. The steps of a
 // script (toolCall, callTools, assignCall) are shipped in troupe/testing.
+import { onTestFinished } from 'vitest';
 import { SimulatedClock } from 'xstate';
 import { z } from 'zod';
 import { defineAgent, defineTool, type AgentDefinition, type ChatMessage, type TroupeEvent } from 'troupe';
+import { ScriptedModel, type ScriptedModelOptions, type ScriptStep } from 'troupe/testing';
 import type { Observable } from 'rxjs';
+
+/**
+ * A {@link ScriptedModel} that replays these steps, and fails the test at its end if any step was left unused
+ * (`assertDone`: the run asked the model fewer times than the test scripted). Call it inside a test.
+ */
+export function scripted(steps: readonly ScriptStep[], options?: ScriptedModelOptions): ScriptedModel {
+  return usedUpAtEnd(new ScriptedModel(steps, options));
+}
+
+/** {@link ScriptedModel.perAgent}, checked like {@link scripted}: every scripted agent must use its whole list. */
+export function scriptedPerAgent(scripts: Readonly<Record<string, readonly ScriptStep[]>>, options?: ScriptedModelOptions): ScriptedModel {
+  return usedUpAtEnd(ScriptedModel.perAgent(scripts, options));
+}
+
+/** Checks when the current test ends that the model used its whole script (not after a failure: that says more). */
+function usedUpAtEnd(model: ScriptedModel): ScriptedModel {
+  onTestFinished(({ task }) => {
+    if (task.result?.state !== 'fail') model.assertDone();
+  });
+  return model;
+}
 
 /** A fresh simulated clock. */
 export function simulatedClock(): SimulatedClock {

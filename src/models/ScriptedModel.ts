@@ -95,7 +95,8 @@ export class ScriptedModel implements Model {
   /**
    * Throws an {@link UnusedStepsError} when the script has unused steps: a run that asked the model fewer times than
    * scripted ended early or skipped a turn, and a test that does not notice has missed something. Call it when the
-   * run is over (a function script has no steps to leave, so it always passes).
+   * run is over (a function script has no steps to leave, so it always passes). A step is used when its reply is
+   * given: a call aborted while it waits out `latencyMs` uses none, so script no reply for a call that is cancelled.
    */
   assertDone(): void {
     const remaining = this.remaining;

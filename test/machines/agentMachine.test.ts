@@ -4,12 +4,12 @@ import { z } from 'zod';
 import { createRuntime, defineAgent, defineTool, ModelError, type TroupeEvent } from 'troupe';
 import { ScriptedModel, advanceUntilSettled, callTools, toolCall } from 'troupe/testing';
 import { agentMachine } from '../../src/machines/agentMachine.js';
-import { collect, echoTool, simulatedClock, worker } from '../stubs.js';
+import { collect, echoTool, scripted, simulatedClock, worker } from '../stubs.js';
 
 describe('agent lifecycle', () => {
   it('emits spawned, started, each model turn and tool call, then completed, in that order', async () => {
     const { tool, calls } = echoTool();
-    const model = new ScriptedModel([callTools(toolCall('echo', { text: 'hi' })), 'All done.']);
+    const model = scripted([callTools(toolCall('echo', { text: 'hi' })), 'All done.']);
     const runtime = createRuntime({ model, agents: [worker('worker', ['echo'])], tools: [tool] });
     const events = collect(runtime.events$);
 
@@ -29,13 +29,12 @@ describe('agent lifecycle', () => {
       'agent.completed',
     ]);
     expect(new Set(events.map((event) => event.agentId))).toEqual(new Set([result.id]));
-    model.assertDone();
     await runtime.shutdown();
   });
 
   it('sends the tool result back to the model as a tool message answering the call', async () => {
     const { tool } = echoTool();
-    const model = new ScriptedModel([callTools(toolCall('echo', { text: 'ping' }, 'c-1')), 'ok']);
+    const model = scripted([callTools(toolCall('echo', { text: 'ping' }, 'c-1')), 'ok']);
     const runtime = createRuntime({ model, agents: [worker('worker', ['echo'])], tools: [tool] });
 
     await runtime.run('worker', 'Ping.');
@@ -62,7 +61,7 @@ describe('agent lifecycle', () => {
   });
 
   it('fails instead of completing when the model answers with nothing', async () => {
-    const runtime = createRuntime({ model: new ScriptedModel(['   ']), agents: [worker()] });
+    const runtime = createRuntime({ model: scripted(['   ']), agents: [worker()] });
     const result = await runtime.run('worker', 'Answer.');
     expect(result).toMatchObject({ status: 'failed', reason: 'error' });
     expect(result.error).toMatch(/empty answer/);
@@ -70,7 +69,7 @@ describe('agent lifecycle', () => {
   });
 
   it('fails with error when the model call throws, naming the cause', async () => {
-    const model = new ScriptedModel([new ModelError('server said 500', { status: 500 })]);
+    const model = scripted([new ModelError('server said 500', { status: 500 })]);
     const runtime = createRuntime({ model, agents: [worker()] });
     const result = await runtime.run('worker', 'Answer.');
     expect(result).toMatchObject({ status: 'failed', reason: 'error', error: 'server said 500' });
@@ -79,7 +78,7 @@ describe('agent lifecycle', () => {
 
   it('fails with budget instead of running more tools once its token budget is spent', async () => {
     const { tool, calls } = echoTool();
-    const model = new ScriptedModel([
+    const model = scripted([
       { ...callTools(toolCall('echo', { text: 'a' })), usage: { inputTokens: 60, outputTokens: 10 } },
       { ...callTools(toolCall('echo', { text: 'b' })), usage: { inputTokens: 60, outputTokens: 10 } },
     ]);
@@ -156,7 +155,7 @@ describe('bad tool calls become error results and the agent goes on', () => {
     ['a tool that times out', toolCall('slow', {}), /timed out after 50 ms/],
   ])('%s', async (_label, badCall, message) => {
     const clock = simulatedClock();
-    const model = new ScriptedModel([callTools(badCall), 'Recovered.']);
+    const model = scripted([callTools(badCall), 'Recovered.']);
     const runtime = createRuntime({ model, agents: [agent], clock });
     const events = collect(runtime.events$);
 
@@ -173,7 +172,7 @@ describe('bad tool calls become error results and the agent goes on', () => {
   });
 
   it('answers every call of a mixed batch with exactly one tool message, in call order', async () => {
-    const model = new ScriptedModel([
+    const model = scripted([
       callTools(toolCall('lookup', { key: 'a' }, 'c1'), toolCall('nope', {}, 'c2'), toolCall('broken', {}, 'c3'), toolCall('lookup', '[', 'c4')),
       'Done.',
     ]);
@@ -190,7 +189,8 @@ describe('bad tool calls become error results and the agent goes on', () => {
 describe('idle timeout in simulated time', () => {
   it('fails a stalled agent with timeout after idleTimeoutMs of no progress', async () => {
     const clock = simulatedClock();
-    const model = new ScriptedModel(['too late'], { latencyMs: 10_000 });
+    // No reply: the call is aborted before its latency has passed.
+    const model = scripted([], { latencyMs: 10_000 });
     const runtime = createRuntime({ model, agents: [worker()], clock, idleTimeoutMs: 5_000 });
 
     const result = await advanceUntilSettled(clock, runtime.run('worker', 'Think slowly.'));
@@ -204,7 +204,7 @@ describe('idle timeout in simulated time', () => {
   it('restarts the timer at every step, so steady progress never times out', async () => {
     const clock = simulatedClock();
     const { tool } = echoTool();
-    const model = new ScriptedModel([callTools(toolCall('echo', { text: '1' })), callTools(toolCall('echo', { text: '2' })), 'done'], {
+    const model = scripted([callTools(toolCall('echo', { text: '1' })), callTools(toolCall('echo', { text: '2' })), 'done'], {
       latencyMs: 4_000,
     });
     const runtime = createRuntime({ model, agents: [worker('worker', ['echo'])], tools: [tool], clock, idleTimeoutMs: 5_000 });
@@ -225,7 +225,7 @@ describe('idle timeout in simulated time', () => {
       interactive: true,
       execute: () => new Promise<string>((resolve) => (answer = resolve)),
     });
-    const model = new ScriptedModel([callTools(toolCall('ask_person', { question: 'Ship it?' })), 'Shipped.']);
+    const model = scripted([callTools(toolCall('ask_person', { question: 'Ship it?' })), 'Shipped.']);
     const agent = defineAgent({ name: 'asker', description: 'Asks.', systemPrompt: 'Ask.', tools: [ask] });
     const runtime = createRuntime({ model, agents: [agent], clock, idleTimeoutMs: 5_000 });
     const run = runtime.run('asker', 'Ask before shipping.');
@@ -255,7 +255,7 @@ describe('idle timeout in simulated time', () => {
     });
     let aborted = false;
     const watch = defineTool({ ...hang, name: 'watch', execute: (_, { signal }) => new Promise(() => signal.addEventListener('abort', () => (aborted = true))) });
-    const model = new ScriptedModel([callTools(toolCall('hang', {}), toolCall('watch', {}))]);
+    const model = scripted([callTools(toolCall('hang', {}), toolCall('watch', {}))]);
     const agent = defineAgent({ name: 'stuck', description: 'Stuck.', systemPrompt: 'Wait.', tools: [hang, watch] });
     const runtime = createRuntime({ model, agents: [agent], clock, idleTimeoutMs: 5_000 });
     const result = await advanceUntilSettled(clock, runtime.run('stuck', 'Wait forever.'));
@@ -268,7 +268,7 @@ describe('idle timeout in simulated time', () => {
 describe('cancelling an agent', () => {
   it('aborts its model call through the AbortSignal and fails it with cancelled', async () => {
     const clock = simulatedClock();
-    const model = new ScriptedModel(['never seen'], { latencyMs: 1_000 });
+    const model = scripted([], { latencyMs: 1_000 }); // no reply: the call is aborted while it waits
     const runtime = createRuntime({ model, agents: [worker()], clock });
     const events: TroupeEvent[] = collect(runtime.events$);
     const handle = runtime.spawn('worker', 'Think.');
@@ -296,7 +296,7 @@ describe('cancelling an agent', () => {
         return new Promise(() => {});
       },
     });
-    const model = new ScriptedModel([callTools(toolCall('wait', {}))]);
+    const model = scripted([callTools(toolCall('wait', {}))]);
     const agent = defineAgent({ name: 'waiter', description: 'Waits.', systemPrompt: 'Wait.', tools: [wait] });
     const runtime = createRuntime({ model, agents: [agent] });
     const handle = runtime.spawn('waiter', 'Wait.');

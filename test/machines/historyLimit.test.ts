@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { createRuntime, type ChatMessage } from 'troupe';
 import { ScriptedModel, callTools, toolCall } from 'troupe/testing';
 import { windowed } from '../../src/machines/agentContext.js';
-import { resident, simulatedClock, worker } from '../stubs.js';
+import { resident, scripted, simulatedClock, worker } from '../stubs.js';
 
 const system: ChatMessage = { role: 'system', content: 'You are a test.' };
 const user = (content: string): ChatMessage => ({ role: 'user', content });
@@ -59,7 +59,7 @@ describe('historyLimit', () => {
   });
 
   it('refuses a limit that is not a positive whole number', () => {
-    const runtime = createRuntime({ model: new ScriptedModel(['x']), agents: [worker()], projectAgentDir: false });
+    const runtime = createRuntime({ model: scripted([]), agents: [worker()], projectAgentDir: false });
     expect(() => runtime.spawn('worker', 'task', { historyLimit: 2.5 })).toThrow(/historyLimit/);
     expect(() => resident('bad', [], { historyLimit: 0 })).toThrow(/historyLimit/);
     return runtime.shutdown();

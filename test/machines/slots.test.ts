@@ -2,8 +2,8 @@
 // comes back is given back again, and the agent gets one when it wakes; none is leaked or counted twice.
 import { describe, expect, it } from 'vitest';
 import { createRuntime } from 'troupe';
-import { ScriptedModel, assignCall, callTools, toolCall } from 'troupe/testing';
-import { lastToolMessage, leader, simulatedClock, worker } from '../stubs.js';
+import { assignCall, callTools, toolCall } from 'troupe/testing';
+import { lastToolMessage, leader, scriptedPerAgent, simulatedClock, worker } from '../stubs.js';
 
 const startedId = (content: string | undefined) => /\((agent:[^)]+)\)/.exec(content ?? '')?.[1] ?? 'missing';
 
@@ -14,7 +14,7 @@ const startedId = (content: string | undefined) => /\((agent:[^)]+)\)/.exec(cont
 function lendThenPark(maxParallel: number, more: Record<string, number> = {}) {
   const clock = simulatedClock();
   const latencies: Record<string, number> = { slow: 5_000, ...more };
-  const model = ScriptedModel.perAgent(
+  const model = scriptedPerAgent(
     {
       lead: [
         callTools(assignCall('slow', 'Slow.', { background: true })),

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createRuntime, DeadlockError, defineTool } from 'troupe';
 import { ScriptedModel, callTools, toolCall } from 'troupe/testing';
-import { lastMessage, resident, simulatedClock, toolMessageFor, worker } from '../stubs.js';
+import { lastMessage, resident, scripted, simulatedClock, toolMessageFor, worker } from '../stubs.js';
 
 describe('waits that end without their message', () => {
   it('a send_message waiting for a reply (no timeout) ends with an error when the receiver ends without replying', async () => {
@@ -70,7 +70,7 @@ describe('tools named like built-in messaging tools', () => {
         return `replied to ${ticket}`;
       },
     });
-    const model = new ScriptedModel([callTools(toolCall('reply', { ticket: 'T-1' })), 'done']);
+    const model = scripted([callTools(toolCall('reply', { ticket: 'T-1' })), 'done']);
     const runtime = createRuntime({ model, agents: [worker('desk', ['reply'])], tools: [own], projectAgentDir: false });
     expect(await runtime.run('desk', 'Answer T-1.')).toMatchObject({ status: 'completed' });
     expect(calls).toEqual(['T-1']);

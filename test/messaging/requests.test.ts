@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigurationError, createRuntime, ReplyTimeoutError, RuntimeClosedError, UndeliverableError, type Message, type ModelReply, type ModelRequest } from 'troupe';
 import { ScriptedModel, callTools, toolCall } from 'troupe/testing';
-import { collect, lastMessage, ofType, readMessages, resident, simulatedClock, toolMessageFor, worker } from '../stubs.js';
+import { collect, lastMessage, ofType, readMessages, resident, scripted, scriptedPerAgent, simulatedClock, toolMessageFor, worker } from '../stubs.js';
 
 /**
  * An echo agent's script: it answers every message it reads with the `reply` tool (`echo: <content>`), then says
@@ -60,7 +60,7 @@ describe('request and reply', () => {
 
   it('runtime.request to nobody rejects at once with UndeliverableError and leaves no timer behind', async () => {
     const clock = simulatedClock();
-    const runtime = createRuntime({ model: new ScriptedModel([]), agents: [worker()], clock, projectAgentDir: false });
+    const runtime = createRuntime({ model: scripted([]), agents: [worker()], clock, projectAgentDir: false });
 
     await expect(runtime.request('worker', 'hello?', { timeoutMs: 5_000 })).rejects.toMatchObject({ reason: 'no_live_agent' });
     await expect(runtime.request('worker', 'hello?', { timeoutMs: 5_000 })).rejects.toBeInstanceOf(UndeliverableError);
@@ -149,7 +149,7 @@ describe('wait_for_messages', () => {
 
   it('wakes the agent when a message comes, with the message as the tool’s result', async () => {
     const clock = simulatedClock();
-    const model = ScriptedModel.perAgent(
+    const model = scriptedPerAgent(
       { listener: listenerScript({}), sender: [callTools(toolCall('send_message', { to: 'listener', content: 'hello' }, 's')), 'sent'] },
       { latencyMs: (request) => (request.agentName === 'sender' ? 1_000 : 0) },
     );
@@ -170,7 +170,7 @@ describe('wait_for_messages', () => {
 
   it('times out in simulated time with an error result when nothing comes', async () => {
     const clock = simulatedClock();
-    const model = ScriptedModel.perAgent({ listener: listenerScript({ timeout_ms: 500 }) });
+    const model = scriptedPerAgent({ listener: listenerScript({ timeout_ms: 500 }) });
     const runtime = createRuntime({ model, agents: [worker('listener', ['wait_for_messages'])], clock, projectAgentDir: false });
 
     const listener = runtime.spawn('listener', 'Listen.');
@@ -184,7 +184,7 @@ describe('wait_for_messages', () => {
 
   it('with from, wakes only for that sender; the others’ messages come as mail at the next turn', async () => {
     const clock = simulatedClock();
-    const model = ScriptedModel.perAgent(
+    const model = scriptedPerAgent(
       {
         listener: listenerScript({ from: 'bob' }),
         alice: [callTools(toolCall('send_message', { to: 'listener', content: 'from alice' }, 's')), 'sent'],
@@ -215,7 +215,7 @@ describe('wait_for_messages', () => {
 
   it('with collect, gathers every message that comes until timeout_ms, in order', async () => {
     const clock = simulatedClock();
-    const model = ScriptedModel.perAgent(
+    const model = scriptedPerAgent(
       {
         listener: listenerScript({ collect: true, timeout_ms: 1_000 }),
         pinger: [
@@ -245,7 +245,7 @@ describe('wait_for_messages', () => {
 
   it('with collect and no timeout_ms, gives an error result instead of waiting for ever', async () => {
     const clock = simulatedClock();
-    const model = ScriptedModel.perAgent({ listener: listenerScript({ collect: true }) });
+    const model = scriptedPerAgent({ listener: listenerScript({ collect: true }) });
     const runtime = createRuntime({ model, agents: [worker('listener', ['wait_for_messages'])], clock, projectAgentDir: false });
 
     const listener = runtime.spawn('listener', 'Collect.');

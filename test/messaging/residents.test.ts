@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { filter, firstValueFrom } from 'rxjs';
 import { createRuntime, UndeliverableError, type Message, type ModelReply, type ModelRequest } from 'troupe';
 import { ScriptedModel, callTools, toolCall } from 'troupe/testing';
-import { collect, lastMessage, ofType, readMessages, resident, simulatedClock, toolMessageFor, worker } from '../stubs.js';
+import { collect, lastMessage, ofType, readMessages, resident, scriptedPerAgent, simulatedClock, toolMessageFor, worker } from '../stubs.js';
 
 /** The messages an agent read since its last answer (the mail of this turn). */
 function freshMail(request: ModelRequest) {
@@ -59,7 +59,7 @@ describe('resident agents', () => {
 
   it('read the messages that came while they thought at their next turn, in order, as user messages naming the sender', async () => {
     const clock = simulatedClock();
-    const model = ScriptedModel.perAgent(
+    const model = scriptedPerAgent(
       {
         sink: ['first answer', 'second answer'],
         alice: [callTools(toolCall('send_message', { to: 'sink', content: 'a1' }, 's1')), callTools(toolCall('send_message', { to: 'sink', content: 'a2' }, 's2')), 'sent'],
@@ -106,7 +106,7 @@ describe('resident agents', () => {
 
   it('hold no slot while they wait: under maxParallel 1 other agents run', async () => {
     const clock = simulatedClock();
-    const model = ScriptedModel.perAgent({ sink: ['waiting'], worker: ['done'] });
+    const model = scriptedPerAgent({ sink: ['waiting'], worker: ['done'] });
     const runtime = createRuntime({ model, agents: [resident('sink'), worker()], clock, maxParallel: 1, projectAgentDir: false });
     const sink = runtime.spawn('sink', 'Wait.');
 
@@ -122,7 +122,7 @@ describe('resident agents', () => {
   describe('ending', () => {
     it('a resident stopped before it gave any answer fails with cancelled', async () => {
       const clock = simulatedClock();
-      const model = ScriptedModel.perAgent({ sink: [callTools(toolCall('wait_for_messages', { timeout_ms: 60_000 }, 'w'))] });
+      const model = scriptedPerAgent({ sink: [callTools(toolCall('wait_for_messages', { timeout_ms: 60_000 }, 'w'))] });
       const runtime = createRuntime({ model, agents: [resident('sink', ['wait_for_messages'])], clock, projectAgentDir: false });
       const waiting = firstValueFrom(runtime.events$.pipe(filter((event) => event.type === 'agent.waiting')));
       const sink = runtime.spawn('sink', 'Wait.');
@@ -138,7 +138,7 @@ describe('resident agents', () => {
 
     it('the finish tool ends a resident with the answer it gives; later messages are dead letters', async () => {
       const clock = simulatedClock();
-      const model = ScriptedModel.perAgent({
+      const model = scriptedPerAgent({
         closer: ['ready', (request) => callTools(toolCall('finish', { answer: `closing after ${freshMail(request)[0]!.content}` }, 'f'))],
       });
       const runtime = createRuntime({ model, agents: [resident('closer', ['finish'])], clock, projectAgentDir: false });
@@ -157,7 +157,7 @@ describe('resident agents', () => {
 
     it('the finish tool without an answer ends a resident with its last answer', async () => {
       const clock = simulatedClock();
-      const model = ScriptedModel.perAgent({ closer: ['ready', callTools(toolCall('finish', {}, 'f'))] });
+      const model = scriptedPerAgent({ closer: ['ready', callTools(toolCall('finish', {}, 'f'))] });
       const runtime = createRuntime({ model, agents: [resident('closer', ['finish'])], clock, projectAgentDir: false });
       const closer = runtime.spawn('closer', 'Close when told.');
       await runtime.runUntilIdle();

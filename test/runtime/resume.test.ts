@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { createRuntime, DelegationError, defineAgent } from 'troupe';
-import { ScriptedModel, advanceUntilSettled, assignCall, callTools } from 'troupe/testing';
-import { collect, lastToolMessage, leader, ofType, simulatedClock, worker } from '../stubs.js';
+import { advanceUntilSettled, assignCall, callTools } from 'troupe/testing';
+import { collect, lastToolMessage, leader, ofType, scriptedPerAgent, simulatedClock, worker } from '../stubs.js';
 
 /** The sub-agent id in an assign_task answer. */
 const idIn = (content: string | undefined) => /\[agent_id: (agent:[^.\s]+)/.exec(content ?? '')?.[1] ?? 'missing';
 
 describe('resuming a sub-agent', () => {
   it("continues its session under the same id, with the first task's whole conversation in the model request", async () => {
-    const model = ScriptedModel.perAgent({
+    const model = scriptedPerAgent({
       lead: [
         callTools(assignCall('analyst', 'List the modules in src/.', { id: 'first' })),
         (request) => callTools(assignCall('analyst', 'Which of those has no tests?', { resume: idIn(lastToolMessage(request)?.content), id: 'second' })),
@@ -40,7 +40,7 @@ describe('resuming a sub-agent', () => {
   });
 
   it('refuses to resume an unknown id, or an agent of another name, with an error result', async () => {
-    const model = ScriptedModel.perAgent({
+    const model = scriptedPerAgent({
       lead: [
         callTools(assignCall('analyst', 'Go on.', { resume: 'agent:analyst:nope', id: 'a' })),
         callTools(assignCall('analyst', 'Look.', { id: 'b' })),
@@ -60,7 +60,7 @@ describe('resuming a sub-agent', () => {
   });
 
   it('refuses to resume an agent that is still running', async () => {
-    const model = ScriptedModel.perAgent({
+    const model = scriptedPerAgent({
       lead: [
         callTools(assignCall('analyst', 'Take your time.', { background: true, id: 'bg' })),
         (request) => {
@@ -84,7 +84,7 @@ describe('resuming a sub-agent', () => {
   });
 
   it('resumes from code with runtime.resume, and refuses what cannot be resumed', async () => {
-    const model = ScriptedModel.perAgent({ writer: ['Draft one.', 'Draft two, shorter.'] });
+    const model = scriptedPerAgent({ writer: ['Draft one.', 'Draft two, shorter.'] });
     const writer = defineAgent({ name: 'writer', description: 'Writes.', systemPrompt: 'Write.' });
     const runtime = createRuntime({ model, agents: [writer] });
     const first = await runtime.run('writer', 'Write a draft.');

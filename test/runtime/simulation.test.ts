@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { createRuntime, DeadlockError, defineTool, realClock, RuntimeClock, type ModelReply, type ModelRequest } from 'troupe';
 import { ScriptedModel, callTools, toolCall } from 'troupe/testing';
-import { lastMessage, readMessages, resident, simulatedClock, worker } from '../stubs.js';
+import { lastMessage, readMessages, resident, scriptedPerAgent, simulatedClock, worker } from '../stubs.js';
 import { eachTestTempDir } from '../support/tempDir.js';
 
 describe('runUntilIdle', () => {
@@ -30,7 +30,7 @@ describe('runUntilIdle', () => {
 
   it('rejects with a DeadlockError naming both agents when each waits for a message from the other', async () => {
     const clock = simulatedClock();
-    const model = ScriptedModel.perAgent({
+    const model = scriptedPerAgent({
       alice: [callTools(toolCall('wait_for_messages', { from: 'bob' }, 'w'))],
       bob: [callTools(toolCall('wait_for_messages', { from: 'alice' }, 'w'))],
     });
@@ -57,7 +57,7 @@ describe('runUntilIdle', () => {
 
   it('counts an agent waiting for any message (wait_for_messages without from) as idle, not stuck', async () => {
     const clock = simulatedClock();
-    const model = ScriptedModel.perAgent({
+    const model = scriptedPerAgent({
       listener: [callTools(toolCall('wait_for_messages', {}, 'w')), 'heard it'],
     });
     const runtime = createRuntime({ model, agents: [worker('listener', ['wait_for_messages'])], clock, projectAgentDir: false });
@@ -74,7 +74,7 @@ describe('runUntilIdle', () => {
 
   it('names only the stuck agent: one that waits for a reply that never comes, not the idle resident it asked', async () => {
     const clock = simulatedClock();
-    const model = ScriptedModel.perAgent({
+    const model = scriptedPerAgent({
       asker: [callTools(toolCall('send_message', { to: 'mute', content: 'well?', expect_reply: true }, 'ask'))],
       mute: ['here', 'read it'],
     });
@@ -100,7 +100,7 @@ describe('runUntilIdle', () => {
       interactive: true,
       execute: () => new Promise<string>(() => {}),
     });
-    const model = ScriptedModel.perAgent({ asker: [callTools(toolCall('ask_person', {}, 'p'))], worker: ['done'] });
+    const model = scriptedPerAgent({ asker: [callTools(toolCall('ask_person', {}, 'p'))], worker: [] });
     const runtime = createRuntime({ model, agents: [worker('asker', ['ask_person']), worker()], tools: [askPerson], clock, maxParallel: 1, projectAgentDir: false });
     const asker = runtime.spawn('asker', 'Ask a person.');
     const queued = runtime.spawn('worker', 'Work.');

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { createRuntime, defineAgent, type ModelRequest } from 'troupe';
 import { ScriptedModel, advanceUntilSettled, assignCall, callTools } from 'troupe/testing';
-import { collect, lastToolMessage, leader, ofType, simulatedClock, worker } from '../stubs.js';
+import { collect, lastToolMessage, leader, ofType, scriptedPerAgent, simulatedClock, worker } from '../stubs.js';
 
 describe('assign_task, waiting for the answer', () => {
   it("returns the sub-agent's answer with its id, and metadata with its figures", async () => {
-    const model = ScriptedModel.perAgent({
+    const model = scriptedPerAgent({
       lead: [callTools(assignCall('helper', 'Count the TODOs.', { id: 'call_1' })), (request) => `Helper said: ${lastToolMessage(request)?.content}`],
       helper: ['There are 3 TODOs.'],
     });
@@ -36,7 +36,7 @@ describe('assign_task, waiting for the answer', () => {
   });
 
   it('gives an error result naming the reason when the sub-agent fails, never an empty success', async () => {
-    const model = ScriptedModel.perAgent({
+    const model = scriptedPerAgent({
       lead: [callTools(assignCall('helper', 'Try.')), 'I will report the failure.'],
       helper: ['   '],
     });
@@ -77,7 +77,7 @@ describe('assign_task, waiting for the answer', () => {
   });
 
   it('refuses an agent the caller may not delegate to, and spawns nothing', async () => {
-    const model = ScriptedModel.perAgent({ lead: [callTools(assignCall('secret-agent', 'Leak it.')), 'Refused, fine.'] });
+    const model = scriptedPerAgent({ lead: [callTools(assignCall('secret-agent', 'Leak it.')), 'Refused, fine.'] });
     const runtime = createRuntime({ model, agents: [leader('lead', { subagents: ['helper'] }), worker('helper'), worker('secret-agent')] });
     const events = collect(runtime.events$);
 
@@ -98,7 +98,7 @@ describe('several delegations in one turn', () => {
 
   it('run side by side in simulated time', async () => {
     const clock = simulatedClock();
-    const model = ScriptedModel.perAgent(
+    const model = scriptedPerAgent(
       { lead: [threeAtOnce(), 'Summary.'], auditor: ['No issues.'], docs: ['Docs updated.'], todos: ['Two TODOs.'] },
       { latencyMs: 1_000 },
     );
@@ -120,7 +120,7 @@ describe('several delegations in one turn', () => {
 
   it('stay within maxParallel: the waiting lead lends its slot, so two run at once under a cap of 2', async () => {
     const clock = simulatedClock();
-    const model = ScriptedModel.perAgent(
+    const model = scriptedPerAgent(
       { lead: [threeAtOnce(), 'Summary.'], auditor: ['a'], docs: ['b'], todos: ['c'] },
       { latencyMs: 1_000 },
     );
@@ -138,7 +138,7 @@ describe('several delegations in one turn', () => {
   it('run at most maxToolConcurrency at a time', async () => {
     const clock = simulatedClock();
     const five = callTools(...['a', 'b', 'c', 'd', 'e'].map((key) => assignCall('helper', `Task ${key}`, { id: `c_${key}` })));
-    const model = ScriptedModel.perAgent({ lead: [five, 'Done.'], helper: ['ok'] }, { latencyMs: 1_000 });
+    const model = scriptedPerAgent({ lead: [five, 'Done.'], helper: ['ok'] }, { latencyMs: 1_000 });
     const runtime = createRuntime({ model, agents: [leader(), worker('helper')], clock, maxParallel: 10, maxToolConcurrency: 3 });
     const events = collect(runtime.events$);
 
@@ -150,7 +150,7 @@ describe('several delegations in one turn', () => {
   });
 
   it('never deadlock when every slot is held by an agent waiting for its sub-agent', async () => {
-    const model = ScriptedModel.perAgent({
+    const model = scriptedPerAgent({
       lead: [callTools(assignCall('middle', 'Go down.')), 'Top done.'],
       middle: [callTools(assignCall('bottom', 'Go further.')), 'Middle done.'],
       bottom: ['Bottom done.'],
@@ -168,7 +168,7 @@ describe('several delegations in one turn', () => {
   it('runs delegations to a write-role agent one after another', async () => {
     const clock = simulatedClock();
     const editor = defineAgent({ name: 'editor', description: 'Edits files.', systemPrompt: 'Edit.', role: 'write' });
-    const model = ScriptedModel.perAgent(
+    const model = scriptedPerAgent(
       { lead: [callTools(assignCall('editor', 'Edit a.', { id: 'e1' }), assignCall('editor', 'Edit b.', { id: 'e2' })), 'Done.'], editor: ['edited'] },
       { latencyMs: 1_000 },
     );

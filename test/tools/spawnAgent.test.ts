@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createRuntime, defineAgent, type ModelRequest } from 'troupe';
 import { ScriptedModel, advanceUntilSettled, assignCall, callTools, toolCall } from 'troupe/testing';
-import { collect, echoTool, lastToolMessage, leader, ofType, simulatedClock, tick } from '../stubs.js';
+import { collect, echoTool, lastToolMessage, leader, ofType, scriptedPerAgent, simulatedClock, tick } from '../stubs.js';
 
 const spawnCall = (args: Record<string, unknown>, id = 'spawn') =>
   toolCall('spawn_agent', { task: 'Translate "hello" to French.', system_prompt: 'You translate.', ...args }, id);
@@ -9,7 +9,7 @@ const spawnCall = (args: Record<string, unknown>, id = 'spawn') =>
 describe('spawn_agent', () => {
   it('makes an agent outside the catalog with some of its creator tools, runs it, and removes it when temporary', async () => {
     const { tool, calls } = echoTool();
-    const model = ScriptedModel.perAgent({
+    const model = scriptedPerAgent({
       lead: [callTools(spawnCall({ name: 'translator', tools: ['echo'] })), (request) => `Got: ${lastToolMessage(request)?.content}`],
       translator: [callTools(toolCall('echo', { text: 'bonjour' })), 'bonjour'],
     });
@@ -31,7 +31,7 @@ describe('spawn_agent', () => {
 
   it('keeps a permanent agent for later assign_task calls, listed in the description', async () => {
     const seen: ModelRequest[] = [];
-    const model = ScriptedModel.perAgent({
+    const model = scriptedPerAgent({
       lead: [
         callTools(spawnCall({ name: 'translator', description: 'Translates short texts.', lifecycle: 'permanent' })),
         (request) => (seen.push(request), callTools(assignCall('translator', 'Translate "bye".'))),
@@ -53,7 +53,7 @@ describe('spawn_agent', () => {
   });
 
   it('refuses tools the creator does not have, and names already taken', async () => {
-    const model = ScriptedModel.perAgent({
+    const model = scriptedPerAgent({
       lead: [callTools(spawnCall({ name: 'rogue', tools: ['wipe_disk'] }, 'a'), spawnCall({ name: 'lead' }, 'b')), 'ok'],
     });
     const runtime = createRuntime({ model, agents: [leader('lead', { tools: ['spawn_agent'] })] });
@@ -98,13 +98,13 @@ describe('spawn_agent', () => {
   });
 
   it('does not keep an agent whose task could not be handed over', async () => {
-    const model = ScriptedModel.perAgent({
+    const model = scriptedPerAgent({
       lead: [
         callTools(spawnCall({ name: 'tmp', task: 'Refused.', lifecycle: 'permanent' }, 's1')),
         callTools(spawnCall({ name: 'tmp', task: 'Real task.' }, 's2')),
         'done',
       ],
-      tmp: ['ok'],
+      tmp: [], // denied the first time, refused the second: it never runs
     });
     let refuse = true;
     const runtime = createRuntime({
@@ -130,7 +130,7 @@ describe('spawn_agent', () => {
 
   it('removes the agent when the hand-over itself is refused (the caller stopped)', async () => {
     let release: () => void = () => {};
-    const model = ScriptedModel.perAgent({ lead: [callTools(spawnCall({ name: 'tmp', lifecycle: 'permanent' }))] });
+    const model = scriptedPerAgent({ lead: [callTools(spawnCall({ name: 'tmp', lifecycle: 'permanent' }))] });
     const runtime = createRuntime({
       model,
       agents: [leader('lead', { tools: ['spawn_agent'] })],
@@ -150,7 +150,7 @@ describe('spawn_agent', () => {
   });
 
   it('cleanupTemporary removes temporary agents left running, cancelling them', async () => {
-    const model = ScriptedModel.perAgent({
+    const model = scriptedPerAgent({
       lead: [callTools(spawnCall({ name: 'sleeper' }))],
       sleeper: [() => new Promise<string>(() => {})],
     });
@@ -171,7 +171,7 @@ describe('spawn_agent', () => {
 
 describe('parallel_tasks', () => {
   it('fans out, waits for all, and reports completed and failed tasks', async () => {
-    const model = ScriptedModel.perAgent({
+    const model = scriptedPerAgent({
       lead: [
         callTools(
           toolCall('parallel_tasks', {
@@ -208,7 +208,7 @@ describe('parallel_tasks', () => {
 
 describe('context sharing', () => {
   it('starts a shareContext agent with the caller conversation before its task, and others with the task alone', async () => {
-    const model = ScriptedModel.perAgent({
+    const model = scriptedPerAgent({
       lead: [
         callTools(toolCall('echo', { text: 'facts' }, 'e1')),
         { content: 'Now delegating.', toolCalls: [assignCall('insider', 'Use what we found.', { id: 'i' }), assignCall('outsider', 'Start fresh.', { id: 'o' })] },
@@ -238,7 +238,7 @@ describe('context sharing', () => {
   });
 
   it('shares only the last N messages, never starting with a tool answer cut from its call', async () => {
-    const model = ScriptedModel.perAgent({
+    const model = scriptedPerAgent({
       lead: [callTools(toolCall('echo', { text: 'facts' }, 'e1')), callTools(assignCall('two', 'Go.', { id: 'a' }), assignCall('one', 'Go.', { id: 'b' })), 'done'],
       one: ['ok'],
       two: ['ok'],

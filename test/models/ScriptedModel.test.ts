@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import * as troupe from 'troupe';
 import { assignTask, createRuntime, TroupeError, type ToolCall } from 'troupe';
 import { assignCall, callTools, ScriptedModel, ScriptExhaustedError, textReply, toolCall, UnusedStepsError } from 'troupe/testing';
 import { modelRequest } from '../support/modelRequest.js';
@@ -123,6 +124,13 @@ describe('the steps of a script', () => {
     expect(answer).toMatchObject({ toolCallId: 'count', content: expect.stringContaining('3') });
     model.assertDone();
     await runtime.shutdown();
+  });
+});
+
+describe('where ScriptedModel is shipped', () => {
+  it('troupe/testing has it; the main entry still re-exports the same class for one release (deprecated)', () => {
+    expect(troupe.ScriptedModel).toBe(ScriptedModel);
+    expect(troupe.UnusedStepsError).toBe(UnusedStepsError);
   });
 });
 

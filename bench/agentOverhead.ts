@@ -1,7 +1,8 @@
 // Agent overhead: N agents, one model turn each on a zero-latency ScriptedModel, no tools, through runtime.run;
 // against Promise.all over N async functions and raw XState (N children spawned in one assign, each invoking one
 // fromPromise), measured in the same run.
-import { createRuntime, defineAgent, ScriptedModel } from 'troupe';
+import { createRuntime, defineAgent } from 'troupe';
+import { ScriptedModel } from 'troupe/testing';
 import { promiseAll, rawXState } from './baselines.js';
 import { heapAfterGc, medianOf, report, timed } from './measure.js';
 

@@ -3,7 +3,8 @@
 // against the ideal of 3 s.
 import { z } from 'zod';
 import { SimulatedClock } from 'xstate';
-import { createRuntime, defineAgent, defineTool, ScriptedModel } from 'troupe';
+import { createRuntime, defineAgent, defineTool } from 'troupe';
+import { ScriptedModel } from 'troupe/testing';
 import { nextTimerAt, settleMicrotasks } from 'troupe/testing';
 import { heapAfterGc, report, timed } from './measure.js';
 

@@ -1,6 +1,7 @@
 // Delegation tree: a lead delegating to 10 agents that each delegate to 10 that each delegate to 10 (1,111 agents),
 // against the same number of agents run flat, in µs per agent.
-import { createRuntime, defineAgent, ScriptedModel, type ModelRequest } from 'troupe';
+import { createRuntime, defineAgent, type ModelRequest } from 'troupe';
+import { ScriptedModel } from 'troupe/testing';
 import { medianOf, report } from './measure.js';
 
 const FAN_OUT = 10;

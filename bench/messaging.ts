@@ -2,7 +2,8 @@
 // auctioneer collects a round's orders and publishes the next price) against raw XState doing the same exchange (an
 // actor that receives an event, runs a `fromPromise` and sends a reply), measured in the same run.
 import { SimulatedClock, assign, createActor, fromPromise, sendTo, setup, type AnyActorRef } from 'xstate';
-import { createRuntime, defineAgent, ScriptedModel, type ModelRequest } from 'troupe';
+import { createRuntime, defineAgent, type ModelRequest } from 'troupe';
+import { ScriptedModel } from 'troupe/testing';
 import { report } from './measure.js';
 
 const call = (id: string, name: string, args: unknown) => ({ id, name, arguments: JSON.stringify(args) });

@@ -3,7 +3,8 @@
 // answers. A changed definition would get a new pool key, and idle agents leave the pool after `idleTimeoutMs`.
 //
 //   npx tsx examples/agent-pool.ts
-import { createRuntime, defineAgent, ScriptedModel } from 'troupe';
+import { createRuntime, defineAgent } from 'troupe';
+import { ScriptedModel } from 'troupe/testing';
 
 const glossary = defineAgent({
   name: 'glossary',

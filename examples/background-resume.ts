@@ -4,7 +4,8 @@
 //
 //   npx tsx examples/background-resume.ts
 import { z } from 'zod';
-import { createRuntime, defineAgent, defineTool, formatEvent, ScriptedModel, type ModelRequest } from 'troupe';
+import { createRuntime, defineAgent, defineTool, formatEvent, type ModelRequest } from 'troupe';
+import { assignCall, callTools, ScriptedModel, toolCall } from 'troupe/testing';
 
 const library: Record<string, string> = {
   'actor model': 'Hewitt, 1973: actors send messages, create actors, and decide how to handle the next message.',
@@ -33,7 +34,6 @@ const researcher = defineAgent({
 });
 
 // ── Scripted models ────────────────────────────────────────────────────────────────────────────────────
-const call = (name: string, args: unknown, id: string) => ({ id, name, arguments: JSON.stringify(args) });
 const lastTool = (request: ModelRequest) => [...request.messages].reverse().find((message) => message.role === 'tool');
 /** The researcher's id, read from the background start message (or any later message that names it). */
 const researcherId = (request: ModelRequest) =>
@@ -42,32 +42,37 @@ const researcherId = (request: ModelRequest) =>
 const model = ScriptedModel.perAgent(
   {
     lead: [
-      { content: 'Research first, in the background.', toolCalls: [call('assign_task', {
-        description: 'Research the origin of the actor model',
-        agent: 'researcher',
-        task: 'Where does the actor model come from?',
-        run_in_background: true,
-      }, 'start')] },
-      (request) => ({ content: 'Meanwhile I outline the talk. Is the research done?', toolCalls: [call('task_output', { agent_id: researcherId(request) }, 'peek')] }),
-      (request) => ({ content: 'Not yet; I will wait for it.', toolCalls: [call('task_output', { agent_id: researcherId(request), blocking: true, timeout_ms: 60_000 }, 'wait')] }),
+      {
+        content: 'Research first, in the background.',
+        toolCalls: [
+          assignCall('researcher', 'Where does the actor model come from?', {
+            description: 'Research the origin of the actor model',
+            background: true,
+            id: 'start',
+          }),
+        ],
+      },
+      (request) => ({ content: 'Meanwhile I outline the talk. Is the research done?', toolCalls: [toolCall('task_output', { agent_id: researcherId(request) }, 'peek')] }),
+      (request) => ({ content: 'Not yet; I will wait for it.', toolCalls: [toolCall('task_output', { agent_id: researcherId(request), blocking: true, timeout_ms: 60_000 }, 'wait')] }),
       (request) => ({
         content: 'Now a follow-up for the same researcher.',
-        toolCalls: [call('assign_task', {
-          description: 'Follow up on supervision',
-          agent: 'researcher',
-          task: 'How did that idea lead to supervision trees?',
-          resume: researcherId(request),
-        }, 'follow-up')],
+        toolCalls: [
+          assignCall('researcher', 'How did that idea lead to supervision trees?', {
+            description: 'Follow up on supervision',
+            resume: researcherId(request),
+            id: 'follow-up',
+          }),
+        ],
       }),
       (request) => `Talk plan: 1) origins, 2) supervision. Research said: ${lastTool(request)?.content.split('\n\n[agent_id')[0]}`,
     ],
     researcher: [
-      { content: '', toolCalls: [call('search_library', { topic: 'actor model' }, 's1')] },
+      callTools(toolCall('search_library', { topic: 'actor model' }, 's1')),
       (request) => `The actor model comes from ${lastTool(request)?.content}`,
       // The resumed session: the researcher answers from its earlier findings, which are in its conversation.
       (request) => {
         const earlier = request.messages.find((message) => message.role === 'assistant' && message.content.startsWith('The actor model'));
-        return { content: `Building on "${earlier?.content.slice(0, 40)}…", I will look up supervision.`, toolCalls: [call('search_library', { topic: 'supervision' }, 's2')] };
+        return { content: `Building on "${earlier?.content.slice(0, 40)}…", I will look up supervision.`, toolCalls: [toolCall('search_library', { topic: 'supervision' }, 's2')] };
       },
       (request) => `Hewitt's actors inspired Erlang, where ${lastTool(request)?.content}`,
     ],

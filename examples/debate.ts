@@ -5,7 +5,8 @@
 //
 //   npx tsx examples/debate.ts [--seed N]
 import { SimulatedClock } from 'xstate';
-import { createRuntime, defineAgent, formatMetrics, ScriptedModel, type ModelRequest } from 'troupe';
+import { createRuntime, defineAgent, formatMetrics, type ModelRequest } from 'troupe';
+import { callTools, ScriptedModel, toolCall } from 'troupe/testing';
 
 const seedAt = process.argv.indexOf('--seed');
 const seed = seedAt > 0 ? Number(process.argv[seedAt + 1]) : 7;
@@ -57,10 +58,8 @@ const model = new ScriptedModel(
       if (asked < ROUNDS * 2) {
         const side = asked % 2 === 0 ? 'pro' : 'con';
         const round = Math.floor(asked / 2) + 1;
-        const toolCalls = [
-          { id: `ask_${asked}`, name: 'send_message', arguments: JSON.stringify({ to: side, content: `Round ${round}: your argument, ${side}.`, expect_reply: true, timeout_ms: 60_000 }) },
-        ];
-        return { content: '', toolCalls };
+        const question = { to: side, content: `Round ${round}: your argument, ${side}.`, expect_reply: true, timeout_ms: 60_000 };
+        return callTools(toolCall('send_message', question, `ask_${asked}`));
       }
       const replies = request.messages.filter((m) => m.role === 'tool').map((m) => m.content);
       const score = (side: string) => replies.filter((text) => text.includes(`from agent:${side}:`)).reduce((sum, text) => sum + text.length, 0);
@@ -72,7 +71,7 @@ const model = new ScriptedModel(
       const said = JSON.stringify(request.messages);
       const unsaid = points[request.agentName]!.filter((point) => !said.includes(point));
       const argument = unsaid[Math.floor((request.random?.() ?? 0) * unsaid.length)]!;
-      return { content: '', toolCalls: [{ id: `r_${turn(request)}`, name: 'reply', arguments: JSON.stringify({ content: argument }) }] };
+      return callTools(toolCall('reply', { content: argument }, `r_${turn(request)}`));
     }
     return message.role === 'tool' ? 'Argument sent.' : 'Ready.';
   },

@@ -4,7 +4,8 @@
 //
 //   npx tsx examples/hello.ts
 import { z } from 'zod';
-import { createRuntime, defineAgent, defineTool, formatEvent, OpenAIModel, ScriptedModel, type Model } from 'troupe';
+import { createRuntime, defineAgent, defineTool, formatEvent, OpenAIModel, type Model } from 'troupe';
+import { callTools, ScriptedModel, toolCall } from 'troupe/testing';
 
 const clock = defineTool({
   name: 'current_time',
@@ -25,7 +26,7 @@ const online = Boolean(process.env.OPENAI_API_KEY || process.env.OPENAI_BASE_URL
 const model: Model = online
   ? new OpenAIModel({ model: process.env.OPENAI_MODEL ?? 'gpt-4o-mini' })
   : new ScriptedModel([
-      { content: '', toolCalls: [{ id: 'call_1', name: 'current_time', arguments: '{}' }] },
+      callTools(toolCall('current_time', {}, 'call_1')),
       (request) => {
         const time = request.messages.at(-1)?.content ?? '';
         return `Hello Ada! It is ${time.slice(11, 16)} UTC, a fine time to say hello.`;

@@ -8,7 +8,8 @@
 //   test: --traders 50 --rounds 30
 import { createHash } from 'node:crypto';
 import { SimulatedClock } from 'xstate';
-import { createRuntime, defineAgent, formatMetrics, ScriptedModel, type ModelRequest } from 'troupe';
+import { createRuntime, defineAgent, formatMetrics, type ModelRequest } from 'troupe';
+import { callTools, ScriptedModel, toolCall } from 'troupe/testing';
 
 const option = (name: string, fallback: number) => {
   const at = process.argv.indexOf(`--${name}`);
@@ -68,7 +69,6 @@ function clear(orders: readonly Order[], previous: number): number {
   return best.price;
 }
 
-const call = (id: string, name: string, args: unknown) => ({ id, name, arguments: JSON.stringify(args) });
 const lastText = (request: ModelRequest) => request.messages[request.messages.length - 1]!.content;
 const prices: number[] = [];
 
@@ -83,19 +83,15 @@ const auctioneerTurn = (request: ModelRequest, round: number) => {
   const price = round === 0 ? previous : clear(orders, previous);
   if (round > 0) prices.push(price);
   if (round === ROUNDS) {
-    const toolCalls = [
-      call(`p${round}`, 'publish', { topic: 'market', content: 'closed' }),
-      call(`f${round}`, 'finish', { answer: `Closed at ${price.toFixed(2)} after ${ROUNDS} minutes.` }),
-    ];
-    return { content: '', toolCalls };
+    return callTools(
+      toolCall('publish', { topic: 'market', content: 'closed' }, `p${round}`),
+      toolCall('finish', { answer: `Closed at ${price.toFixed(2)} after ${ROUNDS} minutes.` }, `f${round}`),
+    );
   }
-  return {
-    content: '',
-    toolCalls: [
-      call(`p${round}`, 'publish', { topic: 'market', content: price.toFixed(2) }),
-      call(`w${round}`, 'wait_for_messages', { timeout_ms: MINUTE, collect: true }),
-    ],
-  };
+  return callTools(
+    toolCall('publish', { topic: 'market', content: price.toFixed(2) }, `p${round}`),
+    toolCall('wait_for_messages', { timeout_ms: MINUTE, collect: true }, `w${round}`),
+  );
 };
 
 // Each trader keeps a private value near 100, drawn once from its own seeded stream; it bids below or asks above it.
@@ -105,18 +101,15 @@ const traderTurn = (request: ModelRequest, round: number) => {
   let value = values.get(request.agentId);
   if (value === undefined) values.set(request.agentId, (value = 90 + random() * 20));
   const text = lastText(request).slice(lastText(request).lastIndexOf('] ') + 2);
-  if (text === 'closed') return { content: '', toolCalls: [call(`f${round}`, 'finish', { answer: `Went home; my value was ${value.toFixed(2)}.` })] };
+  if (text === 'closed') return callTools(toolCall('finish', { answer: `Went home; my value was ${value.toFixed(2)}.` }, `f${round}`));
   const price = Number(text);
   const side = value > price ? 'bid' : 'ask';
   const limit = side === 'bid' ? value - random() * 2 : value + random() * 2;
   const order: Order = { side, price: Math.round(limit * 100) / 100, qty: 1 + Math.floor(random() * 5) };
-  return {
-    content: '',
-    toolCalls: [
-      call(`o${round}`, 'publish', { topic: 'orders', content: JSON.stringify(order) }),
-      call(`w${round}`, 'wait_for_messages', { from: 'auctioneer' }),
-    ],
-  };
+  return callTools(
+    toolCall('publish', { topic: 'orders', content: JSON.stringify(order) }, `o${round}`),
+    toolCall('wait_for_messages', { from: 'auctioneer' }, `w${round}`),
+  );
 };
 
 const turns = new Map<string, number>();

@@ -10,9 +10,9 @@ import {
   defineTool,
   formatEvent,
   formatMetrics,
-  ScriptedModel,
   type ModelRequest,
 } from 'troupe';
+import { callTools, ScriptedModel, toolCall } from 'troupe/testing';
 
 const notes: Record<string, string> = {
   actors: 'An actor owns its state and changes it only in answer to messages, one at a time.',
@@ -50,10 +50,7 @@ const last = (request: ModelRequest, role: string) =>
 const model = ScriptedModel.perAgent(
   {
     researcher: [
-      (request) => ({
-        content: '',
-        toolCalls: [{ id: 'call_1', name: 'search_notes', arguments: JSON.stringify({ topic: last(request, 'user') }) }],
-      }),
+      (request) => callTools(toolCall('search_notes', { topic: last(request, 'user') }, 'call_1')),
       (request) => `Found: ${last(request, 'tool')}`,
     ],
     writer: [(request) => `Brief:\n${last(request, 'user').split('\n').slice(1).map((line) => `- ${line}`).join('\n')}`],

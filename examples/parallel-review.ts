@@ -11,10 +11,10 @@ import {
   formatEvent,
   formatMetrics,
   formatTimeline,
-  ScriptedModel,
   type ModelRequest,
   type TroupeEvent,
 } from 'troupe';
+import { assignCall, callTools, ScriptedModel, toolCall } from 'troupe/testing';
 
 // ── A small repository, in memory ──────────────────────────────────────────────────────────────────────
 const files = new Map<string, string>([
@@ -81,7 +81,6 @@ const todoFinder = defineAgent({
 
 // ── Scripted models: what a real model would answer, step by step ─────────────────────────────────────
 const lastTool = (request: ModelRequest) => [...request.messages].reverse().find((message) => message.role === 'tool')?.content ?? '';
-const call = (name: string, args: unknown, id = `call_${name}`) => ({ id, name, arguments: JSON.stringify(args) });
 const answers = (request: ModelRequest) =>
   request.messages.filter((message) => message.role === 'tool').map((message) => message.content.split('\n\n[agent_id')[0]);
 
@@ -91,27 +90,24 @@ const model = ScriptedModel.perAgent(
       {
         content: 'Three independent checks: I will run them side by side.',
         toolCalls: [
-          call('assign_task', { description: 'Audit src for security problems', agent: 'security-auditor', task: 'Audit src/ for dangerous calls.' }, 'audit'),
-          call('assign_task', { description: 'Write the API docs from the code', agent: 'docs-writer', task: 'Write docs/api.md for src/server.ts.' }, 'docs'),
-          call('assign_task', { description: 'List the TODO comments in src', agent: 'todo-finder', task: 'List every TODO in the code.' }, 'todos'),
+          assignCall('security-auditor', 'Audit src/ for dangerous calls.', { description: 'Audit src for security problems', id: 'audit' }),
+          assignCall('docs-writer', 'Write docs/api.md for src/server.ts.', { description: 'Write the API docs from the code', id: 'docs' }),
+          assignCall('todo-finder', 'List every TODO in the code.', { description: 'List the TODO comments in src', id: 'todos' }),
         ],
       },
       (request) => `Review summary:\n${answers(request).map((answer) => `- ${answer}`).join('\n')}`,
     ],
     'security-auditor': [
-      { content: '', toolCalls: [call('grep', { text: 'eval(' })] },
+      callTools(toolCall('grep', { text: 'eval(' })),
       (request) => `1 finding: ${JSON.parse(lastTool(request))[0]} runs user input as code.`,
     ],
     'docs-writer': [
-      { content: '', toolCalls: [call('read_file', { path: 'src/server.ts' })] },
-      {
-        content: '',
-        toolCalls: [call('write_file', { path: 'docs/api.md', content: '# API\n\n`handle(query)` answers one query.\n' })],
-      },
+      callTools(toolCall('read_file', { path: 'src/server.ts' })),
+      callTools(toolCall('write_file', { path: 'docs/api.md', content: '# API\n\n`handle(query)` answers one query.\n' })),
       (request) => `Docs updated: ${lastTool(request)}`,
     ],
     'todo-finder': [
-      { content: '', toolCalls: [call('grep', { text: 'TODO' })] },
+      callTools(toolCall('grep', { text: 'TODO' })),
       (request) => `${JSON.parse(lastTool(request)).length} TODOs: ${JSON.parse(lastTool(request)).join('; ')}`,
     ],
   },

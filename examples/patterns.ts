@@ -13,10 +13,10 @@ import {
   parallel,
   pipeline,
   race,
-  ScriptedModel,
   step,
   type ModelRequest,
 } from 'troupe';
+import { ScriptedModel } from 'troupe/testing';
 
 // ── The agents: each does one thing ────────────────────────────────────────────────────────────────────
 const agent = (name: string, job: string) => defineAgent({ name, description: job, systemPrompt: `You are the ${name}. ${job}` });

@@ -16,6 +16,7 @@ export const TROUPE_ERROR_CODES = [
   'unknown_agent',
   'runtime_closed',
   'script_exhausted',
+  'unused_steps',
   'model_error',
   'tool_error',
   'tool_timeout',
@@ -53,6 +54,7 @@ const FAULTS: Record<TroupeErrorCode, Fault> = {
   unknown_agent: 'user',
   runtime_closed: 'user',
   script_exhausted: 'user',
+  unused_steps: 'user',
   model_error: 'model',
   tool_error: 'tool',
   tool_timeout: 'tool',
@@ -437,5 +439,32 @@ export function errorMessage(error: unknown): string {
     return JSON.stringify(error) ?? String(error);
   } catch {
     return String(error);
+  }
+}
+
+/**
+ * A `ScriptedModel`'s script was not used up (`assertDone`): the run asked the model fewer times than the test scripted.
+ * Either the test scripted too much, or the runtime skipped a turn it should have taken.
+ */
+export class UnusedStepsError extends TroupeError {
+  readonly code = 'unused_steps' as const;
+  constructor(
+    /** The name of the scripted model. */
+    readonly model: string,
+    /** How many steps were never used, in all. */
+    readonly remaining: number,
+    /** How many calls the model answered. */
+    readonly calls: number,
+    /**
+     * For a per-agent script: the unused steps of each agent, by id (or by name, for a script no agent of that name
+     * ever used). Empty for a single list of steps.
+     */
+    readonly byAgent: Readonly<Record<string, number>> = {},
+  ) {
+    const agents = Object.entries(byAgent).map(([agent, left]) => `${agent}: ${left}`);
+    super(
+      `ScriptedModel "${model}" has ${remaining} unused step(s) after ${calls} call(s)` +
+        `${agents.length > 0 ? ` (${agents.join(', ')})` : ''}: the run asked the model fewer times than the script expects.`,
+    );
   }
 }

@@ -121,8 +121,19 @@ export { ChatMessage, ToolCall, Usage } from './models/Model.js';
 export type { Model, ModelReply, ModelRequest, ToolSchema } from './models/Model.js';
 export { OpenAIModel } from './models/OpenAIModel.js';
 export type { OpenAIModelOptions } from './models/OpenAIModel.js';
-export { ScriptedModel } from './models/ScriptedModel.js';
-export type { ScriptFunction, ScriptStep, ScriptedModelOptions } from './models/ScriptedModel.js';
+// Kept for one release: ScriptedModel and its types are shipped in `troupe/testing`, with the steps of a script.
+export {
+  /** @deprecated Import `ScriptedModel` from `troupe/testing`; this re-export from `troupe` goes in the next release. */
+  ScriptedModel,
+} from './models/ScriptedModel.js';
+export type {
+  /** @deprecated Import it from `troupe/testing`; this re-export from `troupe` goes in the next release. */
+  ScriptFunction,
+  /** @deprecated Import it from `troupe/testing`; this re-export from `troupe` goes in the next release. */
+  ScriptStep,
+  /** @deprecated Import it from `troupe/testing`; this re-export from `troupe` goes in the next release. */
+  ScriptedModelOptions,
+} from './models/ScriptedModel.js';
 export { costOf, defaultPrices, findPrice } from './models/prices.js';
 export type { ModelPrice, PriceTable } from './models/prices.js';
 
@@ -197,6 +208,7 @@ export {
   UnknownAgentError,
   UnknownRequestError,
   UnsupportedSchemaError,
+  UnusedStepsError,
   errorMessage,
   TROUPE_ERROR_CODES,
 } from './errors.js';

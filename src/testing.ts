@@ -2,8 +2,12 @@
 import type { SimulatedClock } from 'xstate';
 import { RuntimeClock } from './runtime/RuntimeClock.js';
 
+// ── A scripted model and the steps of its scripts ──
 export { ScriptedModel } from './models/ScriptedModel.js';
 export type { ScriptFunction, ScriptStep, ScriptedModelOptions } from './models/ScriptedModel.js';
+export { assignCall, callTools, textReply, toolCall } from './testing/steps.js';
+export type { AssignCallOptions } from './testing/steps.js';
+export { ScriptExhaustedError, UnusedStepsError } from './errors.js';
 
 /** Lets every pending promise callback run (resolves after the microtask queue has drained). */
 export function settleMicrotasks(): Promise<void> {

@@ -9,8 +9,8 @@ import {
   UnknownAgentError,
   type ModelReply,
 } from 'troupe';
-import { ScriptedModel, advanceUntilSettled, nextTimerAt } from 'troupe/testing';
-import { call, collect, echoTool, simulatedClock, toolReply, worker } from './stubs.js';
+import { ScriptedModel, advanceUntilSettled, nextTimerAt, callTools, toolCall } from 'troupe/testing';
+import { collect, echoTool, scripted, simulatedClock, worker } from './stubs.js';
 
 describe('the supervisor', () => {
   it('runs at most maxParallel agents at once: 20 agents under a cap of 3 peak at exactly 3', async () => {
@@ -100,17 +100,17 @@ describe('the supervisor', () => {
   });
 
   it('refuses bad requests with typed errors', async () => {
-    const runtime = createRuntime({ model: new ScriptedModel([]), agents: [worker()] });
+    const runtime = createRuntime({ model: scripted([]), agents: [worker()] });
     expect(() => runtime.spawn('nobody', 'x')).toThrow(UnknownAgentError);
     expect(() => runtime.spawn('worker', '  ')).toThrow(ConfigurationError);
     expect(() => runtime.cancel('agent:worker:missing')).toThrow(UnknownAgentError);
     expect(() => runtime.spawn('worker', 'x', { parentId: 'agent:ghost:1' })).toThrow(UnknownAgentError);
     await runtime.shutdown();
     expect(() => createRuntime({ agents: [worker()] })).toThrow(/has no model/);
-    expect(() => createRuntime({ model: new ScriptedModel([]), agents: [worker('a', ['missing'])] })).toThrow(
+    expect(() => createRuntime({ model: scripted([]), agents: [worker('a', ['missing'])] })).toThrow(
       /lists the tool "missing"/,
     );
-    expect(() => createRuntime({ model: new ScriptedModel([]), agents: [worker(), worker()] })).toThrow(/Two agents/);
+    expect(() => createRuntime({ model: scripted([]), agents: [worker(), worker()] })).toThrow(/Two agents/);
   });
 });
 
@@ -123,7 +123,7 @@ describe('events and metrics', () => {
         n += 1;
         const reply: ModelReply =
           request.messages.length < 3
-            ? { ...toolReply(call('echo', { text: `t${n}` })), usage: { inputTokens: 100 + n, outputTokens: 10 + n } }
+            ? { ...callTools(toolCall('echo', { text: `t${n}` })), usage: { inputTokens: 100 + n, outputTokens: 10 + n } }
             : { content: `answer ${n}`, usage: { inputTokens: 200 + n, outputTokens: 20 + n } };
         replies.push(reply);
         return reply;
@@ -178,8 +178,8 @@ describe('events and metrics', () => {
   });
 
   it('uses an agent definition model and temperature over the runtime model', async () => {
-    const own = new ScriptedModel(['from own model']);
-    const shared = new ScriptedModel(['from shared']);
+    const own = scripted(['from own model']);
+    const shared = scripted(['from shared']);
     const special = defineAgent({ name: 'special', description: 'S.', systemPrompt: 'S.', model: own });
     const named = defineAgent({ name: 'named', description: 'N.', systemPrompt: 'N.', model: 'gpt-4o', temperature: 0.2 });
     const runtime = createRuntime({ model: shared, agents: [special, named] });

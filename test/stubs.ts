@@ -1,17 +1,31 @@
-// Shared fakes for the tests: small agents, tools that record what they did, and event collectors.
+// Shared fakes for the tests: small agents, tools that record what they did, and event collectors. The steps of a
+// script (toolCall, callTools, assignCall) are shipped in troupe/testing.
+import { onTestFinished } from 'vitest';
 import { SimulatedClock } from 'xstate';
 import { z } from 'zod';
 import { defineAgent, defineTool, type AgentDefinition, type ChatMessage, type TroupeEvent } from 'troupe';
+import { ScriptedModel, type ScriptedModelOptions, type ScriptStep } from 'troupe/testing';
 import type { Observable } from 'rxjs';
 
-/** A tool call as a model would send it. */
-export function call(name: string, args: unknown, id = `call_${name}`) {
-  return { id, name, arguments: typeof args === 'string' ? args : JSON.stringify(args) };
+/**
+ * A {@link ScriptedModel} that replays these steps, and fails the test at its end if any step was left unused
+ * (`assertDone`: the run asked the model fewer times than the test scripted). Call it inside a test.
+ */
+export function scripted(steps: readonly ScriptStep[], options?: ScriptedModelOptions): ScriptedModel {
+  return usedUpAtEnd(new ScriptedModel(steps, options));
 }
 
-/** A reply that asks for the given tool calls. */
-export function toolReply(...calls: ReturnType<typeof call>[]) {
-  return { content: '', toolCalls: calls };
+/** {@link ScriptedModel.perAgent}, checked like {@link scripted}: every scripted agent must use its whole list. */
+export function scriptedPerAgent(scripts: Readonly<Record<string, readonly ScriptStep[]>>, options?: ScriptedModelOptions): ScriptedModel {
+  return usedUpAtEnd(ScriptedModel.perAgent(scripts, options));
+}
+
+/** Checks when the current test ends that the model used its whole script (not after a failure: that says more). */
+function usedUpAtEnd(model: ScriptedModel): ScriptedModel {
+  onTestFinished(({ task }) => {
+    if (task.result?.state !== 'fail') model.assertDone();
+  });
+  return model;
 }
 
 /** A fresh simulated clock. */
@@ -45,11 +59,6 @@ export function echoTool() {
 /** An agent with the given tools. */
 export function worker(name = 'worker', tools: string[] = []) {
   return defineAgent({ name, description: `The ${name}.`, systemPrompt: `You are the ${name}.`, tools });
-}
-
-/** A delegation call as a model would send it. */
-export function assign(agent: string, task: string, extra: Record<string, unknown> = {}, id = `call_${agent}`) {
-  return call('assign_task', { description: `work for ${agent}`, agent, task, ...extra }, id);
 }
 
 /** The last tool message of a request, or undefined. */

@@ -1,7 +1,8 @@
 // What both scripts of this example share: the notes tool, the scripted model, and the store's place.
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { defineTool, ScriptedModel, type ModelReply, type ModelRequest } from 'troupe';
+import { defineTool, type ModelReply, type ModelRequest } from 'troupe';
+import { assignCall, callTools, ScriptedModel, toolCall } from 'troupe/testing';
 
 /** The folder of agent files, and the session store both processes use (HISTORY_FILE puts it elsewhere). */
 export const agentsDir = fileURLToPath(new URL('./agents', import.meta.url));
@@ -21,8 +22,6 @@ export const readNotes = defineTool({
   execute: ({ topic }) => notes[topic],
 });
 
-const call = (name: string, args: unknown, id: string) => ({ id, name, arguments: JSON.stringify(args) });
-
 /**
  * What a real model would answer, for each agent of the folder. Each answer is read from the conversation so far, so
  * a session resumed in another process (with a fresh model) goes on where it stopped.
@@ -34,8 +33,8 @@ const replies: Record<string, (request: ModelRequest) => ModelReply | string> = 
       : {
           content: 'Two parts, side by side.',
           toolCalls: [
-            call('assign_task', { description: 'Find the storage changes', agent: 'researcher', task: 'What changed in storage for 2.0?' }, 'p1'),
-            call('assign_task', { description: 'Write the API line', agent: 'editor', task: 'Write one line about the 2.0 API.' }, 'p2'),
+            assignCall('researcher', 'What changed in storage for 2.0?', { description: 'Find the storage changes', id: 'p1' }),
+            assignCall('editor', 'Write one line about the 2.0 API.', { description: 'Write the API line', id: 'p2' }),
           ],
         },
   researcher: (request) => {
@@ -43,12 +42,12 @@ const replies: Record<string, (request: ModelRequest) => ModelReply | string> = 
     const earlier = request.messages.find((message) => message.role === 'assistant' && message.content.startsWith('Per '));
     if (last?.role === 'tool') return `Per ${last.content.split(':')[0]}, sessions are now written atomically and locked.`;
     if (earlier) return `Building on my earlier finding ("${earlier.content}"): a crash mid-write leaves the old file whole.`;
-    return { content: '', toolCalls: [call('read_notes', { topic: 'storage' }, 'r1')] };
+    return callTools(toolCall('read_notes', { topic: 'storage' }, 'r1'));
   },
   editor: (request) =>
     request.messages.at(-1)?.role === 'tool'
       ? 'Version 2.0 lets you resume agents and run them in the background.'
-      : { content: '', toolCalls: [call('read_notes', { topic: 'api' }, 'e1')] },
+      : callTools(toolCall('read_notes', { topic: 'api' }, 'e1')),
 };
 
 export const model = new ScriptedModel((request) => replies[request.agentName]!(request), { latencyMs: 50 });

@@ -1,5 +1,5 @@
 import { sleep } from '../clock.js';
-import { ScriptExhaustedError } from '../errors.js';
+import { ScriptExhaustedError, UnusedStepsError } from '../errors.js';
 import type { Model, ModelReply, ModelRequest } from './Model.js';
 
 /** A reply a script can give: a full reply, a plain answer, an error to throw, or a function of the request. */
@@ -28,7 +28,8 @@ export interface ScriptedModelOptions {
  * A deterministic model for tests and simulations. Give it a list of steps, replayed in order across all calls,
  * or a function that answers each request; {@link ScriptedModel.perAgent} gives every agent its own script.
  * It records every request in `calls`, waits `latencyMs` on the actor system's clock (so `SimulatedClock`
- * controls it), and rejects with {@link ScriptExhaustedError} on a call it has no step for.
+ * controls it), and rejects with {@link ScriptExhaustedError} on a call it has no step for. At the end of a test,
+ * {@link ScriptedModel.assertDone} throws an {@link UnusedStepsError} if steps of its script were never used.
  *
  * Replies without `usage` get an estimate of about four characters per token, so metrics stay meaningful.
  *
@@ -47,6 +48,8 @@ export class ScriptedModel implements Model {
   private readonly options: ScriptedModelOptions;
   private cursor = 0;
   private callCount = 0;
+  /** For a {@link ScriptedModel.perAgent} model: the unused steps of each agent (by id, or by name if none ran). */
+  private unusedByAgent: (() => Record<string, number>) | undefined;
 
   constructor(steps: readonly ScriptStep[] | ScriptFunction, options: ScriptedModelOptions = {}) {
     this.steps = typeof steps === 'function' ? steps : [...steps];
@@ -57,29 +60,47 @@ export class ScriptedModel implements Model {
   /**
    * A model where every agent replays its own list of steps, chosen by the agent's name: two agents of the same
    * name each get the whole list. An agent with no script, or one that runs past its script, gets a
-   * {@link ScriptExhaustedError}.
+   * {@link ScriptExhaustedError}; {@link ScriptedModel.assertDone} checks that every agent used its whole list
+   * and that every scripted name was run.
    */
   static perAgent(scripts: Readonly<Record<string, readonly ScriptStep[]>>, options: ScriptedModelOptions = {}): ScriptedModel {
-    const cursors = new Map<string, number>();
-    return new ScriptedModel(async (request) => {
-      const index = cursors.get(request.agentId) ?? 0;
+    const cursors = new Map<string, { name: string; index: number }>();
+    const model = new ScriptedModel(async (request) => {
+      const index = cursors.get(request.agentId)?.index ?? 0;
       const step = scripts[request.agentName]?.[index];
       if (step === undefined) throw new ScriptExhaustedError(index, request.agentId);
-      cursors.set(request.agentId, index + 1);
+      cursors.set(request.agentId, { name: request.agentName, index: index + 1 });
       return resolveStep(step, request);
     }, options);
+    model.unusedByAgent = () => {
+      const unused: Record<string, number> = {};
+      const ran = new Set<string>();
+      for (const [id, { name, index }] of cursors) {
+        ran.add(name);
+        const left = (scripts[name]?.length ?? 0) - index;
+        if (left > 0) unused[id] = left;
+      }
+      for (const [name, steps] of Object.entries(scripts)) if (!ran.has(name) && steps.length > 0) unused[name] = steps.length;
+      return unused;
+    };
+    return model;
   }
 
-  /** How many steps of a list script are still unused (0 for a function script). */
+  /** How many steps of a list script (or of a per-agent script, all agents together) are still unused; 0 for a function. */
   get remaining(): number {
+    if (this.unusedByAgent) return Object.values(this.unusedByAgent()).reduce((sum, left) => sum + left, 0);
     return typeof this.steps === 'function' ? 0 : this.steps.length - this.cursor;
   }
 
-  /** Throws when a list script has unused steps: a test that ends early is a test that missed something. */
+  /**
+   * Throws an {@link UnusedStepsError} when the script has unused steps: a run that asked the model fewer times than
+   * scripted ended early or skipped a turn, and a test that does not notice has missed something. Call it when the
+   * run is over (a function script has no steps to leave, so it always passes). A step is used when its reply is
+   * given: a call aborted while it waits out `latencyMs` uses none, so script no reply for a call that is cancelled.
+   */
   assertDone(): void {
-    if (this.remaining > 0) {
-      throw new Error(`ScriptedModel has ${this.remaining} unused step(s) after ${this.callCount} call(s).`);
-    }
+    const remaining = this.remaining;
+    if (remaining > 0) throw new UnusedStepsError(this.name, remaining, this.callCount, this.unusedByAgent?.() ?? {});
   }
 
   /** Answers one turn from the script. */

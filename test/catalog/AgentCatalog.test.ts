@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createRuntime, defineTool, type ModelRequest } from 'troupe';
-import { ScriptedModel } from 'troupe/testing';
-import { assign, call, collect, lastToolMessage, leader, ofType, toolReply, worker } from '../stubs.js';
+import { ScriptedModel, assignCall, callTools, toolCall } from 'troupe/testing';
+import { collect, lastToolMessage, leader, ofType, scripted, scriptedPerAgent, worker } from '../stubs.js';
 
 describe('the depth limit', () => {
   it('offers no delegation tools at maxDepth, refuses a delegation call there, and spawns nothing', async () => {
-    const model = ScriptedModel.perAgent({
-      lead: [toolReply(assign('middle', 'Go down.')), 'Top done.'],
-      middle: [toolReply(assign('bottom', 'Go further.')), 'Middle did it alone.'],
+    const model = scriptedPerAgent({
+      lead: [callTools(assignCall('middle', 'Go down.')), 'Top done.'],
+      middle: [callTools(assignCall('bottom', 'Go further.')), 'Middle did it alone.'],
     });
     const runtime = createRuntime({ model, agents: [leader('lead'), leader('middle'), worker('bottom')], maxDepth: 1 });
     const events = collect(runtime.events$);
@@ -44,7 +44,7 @@ describe('tool allow-lists, enforced where tools run', () => {
       kind: 'write',
       execute: () => (ran += 1, 'wiped'),
     });
-    const model = ScriptedModel.perAgent({ reader: [toolReply(call('wipe_disk', {})), 'I could not.'] });
+    const model = scriptedPerAgent({ reader: [callTools(toolCall('wipe_disk', {})), 'I could not.'] });
     const admin = worker('admin', ['wipe_disk']);
     const runtime = createRuntime({ model, agents: [worker('reader'), admin], tools: [wipe] });
     const events = collect(runtime.events$);
@@ -63,9 +63,9 @@ describe('tool allow-lists, enforced where tools run', () => {
   });
 
   it('a sub-agent only gets the tools its own definition lists', async () => {
-    const model = ScriptedModel.perAgent({
-      lead: [toolReply(assign('helper', 'Help.')), 'ok'],
-      helper: [toolReply(call('assign_task', { description: 'x', agent: 'lead', task: 'loop' })), 'Could not delegate.'],
+    const model = scriptedPerAgent({
+      lead: [callTools(assignCall('helper', 'Help.')), 'ok'],
+      helper: [callTools(toolCall('assign_task', { description: 'x', agent: 'lead', task: 'loop' })), 'Could not delegate.'],
     });
     const runtime = createRuntime({ model, agents: [leader(), worker('helper')] });
     const events = collect(runtime.events$);
@@ -80,8 +80,8 @@ describe('tool allow-lists, enforced where tools run', () => {
 
   it('refuses tool names that clash with the built-in delegation tools', () => {
     const clash = defineTool({ name: 'assign_task', description: 'Mine.', parameters: z.object({}), kind: 'read', execute: () => '' });
-    expect(() => createRuntime({ model: new ScriptedModel([]), agents: [worker()], tools: [clash] })).toThrow(/built-in/);
-    expect(() => createRuntime({ model: new ScriptedModel([]), agents: [leader('lead', { subagents: ['ghost'] })] })).toThrow(
+    expect(() => createRuntime({ model: scripted([]), agents: [worker()], tools: [clash] })).toThrow(/built-in/);
+    expect(() => createRuntime({ model: scripted([]), agents: [leader('lead', { subagents: ['ghost'] })] })).toThrow(
       /"ghost" in subagents/,
     );
   });

@@ -1,7 +1,8 @@
 import { mkdirSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { AgentFileError, AgentFiles, ConfigurationError, createRuntime, ScriptedModel } from 'troupe';
+import { AgentFileError, AgentFiles, ConfigurationError, createRuntime } from 'troupe';
+import { ScriptedModel } from 'troupe/testing';
 import { echoTool } from '../stubs.js';
 import { agentFile, eachTestTempDir } from '../support/tempDir.js';
 

@@ -2,14 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { createActor } from 'xstate';
 import { z } from 'zod';
 import { AbortedError, createRuntime, defineAgent, defineTool, ModelError, type TroupeEvent } from 'troupe';
-import { ScriptedModel, advanceUntilSettled } from 'troupe/testing';
+import { ScriptedModel, advanceUntilSettled, callTools, toolCall } from 'troupe/testing';
 import { agentMachine } from '../../src/machines/agentMachine.js';
-import { call, collect, echoTool, simulatedClock, toolReply, worker } from '../stubs.js';
+import { collect, echoTool, scripted, simulatedClock, worker } from '../stubs.js';
 
 describe('agent lifecycle', () => {
   it('emits spawned, started, each model turn and tool call, then completed, in that order', async () => {
     const { tool, calls } = echoTool();
-    const model = new ScriptedModel([toolReply(call('echo', { text: 'hi' })), 'All done.']);
+    const model = scripted([callTools(toolCall('echo', { text: 'hi' })), 'All done.']);
     const runtime = createRuntime({ model, agents: [worker('worker', ['echo'])], tools: [tool] });
     const events = collect(runtime.events$);
 
@@ -29,13 +29,12 @@ describe('agent lifecycle', () => {
       'agent.completed',
     ]);
     expect(new Set(events.map((event) => event.agentId))).toEqual(new Set([result.id]));
-    model.assertDone();
     await runtime.shutdown();
   });
 
   it('sends the tool result back to the model as a tool message answering the call', async () => {
     const { tool } = echoTool();
-    const model = new ScriptedModel([toolReply(call('echo', { text: 'ping' }, 'c-1')), 'ok']);
+    const model = scripted([callTools(toolCall('echo', { text: 'ping' }, 'c-1')), 'ok']);
     const runtime = createRuntime({ model, agents: [worker('worker', ['echo'])], tools: [tool] });
 
     await runtime.run('worker', 'Ping.');
@@ -49,7 +48,7 @@ describe('agent lifecycle', () => {
 
   it('fails with max_turns when the model keeps calling tools', async () => {
     const { tool, calls } = echoTool();
-    const model = new ScriptedModel(() => toolReply(call('echo', { text: 'again' })));
+    const model = new ScriptedModel(() => callTools(toolCall('echo', { text: 'again' })));
     const runtime = createRuntime({ model, agents: [worker('worker', ['echo'])], tools: [tool], maxTurns: 3 });
 
     const result = await runtime.run('worker', 'Loop.');
@@ -62,7 +61,7 @@ describe('agent lifecycle', () => {
   });
 
   it('fails instead of completing when the model answers with nothing', async () => {
-    const runtime = createRuntime({ model: new ScriptedModel(['   ']), agents: [worker()] });
+    const runtime = createRuntime({ model: scripted(['   ']), agents: [worker()] });
     const result = await runtime.run('worker', 'Answer.');
     expect(result).toMatchObject({ status: 'failed', reason: 'error' });
     expect(result.error).toMatchObject({ code: 'empty_answer', fault: 'model', retryable: true });
@@ -71,7 +70,7 @@ describe('agent lifecycle', () => {
   });
 
   it('fails with error when the model call throws, naming the cause', async () => {
-    const model = new ScriptedModel([new ModelError('server said 500', { status: 500 })]);
+    const model = scripted([new ModelError('server said 500', { status: 500 })]);
     const runtime = createRuntime({ model, agents: [worker()] });
     const result = await runtime.run('worker', 'Answer.');
     expect(result).toMatchObject({ status: 'failed', reason: 'error' });
@@ -109,9 +108,9 @@ describe('agent lifecycle', () => {
 
   it('fails with budget instead of running more tools once its token budget is spent', async () => {
     const { tool, calls } = echoTool();
-    const model = new ScriptedModel([
-      { ...toolReply(call('echo', { text: 'a' })), usage: { inputTokens: 60, outputTokens: 10 } },
-      { ...toolReply(call('echo', { text: 'b' })), usage: { inputTokens: 60, outputTokens: 10 } },
+    const model = scripted([
+      { ...callTools(toolCall('echo', { text: 'a' })), usage: { inputTokens: 60, outputTokens: 10 } },
+      { ...callTools(toolCall('echo', { text: 'b' })), usage: { inputTokens: 60, outputTokens: 10 } },
     ]);
     const runtime = createRuntime({ model, agents: [worker('worker', ['echo'])], tools: [tool] });
     const result = await runtime.run('worker', 'Spend.', { budget: { maxTokens: 100 } });
@@ -180,14 +179,14 @@ describe('bad tool calls become error results and the agent goes on', () => {
   });
 
   it.each([
-    ['a tool that does not exist', call('nope', {}), /Unknown tool "nope".*lookup, broken, slow/s],
-    ['arguments that are not JSON', call('lookup', '{"key": '), /not valid JSON/],
-    ['arguments that fail the schema', call('lookup', { key: 7 }), /do not match its parameters[\s\S]*key/],
-    ['a tool that throws', call('broken', {}), /disk on fire/],
-    ['a tool that times out', call('slow', {}), /timed out after 50 ms/],
+    ['a tool that does not exist', toolCall('nope', {}), /Unknown tool "nope".*lookup, broken, slow/s],
+    ['arguments that are not JSON', toolCall('lookup', '{"key": '), /not valid JSON/],
+    ['arguments that fail the schema', toolCall('lookup', { key: 7 }), /do not match its parameters[\s\S]*key/],
+    ['a tool that throws', toolCall('broken', {}), /disk on fire/],
+    ['a tool that times out', toolCall('slow', {}), /timed out after 50 ms/],
   ])('%s', async (_label, badCall, message) => {
     const clock = simulatedClock();
-    const model = new ScriptedModel([toolReply(badCall), 'Recovered.']);
+    const model = scripted([callTools(badCall), 'Recovered.']);
     const runtime = createRuntime({ model, agents: [agent], clock });
     const events = collect(runtime.events$);
 
@@ -204,8 +203,8 @@ describe('bad tool calls become error results and the agent goes on', () => {
   });
 
   it('answers every call of a mixed batch with exactly one tool message, in call order', async () => {
-    const model = new ScriptedModel([
-      toolReply(call('lookup', { key: 'a' }, 'c1'), call('nope', {}, 'c2'), call('broken', {}, 'c3'), call('lookup', '[', 'c4')),
+    const model = scripted([
+      callTools(toolCall('lookup', { key: 'a' }, 'c1'), toolCall('nope', {}, 'c2'), toolCall('broken', {}, 'c3'), toolCall('lookup', '[', 'c4')),
       'Done.',
     ]);
     const runtime = createRuntime({ model, agents: [agent] });
@@ -221,7 +220,8 @@ describe('bad tool calls become error results and the agent goes on', () => {
 describe('idle timeout in simulated time', () => {
   it('fails a stalled agent with timeout after idleTimeoutMs of no progress', async () => {
     const clock = simulatedClock();
-    const model = new ScriptedModel(['too late'], { latencyMs: 10_000 });
+    // No reply: the call is aborted before its latency has passed.
+    const model = scripted([], { latencyMs: 10_000 });
     const runtime = createRuntime({ model, agents: [worker()], clock, idleTimeoutMs: 5_000 });
 
     const result = await advanceUntilSettled(clock, runtime.run('worker', 'Think slowly.'));
@@ -235,7 +235,7 @@ describe('idle timeout in simulated time', () => {
   it('restarts the timer at every step, so steady progress never times out', async () => {
     const clock = simulatedClock();
     const { tool } = echoTool();
-    const model = new ScriptedModel([toolReply(call('echo', { text: '1' })), toolReply(call('echo', { text: '2' })), 'done'], {
+    const model = scripted([callTools(toolCall('echo', { text: '1' })), callTools(toolCall('echo', { text: '2' })), 'done'], {
       latencyMs: 4_000,
     });
     const runtime = createRuntime({ model, agents: [worker('worker', ['echo'])], tools: [tool], clock, idleTimeoutMs: 5_000 });
@@ -256,7 +256,7 @@ describe('idle timeout in simulated time', () => {
       interactive: true,
       execute: () => new Promise<string>((resolve) => (answer = resolve)),
     });
-    const model = new ScriptedModel([toolReply(call('ask_person', { question: 'Ship it?' })), 'Shipped.']);
+    const model = scripted([callTools(toolCall('ask_person', { question: 'Ship it?' })), 'Shipped.']);
     const agent = defineAgent({ name: 'asker', description: 'Asks.', systemPrompt: 'Ask.', tools: [ask] });
     const runtime = createRuntime({ model, agents: [agent], clock, idleTimeoutMs: 5_000 });
     const run = runtime.run('asker', 'Ask before shipping.');
@@ -286,7 +286,7 @@ describe('idle timeout in simulated time', () => {
     });
     let aborted = false;
     const watch = defineTool({ ...hang, name: 'watch', execute: (_, { signal }) => new Promise(() => signal.addEventListener('abort', () => (aborted = true))) });
-    const model = new ScriptedModel([toolReply(call('hang', {}), call('watch', {}))]);
+    const model = scripted([callTools(toolCall('hang', {}), toolCall('watch', {}))]);
     const agent = defineAgent({ name: 'stuck', description: 'Stuck.', systemPrompt: 'Wait.', tools: [hang, watch] });
     const runtime = createRuntime({ model, agents: [agent], clock, idleTimeoutMs: 5_000 });
     const result = await advanceUntilSettled(clock, runtime.run('stuck', 'Wait forever.'));
@@ -299,7 +299,7 @@ describe('idle timeout in simulated time', () => {
 describe('cancelling an agent', () => {
   it('aborts its model call through the AbortSignal and fails it with cancelled', async () => {
     const clock = simulatedClock();
-    const model = new ScriptedModel(['never seen'], { latencyMs: 1_000 });
+    const model = scripted([], { latencyMs: 1_000 }); // no reply: the call is aborted while it waits
     const runtime = createRuntime({ model, agents: [worker()], clock });
     const events: TroupeEvent[] = collect(runtime.events$);
     const handle = runtime.spawn('worker', 'Think.');
@@ -327,7 +327,7 @@ describe('cancelling an agent', () => {
         return new Promise(() => {});
       },
     });
-    const model = new ScriptedModel([toolReply(call('wait', {}))]);
+    const model = scripted([callTools(toolCall('wait', {}))]);
     const agent = defineAgent({ name: 'waiter', description: 'Waits.', systemPrompt: 'Wait.', tools: [wait] });
     const runtime = createRuntime({ model, agents: [agent] });
     const handle = runtime.spawn('waiter', 'Wait.');

@@ -2,9 +2,9 @@
 // context stays bounded, and never leaves a tool result without the call that asked for it.
 import { describe, expect, it } from 'vitest';
 import { createRuntime, type ChatMessage } from 'troupe';
-import { ScriptedModel } from 'troupe/testing';
+import { ScriptedModel, callTools, toolCall } from 'troupe/testing';
 import { windowed } from '../../src/machines/agentContext.js';
-import { call, resident, simulatedClock, toolReply, worker } from '../stubs.js';
+import { resident, scripted, simulatedClock, worker } from '../stubs.js';
 
 const system: ChatMessage = { role: 'system', content: 'You are a test.' };
 const user = (content: string): ChatMessage => ({ role: 'user', content });
@@ -34,7 +34,7 @@ describe('historyLimit', () => {
     const model = new ScriptedModel((request) => {
       sizes.push(request.messages.length);
       const last = request.messages[request.messages.length - 1]!;
-      return last.role === 'user' && last.content.startsWith('[message') ? toolReply(call('reply', { content: 'noted' }, `r${sizes.length}`)) : 'ok';
+      return last.role === 'user' && last.content.startsWith('[message') ? callTools(toolCall('reply', { content: 'noted' }, `r${sizes.length}`)) : 'ok';
     });
     const runtime = createRuntime({ model, agents: [resident('notes', ['reply'], { historyLimit: 6 }), worker('other')], clock, projectAgentDir: false });
     const notes = runtime.spawn('notes', 'Take notes.');
@@ -59,7 +59,7 @@ describe('historyLimit', () => {
   });
 
   it('refuses a limit that is not a positive whole number', () => {
-    const runtime = createRuntime({ model: new ScriptedModel(['x']), agents: [worker()], projectAgentDir: false });
+    const runtime = createRuntime({ model: scripted([]), agents: [worker()], projectAgentDir: false });
     expect(() => runtime.spawn('worker', 'task', { historyLimit: 2.5 })).toThrow(/historyLimit/);
     expect(() => resident('bad', [], { historyLimit: 0 })).toThrow(/historyLimit/);
     return runtime.shutdown();

@@ -2,8 +2,8 @@
 // comes back is given back again, and the agent gets one when it wakes; none is leaked or counted twice.
 import { describe, expect, it } from 'vitest';
 import { createRuntime } from 'troupe';
-import { ScriptedModel } from 'troupe/testing';
-import { assign, call, lastToolMessage, leader, simulatedClock, toolReply, worker } from '../stubs.js';
+import { assignCall, callTools, toolCall } from 'troupe/testing';
+import { lastToolMessage, leader, scriptedPerAgent, simulatedClock, worker } from '../stubs.js';
 
 const startedId = (content: string | undefined) => /\((agent:[^)]+)\)/.exec(content ?? '')?.[1] ?? 'missing';
 
@@ -14,14 +14,14 @@ const startedId = (content: string | undefined) => /\((agent:[^)]+)\)/.exec(cont
 function lendThenPark(maxParallel: number, more: Record<string, number> = {}) {
   const clock = simulatedClock();
   const latencies: Record<string, number> = { slow: 5_000, ...more };
-  const model = ScriptedModel.perAgent(
+  const model = scriptedPerAgent(
     {
       lead: [
-        toolReply(assign('slow', 'Slow.', { run_in_background: true })),
+        callTools(assignCall('slow', 'Slow.', { background: true })),
         (request) =>
-          toolReply(
-            call('task_output', { agent_id: startedId(lastToolMessage(request)?.content), blocking: true, timeout_ms: 1_000 }, 'w'),
-            call('wait_for_messages', { timeout_ms: 10_000 }, 'm'),
+          callTools(
+            toolCall('task_output', { agent_id: startedId(lastToolMessage(request)?.content), blocking: true, timeout_ms: 1_000 }, 'w'),
+            toolCall('wait_for_messages', { timeout_ms: 10_000 }, 'm'),
           ),
         'done',
       ],

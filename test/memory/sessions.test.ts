@@ -4,8 +4,8 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createRuntime, DelegationError, InMemoryMemory, JsonFileMemory, SESSION_SCHEMA_VERSION, SESSIONS_KEY, UnsupportedSchemaError, type SessionRecord } from 'troupe';
-import { ScriptedModel } from 'troupe/testing';
-import { assign, lastToolMessage, leader, toolReply, worker } from '../stubs.js';
+import { ScriptedModel, assignCall, callTools } from 'troupe/testing';
+import { lastToolMessage, leader, scripted, scriptedPerAgent, worker } from '../stubs.js';
 import { eachTestTempDir } from '../support/tempDir.js';
 
 const run = promisify(execFile);
@@ -21,7 +21,7 @@ beforeEach(() => {
 describe('sessions in the store', () => {
   it('keeps each conversation under the agent id, its record in __agent_sessions__, and the run under main', async () => {
     const store = new InMemoryMemory();
-    const model = ScriptedModel.perAgent({ lead: [toolReply(assign('analyst', 'Count.', {}, 'c1')), 'Seven.'], analyst: ['7 modules.'] });
+    const model = scriptedPerAgent({ lead: [callTools(assignCall('analyst', 'Count.', { id: 'c1' })), 'Seven.'], analyst: ['7 modules.'] });
     const runtime = createRuntime({ model, agents: [leader(), worker('analyst')], store, projectAgentDir: false });
 
     const result = await runtime.run('lead', 'How many modules?');
@@ -81,10 +81,10 @@ describe('sessions in the store', () => {
     const first = JSON.parse(stdout.trim().split('\n').at(-1)!) as { lead: string; status: string };
     expect(first.status).toBe('completed');
 
-    const model = ScriptedModel.perAgent({
+    const model = scriptedPerAgent({
       analyst: [(request) => `Resumed with ${request.messages.length} messages.`, 'Adopted by the new lead.'],
       lead: [
-        (request) => toolReply(assign('analyst', 'And how many tests?', { resume: String(request.messages.at(-1)?.content).split(' ')[0] }, 'r1')),
+        (request) => callTools(assignCall('analyst', 'And how many tests?', { resume: String(request.messages.at(-1)?.content).split(' ')[0], id: 'r1' })),
         'done',
       ],
     });
@@ -136,7 +136,7 @@ describe('sessions in the store', () => {
       },
     });
     await store.set('agent:worker:elsewhere', [{ role: 'user', content: 'x' }]);
-    const runtime = createRuntime({ model: new ScriptedModel([]), agents: [worker()], store, projectAgentDir: false });
+    const runtime = createRuntime({ model: scripted([]), agents: [worker()], store, projectAgentDir: false });
     await expect(runtime.resume('agent:worker:elsewhere', 'y')).rejects.toThrow(/still marked running/);
     await runtime.shutdown();
   });

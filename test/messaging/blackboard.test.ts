@@ -1,8 +1,8 @@
 // The blackboard: JSON values copied in and out, anything else refused, every change an event; its two tools.
 import { describe, expect, it } from 'vitest';
 import { Blackboard, ConfigurationError, createRuntime, type BlackboardChange } from 'troupe';
-import { ScriptedModel } from 'troupe/testing';
-import { call, collect, ofType, simulatedClock, toolMessageFor, toolReply, worker } from '../stubs.js';
+import { callTools, toolCall } from 'troupe/testing';
+import { collect, ofType, scriptedPerAgent, simulatedClock, toolMessageFor, worker } from '../stubs.js';
 
 describe('Blackboard', () => {
   it('copies values in and out: changing what was written or read changes nothing on the board', () => {
@@ -56,11 +56,11 @@ describe('Blackboard', () => {
 
   it('is shared by a run’s agents through blackboard_write and blackboard_read, and every change is an event', async () => {
     const clock = simulatedClock();
-    const model = ScriptedModel.perAgent(
+    const model = scriptedPerAgent(
       {
-        writer: [toolReply(call('blackboard_write', { key: 'plan', value: { steps: ['draft', 'review'], done: false } }, 'w')), 'written'],
+        writer: [callTools(toolCall('blackboard_write', { key: 'plan', value: { steps: ['draft', 'review'], done: false } }, 'w')), 'written'],
         reader: [
-          toolReply(call('blackboard_read', { key: 'plan' }, 'plan'), call('blackboard_read', { key: 'missing' }, 'missing'), call('blackboard_read', {}, 'keys')),
+          callTools(toolCall('blackboard_read', { key: 'plan' }, 'plan'), toolCall('blackboard_read', { key: 'missing' }, 'missing'), toolCall('blackboard_read', {}, 'keys')),
           'read',
         ],
       },

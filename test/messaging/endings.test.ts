@@ -3,8 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createRuntime, DeadlockError, defineTool } from 'troupe';
-import { ScriptedModel } from 'troupe/testing';
-import { call, lastMessage, resident, simulatedClock, toolMessageFor, toolReply, worker } from '../stubs.js';
+import { ScriptedModel, callTools, toolCall } from 'troupe/testing';
+import { lastMessage, resident, scripted, simulatedClock, toolMessageFor, worker } from '../stubs.js';
 
 describe('waits that end without their message', () => {
   it('a send_message waiting for a reply (no timeout) ends with an error when the receiver ends without replying', async () => {
@@ -14,7 +14,7 @@ describe('waits that end without their message', () => {
         const last = lastMessage(request);
         if (request.agentName === 'mute') return 'I never reply.';
         if (last.role === 'user' && !last.content.startsWith('[message')) {
-          return toolReply(call('send_message', { to: 'mute', content: 'are you there?', expect_reply: true }, 'ask'));
+          return callTools(toolCall('send_message', { to: 'mute', content: 'are you there?', expect_reply: true }, 'ask'));
         }
         return `after the wait: ${last.content}`;
       },
@@ -47,7 +47,7 @@ describe('waits that end without their message', () => {
         return 'looked';
       },
     });
-    const model = new ScriptedModel((request) => (lastMessage(request).role === 'user' ? toolReply(call('peek', {}, 'p')) : 'done'));
+    const model = new ScriptedModel((request) => (lastMessage(request).role === 'user' ? callTools(toolCall('peek', {}, 'p')) : 'done'));
     const runtime = createRuntime({ model, agents: [worker('peeker', ['peek'])], tools: [peek], clock, projectAgentDir: false });
     const result = runtime.run('peeker', 'Peek.');
     const idle = await runtime.runUntilIdle();
@@ -70,7 +70,7 @@ describe('tools named like built-in messaging tools', () => {
         return `replied to ${ticket}`;
       },
     });
-    const model = new ScriptedModel([toolReply(call('reply', { ticket: 'T-1' })), 'done']);
+    const model = scripted([callTools(toolCall('reply', { ticket: 'T-1' })), 'done']);
     const runtime = createRuntime({ model, agents: [worker('desk', ['reply'])], tools: [own], projectAgentDir: false });
     expect(await runtime.run('desk', 'Answer T-1.')).toMatchObject({ status: 'completed' });
     expect(calls).toEqual(['T-1']);

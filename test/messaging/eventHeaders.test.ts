@@ -1,13 +1,13 @@
 // what events say about messaging and resident agents.
 import { describe, expect, it } from 'vitest';
 import { AgentSpawned, createRuntime } from 'troupe';
-import { ScriptedModel } from 'troupe/testing';
-import { collect, ofType, resident, simulatedClock } from '../stubs.js';
+import { assignCall, callTools, toolCall } from 'troupe/testing';
+import { collect, ofType, resident, scripted, scriptedPerAgent, simulatedClock } from '../stubs.js';
 
 describe('events', () => {
   it('agent.spawned says resident: true for a resident agent (the schema has the field)', async () => {
     const clock = simulatedClock();
-    const model = new ScriptedModel(['ready']);
+    const model = scripted(['ready']);
     const runtime = createRuntime({ model, agents: [resident('echo')], clock, projectAgentDir: false });
     const events = collect(runtime.events$);
     const echo = runtime.spawn('echo', 'Wait for mail.');
@@ -19,15 +19,15 @@ describe('events', () => {
   });
 });
 
-import { assign, call, leader, toolReply, worker } from '../stubs.js';
+import { leader, worker } from '../stubs.js';
 
 describe('event headers of a sub-agent', () => {
   it('message and blackboard events carry the same header (parentId, toolCallId) as the agent’s other events', async () => {
     const clock = simulatedClock();
-    const model = ScriptedModel.perAgent({
-      lead: [toolReply(assign('talker', 'Talk.', {}, 'call_talk')), 'lead done'],
+    const model = scriptedPerAgent({
+      lead: [callTools(assignCall('talker', 'Talk.', { id: 'call_talk' })), 'lead done'],
       talker: [
-        toolReply(call('send_message', { to: 'runtime', content: 'hi' }, 's1'), call('blackboard_write', { key: 'k', value: 1 }, 'b1')),
+        callTools(toolCall('send_message', { to: 'runtime', content: 'hi' }, 's1'), toolCall('blackboard_write', { key: 'k', value: 1 }, 'b1')),
         'talked',
       ],
     });

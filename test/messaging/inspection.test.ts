@@ -3,8 +3,8 @@
 import type { InspectionEvent } from 'xstate';
 import { describe, expect, it } from 'vitest';
 import { createRuntime } from 'troupe';
-import { ScriptedModel } from 'troupe/testing';
-import { call, resident, simulatedClock, toolReply } from '../stubs.js';
+import { ScriptedModel, callTools, toolCall } from 'troupe/testing';
+import { resident, simulatedClock } from '../stubs.js';
 
 interface Seen {
   type: string;
@@ -36,7 +36,7 @@ describe('messages under an inspector', () => {
       (request) => {
         const last = request.messages[request.messages.length - 1]!;
         if (request.agentName === 'relay' && last.role === 'user' && last.content.startsWith('[message')) {
-          return toolReply(call('publish', { topic: 'news', content: 'relayed' }, `p${request.messages.length}`));
+          return callTools(toolCall('publish', { topic: 'news', content: 'relayed' }, `p${request.messages.length}`));
         }
         return 'ok';
       },

@@ -11,8 +11,8 @@ import {
   type RuntimeOptions,
   type SpawnOptions,
 } from 'troupe';
-import { ScriptedModel } from 'troupe/testing';
-import { call, collect, mailIn, ofType, resident, simulatedClock, toolMessageFor, toolReply, worker } from '../stubs.js';
+import { ScriptedModel, callTools, toolCall } from 'troupe/testing';
+import { collect, mailIn, ofType, resident, scriptedPerAgent, simulatedClock, toolMessageFor, worker } from '../stubs.js';
 
 /** The contents of the mail in the last request agent `name` made. */
 function lastMail(model: ScriptedModel, name: string) {
@@ -36,7 +36,7 @@ describe('ordering', () => {
         if (request.agentName === 'sink') return 'noted';
         const turn = turnOf(request);
         if (turn === 3) return 'sent';
-        return toolReply(...Array.from({ length: 10 }, (_, i) => call('send_message', { to: 'sink', content: `m${turn * 10 + i}` }, `s${turn}_${i}`)));
+        return callTools(...Array.from({ length: 10 }, (_, i) => toolCall('send_message', { to: 'sink', content: `m${turn * 10 + i}` }, `s${turn}_${i}`)));
       },
       { latencyMs: (request) => (request.agentName === 'sink' ? 25 : 10) },
     );
@@ -62,7 +62,7 @@ describe('ordering', () => {
         const turn = turnOf(request);
         if (turn === 4) return 'sent';
         const who = request.agentName;
-        return toolReply(...Array.from({ length: 5 }, (_, i) => call('send_message', { to: 'sink', content: `${who} ${turn * 5 + i}` }, `s${turn}_${i}`)));
+        return callTools(...Array.from({ length: 5 }, (_, i) => toolCall('send_message', { to: 'sink', content: `${who} ${turn * 5 + i}` }, `s${turn}_${i}`)));
       },
       { latencyMs: (request) => ({ sink: 7, alice: 10, bob: 15 })[request.agentName] ?? 0 },
     );
@@ -133,7 +133,7 @@ describe('a full inbox', () => {
     const model = new ScriptedModel(
       (request) => {
         if (request.agentName === 'sink') return 'noted';
-        return turnOf(request) === 0 ? toolReply(call('send_message', { to: 'sink', content: 'one more' }, 'push')) : 'tried';
+        return turnOf(request) === 0 ? callTools(toolCall('send_message', { to: 'sink', content: 'one more' }, 'push')) : 'tried';
       },
       { latencyMs: (request) => (request.agentName === 'sink' ? 1_000 : 10) },
     );
@@ -287,7 +287,7 @@ describe('dead letters', () => {
 
   it('gives an agent that sends to nobody an error result, and reports the dead letter under its id', async () => {
     const clock = simulatedClock();
-    const model = ScriptedModel.perAgent({ lonely: [toolReply(call('send_message', { to: 'nobody', content: 'hi' }, 'c1')), 'alone'] });
+    const model = scriptedPerAgent({ lonely: [callTools(toolCall('send_message', { to: 'nobody', content: 'hi' }, 'c1')), 'alone'] });
     const runtime = createRuntime({ model, agents: [worker('lonely', ['send_message'])], clock, projectAgentDir: false });
     const events = collect(runtime.events$);
 
@@ -303,7 +303,7 @@ describe('dead letters', () => {
     const clock = simulatedClock();
     const model = new ScriptedModel((request) => {
       const last = request.messages.at(-1)!;
-      if (turnOf(request) === 0) return toolReply(call('send_message', { to: 'nobody', content: 'hi', expect_reply: true, timeout_ms: 60_000 }, 'ask'));
+      if (turnOf(request) === 0) return callTools(toolCall('send_message', { to: 'nobody', content: 'hi', expect_reply: true, timeout_ms: 60_000 }, 'ask'));
       return last.role === 'tool' ? 'nobody answered' : `read: ${mailIn(request).at(-1)?.content}`;
     });
     const runtime = createRuntime({ model, agents: [resident('hopeful', ['send_message'])], clock, projectAgentDir: false });
@@ -326,13 +326,13 @@ describe('dead letters', () => {
 describe('who may message whom', () => {
   it('refuses a message outside the sender’s canMessage list with an error result, and delivers nothing', async () => {
     const clock = simulatedClock();
-    const model = ScriptedModel.perAgent({
+    const model = scriptedPerAgent({
       gossip: [
-        toolReply(
-          call('send_message', { to: 'stranger', content: 'psst' }, 'toStranger'),
-          call('send_message', { to: 'friend', content: 'hello friend' }, 'toFriend'),
-          call('publish', { topic: 'news', content: 'extra!' }, 'toNews'),
-          call('publish', { topic: 'sports', content: 'goal' }, 'toSports'),
+        callTools(
+          toolCall('send_message', { to: 'stranger', content: 'psst' }, 'toStranger'),
+          toolCall('send_message', { to: 'friend', content: 'hello friend' }, 'toFriend'),
+          toolCall('publish', { topic: 'news', content: 'extra!' }, 'toNews'),
+          toolCall('publish', { topic: 'sports', content: 'goal' }, 'toSports'),
         ),
         'done',
       ],
@@ -380,9 +380,9 @@ describe('who may message whom', () => {
     const policy = vi.fn<MessagePolicy>((request) =>
       request.content.includes('secret') ? { decision: 'deny', reason: 'no secrets on this channel' } : 'allow',
     );
-    const model = ScriptedModel.perAgent({
+    const model = scriptedPerAgent({
       talker: [
-        toolReply(call('send_message', { to: 'sink', content: 'the secret plan' }, 'secret'), call('send_message', { to: 'sink', content: 'hello' }, 'hello')),
+        callTools(toolCall('send_message', { to: 'sink', content: 'the secret plan' }, 'secret'), toolCall('send_message', { to: 'sink', content: 'hello' }, 'hello')),
         'done',
       ],
       sink: ['waiting', 'read', 'read'],
@@ -414,7 +414,7 @@ describe('who may message whom', () => {
   it('asks the policy about replies too (which skip canMessage): a denied reply is an error result and reaches nobody', async () => {
     const clock = simulatedClock();
     const policy = vi.fn<MessagePolicy>((request) => (request.content.includes('secret') ? { decision: 'deny', reason: 'no secrets' } : 'allow'));
-    const model = ScriptedModel.perAgent({ clerk: ['ready', toolReply(call('reply', { content: 'the secret is 42' }, 'r')), 'refused'] });
+    const model = scriptedPerAgent({ clerk: ['ready', callTools(toolCall('reply', { content: 'the secret is 42' }, 'r')), 'refused'] });
     const runtime = createRuntime({ model, agents: [resident('clerk', ['reply'], { canMessage: [] })], clock, messagePolicy: policy, projectAgentDir: false });
     const clerk = runtime.spawn('clerk', 'Answer questions.');
 
@@ -434,8 +434,8 @@ describe('who may message whom', () => {
       if (request.content === 'boom') throw new Error('policy crashed');
       return 'maybe' as never;
     };
-    const model = ScriptedModel.perAgent({
-      talker: [toolReply(call('send_message', { to: 'sink', content: 'boom' }, 'boom'), call('send_message', { to: 'sink', content: 'odd' }, 'odd')), 'done'],
+    const model = scriptedPerAgent({
+      talker: [callTools(toolCall('send_message', { to: 'sink', content: 'boom' }, 'boom'), toolCall('send_message', { to: 'sink', content: 'odd' }, 'odd')), 'done'],
       sink: ['waiting'],
     });
     const runtime = createRuntime({ model, agents: [worker('talker', ['send_message']), resident('sink')], clock, messagePolicy: policy, projectAgentDir: false });
@@ -458,17 +458,17 @@ describe('who may message whom', () => {
 describe('message metrics', () => {
   it('counts messages out per sender and in per receiver, a publish once out and once per subscriber in', async () => {
     const clock = simulatedClock();
-    const model = ScriptedModel.perAgent({
+    const model = scriptedPerAgent({
       alice: [
-        toolReply(
-          call('send_message', { to: 'bob', content: 'one' }, 'a1'),
-          call('send_message', { to: 'bob', content: 'two' }, 'a2'),
-          call('publish', { topic: 'news', content: 'extra!' }, 'a3'),
+        callTools(
+          toolCall('send_message', { to: 'bob', content: 'one' }, 'a1'),
+          toolCall('send_message', { to: 'bob', content: 'two' }, 'a2'),
+          toolCall('publish', { topic: 'news', content: 'extra!' }, 'a3'),
         ),
         'done',
       ],
       bob: ['waiting', 'read', 'read', 'read'],
-      reader: ['waiting', 'read', 'read'],
+      reader: ['waiting', 'read'],
     });
     const agents = [worker('alice', ['send_message', 'publish']), resident('bob'), resident('reader', [], { subscribe: ['news'] })];
     const runtime = createRuntime({ model, agents, clock, projectAgentDir: false });

@@ -1,8 +1,8 @@
 // Request and reply (from code and from agents), and wait_for_messages: waking, timing out, filtering, collecting.
 import { describe, expect, it } from 'vitest';
 import { ConfigurationError, createRuntime, ReplyTimeoutError, RuntimeClosedError, UndeliverableError, type Message, type ModelReply, type ModelRequest } from 'troupe';
-import { ScriptedModel } from 'troupe/testing';
-import { call, collect, lastMessage, ofType, readMessages, resident, simulatedClock, toolMessageFor, toolReply, worker } from '../stubs.js';
+import { ScriptedModel, callTools, toolCall } from 'troupe/testing';
+import { collect, lastMessage, ofType, readMessages, resident, scripted, scriptedPerAgent, simulatedClock, toolMessageFor, worker } from '../stubs.js';
 
 /**
  * An echo agent's script: it answers every message it reads with the `reply` tool (`echo: <content>`), then says
@@ -11,7 +11,7 @@ import { call, collect, lastMessage, ofType, readMessages, resident, simulatedCl
 function echoing(request: ModelRequest): ModelReply | string {
   const last = lastMessage(request);
   const [read] = last.role === 'user' ? readMessages(last.content) : [];
-  if (read) return toolReply(call('reply', { content: `echo: ${read.content}` }, `r_${read.id}`));
+  if (read) return callTools(toolCall('reply', { content: `echo: ${read.content}` }, `r_${read.id}`));
   return last.role === 'tool' ? 'replied' : 'ready';
 }
 
@@ -60,7 +60,7 @@ describe('request and reply', () => {
 
   it('runtime.request to nobody rejects at once with UndeliverableError and leaves no timer behind', async () => {
     const clock = simulatedClock();
-    const runtime = createRuntime({ model: new ScriptedModel([]), agents: [worker()], clock, projectAgentDir: false });
+    const runtime = createRuntime({ model: scripted([]), agents: [worker()], clock, projectAgentDir: false });
 
     await expect(runtime.request('worker', 'hello?', { timeoutMs: 5_000 })).rejects.toMatchObject({ reason: 'no_live_agent' });
     await expect(runtime.request('worker', 'hello?', { timeoutMs: 5_000 })).rejects.toBeInstanceOf(UndeliverableError);
@@ -90,7 +90,7 @@ describe('request and reply', () => {
     const model = new ScriptedModel(
       (request) => {
         if (request.agentName === 'echo') return echoing(request);
-        return lastMessage(request).role === 'user' ? toolReply(call('send_message', { to: 'echo', content: 'ping', expect_reply: true, timeout_ms: 5_000 }, 'ask')) : 'got it';
+        return lastMessage(request).role === 'user' ? callTools(toolCall('send_message', { to: 'echo', content: 'ping', expect_reply: true, timeout_ms: 5_000 }, 'ask')) : 'got it';
       },
       { latencyMs: 100 },
     );
@@ -119,7 +119,7 @@ describe('request and reply', () => {
     const model = new ScriptedModel(
       (request) => {
         if (request.agentName === 'mute') return 'noted';
-        return lastMessage(request).role === 'user' ? toolReply(call('send_message', { to: 'mute', content: 'ping', expect_reply: true, timeout_ms: 500 }, 'ask')) : 'gave up';
+        return lastMessage(request).role === 'user' ? callTools(toolCall('send_message', { to: 'mute', content: 'ping', expect_reply: true, timeout_ms: 500 }, 'ask')) : 'gave up';
       },
       { latencyMs: 100 },
     );
@@ -145,12 +145,12 @@ describe('request and reply', () => {
 
 describe('wait_for_messages', () => {
   /** A listener whose first turn calls wait_for_messages with `args`, and whose second answers. */
-  const listenerScript = (args: object) => [toolReply(call('wait_for_messages', args, 'wait')), 'heard'];
+  const listenerScript = (args: object) => [callTools(toolCall('wait_for_messages', args, 'wait')), 'heard'];
 
   it('wakes the agent when a message comes, with the message as the tool’s result', async () => {
     const clock = simulatedClock();
-    const model = ScriptedModel.perAgent(
-      { listener: listenerScript({}), sender: [toolReply(call('send_message', { to: 'listener', content: 'hello' }, 's')), 'sent'] },
+    const model = scriptedPerAgent(
+      { listener: listenerScript({}), sender: [callTools(toolCall('send_message', { to: 'listener', content: 'hello' }, 's')), 'sent'] },
       { latencyMs: (request) => (request.agentName === 'sender' ? 1_000 : 0) },
     );
     const runtime = createRuntime({ model, agents: [worker('listener', ['wait_for_messages']), worker('sender', ['send_message'])], clock, projectAgentDir: false });
@@ -170,7 +170,7 @@ describe('wait_for_messages', () => {
 
   it('times out in simulated time with an error result when nothing comes', async () => {
     const clock = simulatedClock();
-    const model = ScriptedModel.perAgent({ listener: listenerScript({ timeout_ms: 500 }) });
+    const model = scriptedPerAgent({ listener: listenerScript({ timeout_ms: 500 }) });
     const runtime = createRuntime({ model, agents: [worker('listener', ['wait_for_messages'])], clock, projectAgentDir: false });
 
     const listener = runtime.spawn('listener', 'Listen.');
@@ -184,11 +184,11 @@ describe('wait_for_messages', () => {
 
   it('with from, wakes only for that sender; the others’ messages come as mail at the next turn', async () => {
     const clock = simulatedClock();
-    const model = ScriptedModel.perAgent(
+    const model = scriptedPerAgent(
       {
         listener: listenerScript({ from: 'bob' }),
-        alice: [toolReply(call('send_message', { to: 'listener', content: 'from alice' }, 's')), 'sent'],
-        bob: [toolReply(call('send_message', { to: 'listener', content: 'from bob' }, 's')), 'sent'],
+        alice: [callTools(toolCall('send_message', { to: 'listener', content: 'from alice' }, 's')), 'sent'],
+        bob: [callTools(toolCall('send_message', { to: 'listener', content: 'from bob' }, 's')), 'sent'],
       },
       { latencyMs: (request) => ({ alice: 10, bob: 20 })[request.agentName] ?? 0 },
     );
@@ -215,13 +215,13 @@ describe('wait_for_messages', () => {
 
   it('with collect, gathers every message that comes until timeout_ms, in order', async () => {
     const clock = simulatedClock();
-    const model = ScriptedModel.perAgent(
+    const model = scriptedPerAgent(
       {
         listener: listenerScript({ collect: true, timeout_ms: 1_000 }),
         pinger: [
-          toolReply(call('send_message', { to: 'listener', content: 'ping 1' }, 's1')),
-          toolReply(call('send_message', { to: 'listener', content: 'ping 2' }, 's2')),
-          toolReply(call('send_message', { to: 'listener', content: 'ping 3' }, 's3')),
+          callTools(toolCall('send_message', { to: 'listener', content: 'ping 1' }, 's1')),
+          callTools(toolCall('send_message', { to: 'listener', content: 'ping 2' }, 's2')),
+          callTools(toolCall('send_message', { to: 'listener', content: 'ping 3' }, 's3')),
           'done',
         ],
       },
@@ -245,7 +245,7 @@ describe('wait_for_messages', () => {
 
   it('with collect and no timeout_ms, gives an error result instead of waiting for ever', async () => {
     const clock = simulatedClock();
-    const model = ScriptedModel.perAgent({ listener: listenerScript({ collect: true }) });
+    const model = scriptedPerAgent({ listener: listenerScript({ collect: true }) });
     const runtime = createRuntime({ model, agents: [worker('listener', ['wait_for_messages'])], clock, projectAgentDir: false });
 
     const listener = runtime.spawn('listener', 'Collect.');

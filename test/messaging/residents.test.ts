@@ -3,8 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import { filter, firstValueFrom } from 'rxjs';
 import { createRuntime, UndeliverableError, type Message, type ModelReply, type ModelRequest } from 'troupe';
-import { ScriptedModel } from 'troupe/testing';
-import { call, collect, lastMessage, ofType, readMessages, resident, simulatedClock, toolMessageFor, toolReply, worker } from '../stubs.js';
+import { ScriptedModel, callTools, toolCall } from 'troupe/testing';
+import { collect, lastMessage, ofType, readMessages, resident, scriptedPerAgent, simulatedClock, toolMessageFor, worker } from '../stubs.js';
 
 /** The messages an agent read since its last answer (the mail of this turn). */
 function freshMail(request: ModelRequest) {
@@ -15,7 +15,7 @@ function freshMail(request: ModelRequest) {
 /** Answers each message of this turn with a reply by id (`echo: <content>`), then says `replied`; at first, `ready`. */
 function echoing(request: ModelRequest): ModelReply | string {
   const mail = freshMail(request);
-  if (mail.length > 0) return toolReply(...mail.map((m) => call('reply', { content: `echo: ${m.content}`, message_id: m.id }, `r_${m.id}`)));
+  if (mail.length > 0) return callTools(...mail.map((m) => toolCall('reply', { content: `echo: ${m.content}`, message_id: m.id }, `r_${m.id}`)));
   return lastMessage(request).role === 'tool' ? 'replied' : 'ready';
 }
 
@@ -30,7 +30,7 @@ describe('resident agents', () => {
         if (request.agentName === 'echo') return echoing(request);
         const turn = turnOf(request);
         if (turn === 20) return 'all answered';
-        return toolReply(call('send_message', { to: 'echo', content: `q${turn}`, expect_reply: true, timeout_ms: 60_000 }, `ask${turn}`));
+        return callTools(toolCall('send_message', { to: 'echo', content: `q${turn}`, expect_reply: true, timeout_ms: 60_000 }, `ask${turn}`));
       },
       { latencyMs: 10 },
     );
@@ -59,10 +59,10 @@ describe('resident agents', () => {
 
   it('read the messages that came while they thought at their next turn, in order, as user messages naming the sender', async () => {
     const clock = simulatedClock();
-    const model = ScriptedModel.perAgent(
+    const model = scriptedPerAgent(
       {
         sink: ['first answer', 'second answer'],
-        alice: [toolReply(call('send_message', { to: 'sink', content: 'a1' }, 's1')), toolReply(call('send_message', { to: 'sink', content: 'a2' }, 's2')), 'sent'],
+        alice: [callTools(toolCall('send_message', { to: 'sink', content: 'a1' }, 's1')), callTools(toolCall('send_message', { to: 'sink', content: 'a2' }, 's2')), 'sent'],
       },
       { latencyMs: (request) => (request.agentName === 'sink' ? 100 : 10) },
     );
@@ -106,7 +106,7 @@ describe('resident agents', () => {
 
   it('hold no slot while they wait: under maxParallel 1 other agents run', async () => {
     const clock = simulatedClock();
-    const model = ScriptedModel.perAgent({ sink: ['waiting'], worker: ['done'] });
+    const model = scriptedPerAgent({ sink: ['waiting'], worker: ['done'] });
     const runtime = createRuntime({ model, agents: [resident('sink'), worker()], clock, maxParallel: 1, projectAgentDir: false });
     const sink = runtime.spawn('sink', 'Wait.');
 
@@ -122,7 +122,7 @@ describe('resident agents', () => {
   describe('ending', () => {
     it('a resident stopped before it gave any answer fails with cancelled', async () => {
       const clock = simulatedClock();
-      const model = ScriptedModel.perAgent({ sink: [toolReply(call('wait_for_messages', { timeout_ms: 60_000 }, 'w'))] });
+      const model = scriptedPerAgent({ sink: [callTools(toolCall('wait_for_messages', { timeout_ms: 60_000 }, 'w'))] });
       const runtime = createRuntime({ model, agents: [resident('sink', ['wait_for_messages'])], clock, projectAgentDir: false });
       const waiting = firstValueFrom(runtime.events$.pipe(filter((event) => event.type === 'agent.waiting')));
       const sink = runtime.spawn('sink', 'Wait.');
@@ -138,8 +138,8 @@ describe('resident agents', () => {
 
     it('the finish tool ends a resident with the answer it gives; later messages are dead letters', async () => {
       const clock = simulatedClock();
-      const model = ScriptedModel.perAgent({
-        closer: ['ready', (request) => toolReply(call('finish', { answer: `closing after ${freshMail(request)[0]!.content}` }, 'f'))],
+      const model = scriptedPerAgent({
+        closer: ['ready', (request) => callTools(toolCall('finish', { answer: `closing after ${freshMail(request)[0]!.content}` }, 'f'))],
       });
       const runtime = createRuntime({ model, agents: [resident('closer', ['finish'])], clock, projectAgentDir: false });
       const closer = runtime.spawn('closer', 'Close when told.');
@@ -157,7 +157,7 @@ describe('resident agents', () => {
 
     it('the finish tool without an answer ends a resident with its last answer', async () => {
       const clock = simulatedClock();
-      const model = ScriptedModel.perAgent({ closer: ['ready', toolReply(call('finish', {}, 'f'))] });
+      const model = scriptedPerAgent({ closer: ['ready', callTools(toolCall('finish', {}, 'f'))] });
       const runtime = createRuntime({ model, agents: [resident('closer', ['finish'])], clock, projectAgentDir: false });
       const closer = runtime.spawn('closer', 'Close when told.');
       await runtime.runUntilIdle();
@@ -171,7 +171,7 @@ describe('resident agents', () => {
 
     it('a resident whose turns run out completes with its last answer, after the tools of its last turn', async () => {
       const clock = simulatedClock();
-      const model = new ScriptedModel((request) => (turnOf(request) === 0 ? 'ready' : toolReply(call('reply', { content: 'pong' }, 'r'))));
+      const model = new ScriptedModel((request) => (turnOf(request) === 0 ? 'ready' : callTools(toolCall('reply', { content: 'pong' }, 'r'))));
       const runtime = createRuntime({ model, agents: [resident('echo', ['reply'], { maxTurns: 2 })], clock, projectAgentDir: false });
       const echo = runtime.spawn('echo', 'Echo.');
 

@@ -1,8 +1,8 @@
 // Topics: one publish, a copy for every subscriber but the publisher; the four ways to subscribe.
 import { describe, expect, it } from 'vitest';
 import { ConfigurationError, createRuntime, defineAgent, UnknownAgentError, type Message } from 'troupe';
-import { ScriptedModel } from 'troupe/testing';
-import { call, collect, mailIn, ofType, resident, simulatedClock, toolMessageFor, toolReply } from '../stubs.js';
+import { ScriptedModel, callTools, toolCall } from 'troupe/testing';
+import { collect, mailIn, ofType, resident, scriptedPerAgent, simulatedClock, toolMessageFor } from '../stubs.js';
 
 /** The mail in the last request of agent `id`. */
 function lastMailOf(model: ScriptedModel, id: string) {
@@ -20,8 +20,8 @@ describe('topics', () => {
       tools: ['publish'],
       subscribe: ['news'], // subscribed itself: it must still not get its own message
     });
-    const model = ScriptedModel.perAgent(
-      { herald: [toolReply(call('publish', { topic: 'news', content: 'extra!' }, 'p1')), 'published'], reader: ['waiting', 'read it'] },
+    const model = scriptedPerAgent(
+      { herald: [callTools(toolCall('publish', { topic: 'news', content: 'extra!' }, 'p1')), 'published'], reader: ['waiting', 'read it'] },
       { latencyMs: 5 },
     );
     const runtime = createRuntime({ model, agents: [herald, resident('reader', [], { subscribe: ['news'] })], clock, projectAgentDir: false });
@@ -53,10 +53,10 @@ describe('topics', () => {
 
   it('subscribes by spawn option, by runtime.subscribe and by the subscribe tool; unsubscribing ends it', async () => {
     const clock = simulatedClock();
-    const model = ScriptedModel.perAgent({
+    const model = scriptedPerAgent({
       'by-option': ['waiting', 'read', 'read'],
-      'by-code': ['waiting', 'read', 'read'],
-      'by-tool': [toolReply(call('subscribe', { topic: 'prices' }, 's1')), 'subscribed', 'read', 'read'],
+      'by-code': ['waiting', 'read'], // unsubscribed before the second publish
+      'by-tool': [callTools(toolCall('subscribe', { topic: 'prices' }, 's1')), 'subscribed', 'read', 'read'],
       bystander: ['waiting'],
     });
     const agents = [resident('by-option'), resident('by-code'), resident('by-tool', ['subscribe']), resident('bystander')];
@@ -90,7 +90,7 @@ describe('topics', () => {
 
   it('a publish nobody reads is a dead letter, not an error; bad topics and agents that are not live are refused', async () => {
     const clock = simulatedClock();
-    const model = ScriptedModel.perAgent({ reader: ['waiting'], worker: ['done'] });
+    const model = scriptedPerAgent({ reader: ['waiting'], worker: ['done'] });
     const runtime = createRuntime({ model, agents: [resident('reader'), resident('worker', [], { resident: false })], clock, projectAgentDir: false });
     const events = collect(runtime.events$);
     const reader = runtime.spawn('reader', 'Wait.');

@@ -17,13 +17,17 @@ import {
   type ScriptStep,
   type TroupeEvent,
 } from 'troupe';
-import { ScriptedModel, advanceUntilSettled } from 'troupe/testing';
-import { collect, ofType, simulatedClock, tick, worker } from '../stubs.js';
+import { advanceUntilSettled } from 'troupe/testing';
+import { collect, ofType, scriptedPerAgent, simulatedClock, tick, worker } from '../stubs.js';
 
-/** A runtime whose agents (one per script) answer from their own scripts, each reply taking `latency` ms of its clock. */
+/**
+ * A runtime whose agents (one per script) answer from their own scripts, each reply taking `latency` ms of its clock.
+ * Every step must be used by the end of the test: an agent that must never answer (it never runs, or it is cancelled
+ * while its reply is on the way) gets an empty script.
+ */
 function setup(scripts: Record<string, ScriptStep[]>, latency: Record<string, number> = {}, maxParallel = 5) {
   const clock = simulatedClock();
-  const model = ScriptedModel.perAgent(scripts, { latencyMs: (request) => latency[request.agentName] ?? 10 });
+  const model = scriptedPerAgent(scripts, { latencyMs: (request) => latency[request.agentName] ?? 10 });
   const runtime = createRuntime({ model, agents: Object.keys(scripts).map((name) => worker(name)), clock, maxParallel });
   const events = collect(runtime.events$);
   return { clock, model, runtime, events, settle: <T>(promise: Promise<T>) => advanceUntilSettled(clock, promise) };
@@ -58,7 +62,7 @@ describe('sequence', () => {
   });
 
   it("stops at a failed step with onFailure 'stop' (the default): the group fails naming the step, later steps never run", async () => {
-    const { runtime, events, settle } = setup({ a: ['A.'], b: [new Error('model down')], c: ['C.'] });
+    const { runtime, events, settle } = setup({ a: ['A.'], b: [new Error('model down')], c: [] });
     const result = await settle(sequence([step('a', 'One.'), step('b', 'Two.'), step('c', 'Three.')]).run(runtime));
 
     expect(result).toMatchObject({ status: 'failed', reason: 'error' });
@@ -95,7 +99,7 @@ describe('parallel', () => {
   });
 
   it("fails at the first failed step with onFailure 'stop' and cancels the steps still running", async () => {
-    const { runtime, events, settle } = setup({ slow: ['late'], broken: [new Error('no')] }, { slow: 5_000, broken: 10 });
+    const { runtime, events, settle } = setup({ slow: [], broken: [new Error('no')] }, { slow: 5_000, broken: 10 });
     const result = await settle(parallel([step('slow', 'Slow.'), step('broken', 'Break.')]).run(runtime));
 
     expect(result.status).toBe('failed');
@@ -187,7 +191,7 @@ describe('pipeline', () => {
 describe('race', () => {
   it('completes with the first step to complete and cancels the others', async () => {
     const { runtime, events, settle } = setup(
-      { careful: ['Canberra, surely.'], quick: ['Canberra.'], broken: [new Error('no')] },
+      { careful: [], quick: ['Canberra.'], broken: [new Error('no')] },
       { careful: 5_000, quick: 100, broken: 10 },
     );
     const result = await settle(race(['careful', 'quick', 'broken']).run(runtime, 'Capital of Australia?'));
@@ -256,7 +260,7 @@ describe('groups in events and metrics', () => {
 
 describe('cancelling and misuse', () => {
   it("cancelling a pattern's group cancels its children, and a sequence starts no further step", async () => {
-    const { runtime, events, settle } = setup({ slow: ['late'], never: ['never'] }, { slow: 5_000 });
+    const { runtime, events, settle } = setup({ slow: [], never: [] }, { slow: 5_000 });
     const run = sequence([step('slow', 'Slow.'), step('never', 'Never.')], { onFailure: 'continue' }).run(runtime);
     await started(events, 'slow');
     const group = groups(events)[0]!;
@@ -271,7 +275,7 @@ describe('cancelling and misuse', () => {
   });
 
   it('cancelling a nested group cancels only that part; the outer pattern handles it as a failed step', async () => {
-    const { runtime, events, settle } = setup({ slow: ['late'], after: ['After.'] }, { slow: 5_000 });
+    const { runtime, events, settle } = setup({ slow: [], after: ['After.'] }, { slow: 5_000 });
     const flow = sequence([parallel([step('slow', 'Slow.')], { name: 'inner' }), step('after', 'After.')], { onFailure: 'continue' });
     const run = flow.run(runtime);
     await started(events, 'slow');
@@ -285,7 +289,7 @@ describe('cancelling and misuse', () => {
   });
 
   it('shutting down cancels a running pattern and its agents', async () => {
-    const { runtime, events } = setup({ slow: ['late'] }, { slow: 5_000 });
+    const { runtime, events } = setup({ slow: [] }, { slow: 5_000 });
     const run = parallel([step('slow', 'Slow.')]).run(runtime);
     await started(events, 'slow');
     await runtime.shutdown();
@@ -345,7 +349,7 @@ describe('runtime.group', () => {
   });
 
   it('stopping a group stops its agents (each ends with its answer so far) and fails the group with cancelled', async () => {
-    const { runtime, events, settle } = setup({ slow: ['late'] }, { slow: 5_000 });
+    const { runtime, events, settle } = setup({ slow: [] }, { slow: 5_000 });
     const run = parallel([step('slow', 'Slow.')]).run(runtime);
     await started(events, 'slow');
 
@@ -358,7 +362,7 @@ describe('runtime.group', () => {
 
   it('gives the same group ids on every run with the same seed', async () => {
     const ids = async () => {
-      const model = ScriptedModel.perAgent({ a: ['A.'], b: ['B.'] });
+      const model = scriptedPerAgent({ a: ['A.'], b: ['B.'] });
       const runtime: Runtime = createRuntime({ model, agents: [worker('a'), worker('b')], seed: 7 });
       const events = collect(runtime.events$);
       await sequence([step('a', '1'), parallel([step('b', '2')])]).run(runtime);

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createRuntime, defineAgent } from 'troupe';
 import { ScriptedModel, advanceUntilSettled } from 'troupe/testing';
-import { collect, ofType, simulatedClock } from '../stubs.js';
+import { collect, ofType, scripted, simulatedClock } from '../stubs.js';
 import { agentFile, eachTestTempDir } from '../support/tempDir.js';
 
 const specialist = defineAgent({ name: 'specialist', description: 'Answers questions.', systemPrompt: 'You answer.', persist: true });
@@ -34,7 +34,7 @@ describe('the pool of persist agents', () => {
   });
 
   it('pools on request from spawn options, and never pools a failed agent', async () => {
-    const model = new ScriptedModel(['first', '   ', 'third', 'fourth']);
+    const model = scripted(['first', '   ', 'third', 'fourth']);
     const plain = defineAgent({ name: 'plain', description: 'P.', systemPrompt: 'P.' });
     const runtime = createRuntime({ model, agents: [plain], projectAgentDir: false });
     const first = await runtime.run('plain', 'a', { persist: true });

@@ -1,12 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { createRuntime, UnknownRequestError, type DelegationRequest, type TroupeEvent } from 'troupe';
-import { ScriptedModel } from 'troupe/testing';
-import { assign, collect, lastToolMessage, leader, ofType, tick, toolReply, worker } from '../stubs.js';
+import { assignCall, callTools } from 'troupe/testing';
+import { collect, lastToolMessage, leader, ofType, scriptedPerAgent, tick, worker } from '../stubs.js';
 
-const scripts = () =>
-  ScriptedModel.perAgent({
-    lead: [toolReply(assign('deployer', 'Deploy to production.', {}, 'deploy')), (request) => `Outcome: ${lastToolMessage(request)?.content}`],
-    deployer: ['Deployed.'],
+const deploy = callTools(assignCall('deployer', 'Deploy to production.', { id: 'deploy' }));
+
+/** The lead delegates a deploy and reports the outcome; the deployer answers only when the delegation is let through. */
+const scripts = ({ denied = false } = {}) =>
+  scriptedPerAgent({
+    lead: [deploy, (request) => `Outcome: ${lastToolMessage(request)?.content}`],
+    deployer: denied ? [] : ['Deployed.'],
   });
 
 /** Waits until an event of this type has been seen. */
@@ -33,7 +36,7 @@ describe('the delegation policy', () => {
   });
 
   it('deny gives the caller an error result and leaves a failed, denied sub-agent', async () => {
-    const model = scripts();
+    const model = scripts({ denied: true });
     const runtime = createRuntime({
       model,
       agents: [leader(), worker('deployer')],
@@ -54,7 +57,7 @@ describe('the delegation policy', () => {
   });
 
   it('a policy that throws denies, naming the failure', async () => {
-    const model = scripts();
+    const model = scripts({ denied: true });
     const runtime = createRuntime({
       model,
       agents: [leader(), worker('deployer')],
@@ -99,7 +102,7 @@ describe('approval by a person', () => {
   });
 
   it('deny by a person fails the sub-agent with denied and gives the caller an error result', async () => {
-    const model = scripts();
+    const model = scripts({ denied: true });
     const runtime = createRuntime({
       model,
       agents: [leader(), worker('deployer')],
@@ -124,7 +127,7 @@ describe('approval by a person', () => {
 
   it('shutdown while a delegation awaits approval cancels it and leaves nothing pending', async () => {
     const runtime = createRuntime({
-      model: scripts(),
+      model: scriptedPerAgent({ lead: [deploy], deployer: [] }), // the lead is cancelled while it waits
       agents: [leader(), worker('deployer')],
       delegationPolicy: () => ({ decision: 'ask', risk: 'low' }),
     });

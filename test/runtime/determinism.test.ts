@@ -1,8 +1,8 @@
 // seeded simulated runs repeat exactly, with patterns, delegation, topics and request/reply.
 import { describe, expect, it } from 'vitest';
 import { createRuntime, race, sequence, step, type ModelRequest } from 'troupe';
-import { ScriptedModel } from 'troupe/testing';
-import { assign, call, leader, resident, simulatedClock, toolReply, worker } from '../stubs.js';
+import { ScriptedModel, assignCall, callTools, toolCall } from 'troupe/testing';
+import { leader, resident, simulatedClock, worker } from '../stubs.js';
 
 async function scenario(seed: number): Promise<string[]> {
   const clock = simulatedClock();
@@ -10,11 +10,11 @@ async function scenario(seed: number): Promise<string[]> {
     (request: ModelRequest) => {
       const turn = request.messages.filter((m) => m.role === 'assistant').length;
       const r = request.random!();
-      if (request.agentName === 'lead') return turn === 0 ? toolReply(assign('helper', `help ${r.toFixed(3)}`)) : 'lead done';
+      if (request.agentName === 'lead') return turn === 0 ? callTools(assignCall('helper', `help ${r.toFixed(3)}`)) : 'lead done';
       if (request.agentName === 'echo') {
         const last = request.messages.at(-1)!;
         return last.role === 'user' && last.content.startsWith('[message') && turn > 0
-          ? toolReply(call('reply', { content: `echo ${r.toFixed(3)}` }, `r${turn}`), call('publish', { topic: 'news', content: 'n' }, `p${turn}`))
+          ? callTools(toolCall('reply', { content: `echo ${r.toFixed(3)}` }, `r${turn}`), toolCall('publish', { topic: 'news', content: 'n' }, `p${turn}`))
           : `ready ${turn}`;
       }
       return `${request.agentName} ${r.toFixed(3)}`;

@@ -1,17 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { createRuntime, DelegationError, defineAgent } from 'troupe';
-import { ScriptedModel, advanceUntilSettled } from 'troupe/testing';
-import { assign, collect, lastToolMessage, leader, ofType, simulatedClock, toolReply, worker } from '../stubs.js';
+import { advanceUntilSettled, assignCall, callTools } from 'troupe/testing';
+import { collect, lastToolMessage, leader, ofType, scriptedPerAgent, simulatedClock, worker } from '../stubs.js';
 
 /** The sub-agent id in an assign_task answer. */
 const idIn = (content: string | undefined) => /\[agent_id: (agent:[^.\s]+)/.exec(content ?? '')?.[1] ?? 'missing';
 
 describe('resuming a sub-agent', () => {
   it("continues its session under the same id, with the first task's whole conversation in the model request", async () => {
-    const model = ScriptedModel.perAgent({
+    const model = scriptedPerAgent({
       lead: [
-        toolReply(assign('analyst', 'List the modules in src/.', {}, 'first')),
-        (request) => toolReply(assign('analyst', 'Which of those has no tests?', { resume: idIn(lastToolMessage(request)?.content) }, 'second')),
+        callTools(assignCall('analyst', 'List the modules in src/.', { id: 'first' })),
+        (request) => callTools(assignCall('analyst', 'Which of those has no tests?', { resume: idIn(lastToolMessage(request)?.content), id: 'second' })),
         (request) => `Answer: ${lastToolMessage(request)?.content}`,
       ],
       analyst: ['Modules: core, cli, views.', 'The cli module has no tests.'],
@@ -40,11 +40,11 @@ describe('resuming a sub-agent', () => {
   });
 
   it('refuses to resume an unknown id, or an agent of another name, with an error result', async () => {
-    const model = ScriptedModel.perAgent({
+    const model = scriptedPerAgent({
       lead: [
-        toolReply(assign('analyst', 'Go on.', { resume: 'agent:analyst:nope' }, 'a')),
-        toolReply(assign('analyst', 'Look.', {}, 'b')),
-        (request) => toolReply(assign('critic', 'Go on.', { resume: idIn(lastToolMessage(request)?.content) }, 'c')),
+        callTools(assignCall('analyst', 'Go on.', { resume: 'agent:analyst:nope', id: 'a' })),
+        callTools(assignCall('analyst', 'Look.', { id: 'b' })),
+        (request) => callTools(assignCall('critic', 'Go on.', { resume: idIn(lastToolMessage(request)?.content), id: 'c' })),
         'done',
       ],
       analyst: ['Looked.'],
@@ -60,12 +60,12 @@ describe('resuming a sub-agent', () => {
   });
 
   it('refuses to resume an agent that is still running', async () => {
-    const model = ScriptedModel.perAgent({
+    const model = scriptedPerAgent({
       lead: [
-        toolReply(assign('analyst', 'Take your time.', { run_in_background: true }, 'bg')),
+        callTools(assignCall('analyst', 'Take your time.', { background: true, id: 'bg' })),
         (request) => {
           const id = /\((agent:[^)]+)\)/.exec(lastToolMessage(request)?.content ?? '')?.[1] ?? '';
-          return toolReply(assign('analyst', 'Hurry.', { resume: id }, 'again'));
+          return callTools(assignCall('analyst', 'Hurry.', { resume: id, id: 'again' }));
         },
         'done',
       ],
@@ -84,7 +84,7 @@ describe('resuming a sub-agent', () => {
   });
 
   it('resumes from code with runtime.resume, and refuses what cannot be resumed', async () => {
-    const model = ScriptedModel.perAgent({ writer: ['Draft one.', 'Draft two, shorter.'] });
+    const model = scriptedPerAgent({ writer: ['Draft one.', 'Draft two, shorter.'] });
     const writer = defineAgent({ name: 'writer', description: 'Writes.', systemPrompt: 'Write.' });
     const runtime = createRuntime({ model, agents: [writer] });
     const first = await runtime.run('writer', 'Write a draft.');

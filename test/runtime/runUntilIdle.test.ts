@@ -1,15 +1,15 @@
 // runUntilIdle and what is left behind.
 import { describe, expect, it } from 'vitest';
 import { createRuntime } from 'troupe';
-import { ScriptedModel } from 'troupe/testing';
-import { resident, simulatedClock, worker } from '../stubs.js';
+import { callTools, toolCall } from 'troupe/testing';
+import { resident, scripted, scriptedPerAgent, simulatedClock, worker } from '../stubs.js';
 
 const immediate = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 describe('runUntilIdle', () => {
   it('does not report a deadlock for an agent that ended while it made sure the run was idle', async () => {
     const clock = simulatedClock();
-    const model = new ScriptedModel(['ready']);
+    const model = scripted(['ready']);
     const runtime = createRuntime({ model, agents: [resident('echo')], clock, projectAgentDir: false });
     const echo = runtime.spawn('echo', 'Wait for mail.');
     await runtime.runUntilIdle(); // echo answered and waits for messages
@@ -25,12 +25,10 @@ describe('runUntilIdle', () => {
   });
 });
 
-import { call, toolReply } from '../stubs.js';
-
 describe('waits that nothing can end', () => {
   it('runtime.request to an agent that ended without replying settles (it does not wait for ever)', async () => {
     const clock = simulatedClock();
-    const model = new ScriptedModel(['I read it but will not reply.']);
+    const model = scripted(['I read it but will not reply.']);
     const runtime = createRuntime({ model, agents: [worker('mute')], clock, projectAgentDir: false });
     const mute = runtime.spawn('mute', 'Read your mail.');
     const reply = runtime.request(mute.id, 'Are you there?');
@@ -47,8 +45,8 @@ describe('waits that nothing can end', () => {
 describe('timers after shutdown', () => {
   it('leaves no timer on the simulated clock after shutdown (waits, requests, pool, idle timers)', async () => {
     const clock = simulatedClock();
-    const model = ScriptedModel.perAgent({
-      waiter: [toolReply(call('wait_for_messages', { timeout_ms: 60_000 }, 'w'))],
+    const model = scriptedPerAgent({
+      waiter: [callTools(toolCall('wait_for_messages', { timeout_ms: 60_000 }, 'w'))],
       echo: ['ready'],
       keeper: ['kept'],
     });
@@ -76,7 +74,7 @@ describe('work in flight that takes real time', () => {
   it('runUntilIdle waits for a model reply that takes a little real time instead of jumping to the idle timeout', async () => {
     const clock = simulatedClock();
     // A reply that needs a few real milliseconds (a loopback server, a file): no timer of the runtime's clock.
-    const model = new ScriptedModel([async () => { await new Promise((r) => setTimeout(r, 20)); return 'answer'; }]);
+    const model = scripted([async () => { await new Promise((r) => setTimeout(r, 20)); return 'answer'; }]);
     const runtime = createRuntime({ model, agents: [worker('w')], clock, projectAgentDir: false });
     const handle = runtime.spawn('w', 'Answer.');
     await runtime.runUntilIdle();
@@ -88,7 +86,7 @@ describe('work in flight that takes real time', () => {
 describe('runUntilIdle and the pool', () => {
   it('does not jump 10 minutes ahead to evict an idle pooled agent when nothing else is left to do', async () => {
     const clock = simulatedClock();
-    const model = new ScriptedModel(['kept']);
+    const model = scripted(['kept']);
     const runtime = createRuntime({ model, agents: [{ ...worker('keeper'), persist: true }], clock, projectAgentDir: false });
     runtime.spawn('keeper', 'Keep.');
     const report = await runtime.runUntilIdle();

@@ -6,8 +6,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { createRuntime, DeadlockError, defineTool, readRecording, realClock, RECORDING_SCHEMA_VERSION, RuntimeClock, type ModelReply, type ModelRequest } from 'troupe';
-import { ScriptedModel } from 'troupe/testing';
-import { call, lastMessage, readMessages, resident, simulatedClock, toolReply, worker } from '../stubs.js';
+import { ScriptedModel, callTools, toolCall } from 'troupe/testing';
+import { lastMessage, readMessages, resident, scriptedPerAgent, simulatedClock, worker } from '../stubs.js';
 import { eachTestTempDir } from '../support/tempDir.js';
 
 describe('runUntilIdle', () => {
@@ -30,9 +30,9 @@ describe('runUntilIdle', () => {
 
   it('rejects with a DeadlockError naming both agents when each waits for a message from the other', async () => {
     const clock = simulatedClock();
-    const model = ScriptedModel.perAgent({
-      alice: [toolReply(call('wait_for_messages', { from: 'bob' }, 'w'))],
-      bob: [toolReply(call('wait_for_messages', { from: 'alice' }, 'w'))],
+    const model = scriptedPerAgent({
+      alice: [callTools(toolCall('wait_for_messages', { from: 'bob' }, 'w'))],
+      bob: [callTools(toolCall('wait_for_messages', { from: 'alice' }, 'w'))],
     });
     const agents = [worker('alice', ['wait_for_messages']), worker('bob', ['wait_for_messages'])];
     const runtime = createRuntime({ model, agents, clock, projectAgentDir: false });
@@ -57,8 +57,8 @@ describe('runUntilIdle', () => {
 
   it('counts an agent waiting for any message (wait_for_messages without from) as idle, not stuck', async () => {
     const clock = simulatedClock();
-    const model = ScriptedModel.perAgent({
-      listener: [toolReply(call('wait_for_messages', {}, 'w')), 'heard it'],
+    const model = scriptedPerAgent({
+      listener: [callTools(toolCall('wait_for_messages', {}, 'w')), 'heard it'],
     });
     const runtime = createRuntime({ model, agents: [worker('listener', ['wait_for_messages'])], clock, projectAgentDir: false });
     const listener = runtime.spawn('listener', 'Wait for news.');
@@ -74,8 +74,8 @@ describe('runUntilIdle', () => {
 
   it('names only the stuck agent: one that waits for a reply that never comes, not the idle resident it asked', async () => {
     const clock = simulatedClock();
-    const model = ScriptedModel.perAgent({
-      asker: [toolReply(call('send_message', { to: 'mute', content: 'well?', expect_reply: true }, 'ask'))],
+    const model = scriptedPerAgent({
+      asker: [callTools(toolCall('send_message', { to: 'mute', content: 'well?', expect_reply: true }, 'ask'))],
       mute: ['here', 'read it'],
     });
     const runtime = createRuntime({ model, agents: [worker('asker', ['send_message']), resident('mute')], clock, projectAgentDir: false });
@@ -100,7 +100,7 @@ describe('runUntilIdle', () => {
       interactive: true,
       execute: () => new Promise<string>(() => {}),
     });
-    const model = ScriptedModel.perAgent({ asker: [toolReply(call('ask_person', {}, 'p'))], worker: ['done'] });
+    const model = scriptedPerAgent({ asker: [callTools(toolCall('ask_person', {}, 'p'))], worker: [] });
     const runtime = createRuntime({ model, agents: [worker('asker', ['ask_person']), worker()], tools: [askPerson], clock, maxParallel: 1, projectAgentDir: false });
     const asker = runtime.spawn('asker', 'Ask a person.');
     const queued = runtime.spawn('worker', 'Work.');
@@ -117,7 +117,7 @@ describe('runUntilIdle', () => {
 
   it('rejects once simulated time passes its limit, for a run that never becomes idle', async () => {
     const clock = simulatedClock();
-    const model = new ScriptedModel(() => toolReply(call('wait_for_messages', { timeout_ms: 1_000 }, 'tick')));
+    const model = new ScriptedModel(() => callTools(toolCall('wait_for_messages', { timeout_ms: 1_000 }, 'tick')));
     const runtime = createRuntime({ model, agents: [resident('ticker', ['wait_for_messages'])], clock, projectAgentDir: false });
     runtime.spawn('ticker', 'Tick for ever.');
 
@@ -177,20 +177,20 @@ describe('reproducible runs', () => {
       const [read] = last.role === 'user' ? readMessages(last.content) : [];
       switch (request.agentName) {
         case 'echo':
-          if (read) return toolReply(call('reply', { content: `echo ${roll}: ${read.content}` }, `r${roll}`));
+          if (read) return callTools(toolCall('reply', { content: `echo ${roll}: ${read.content}` }, `r${roll}`));
           return `echo ready ${roll}`;
         case 'reader':
           return read ? `noted ${roll}` : `reading ${roll}`;
         case 'herald':
           if (last.role === 'user') {
-            return toolReply(
-              call('blackboard_write', { key: 'headline', value: { roll } }, 'write'),
-              call('publish', { topic: 'news', content: `news ${roll}` }, 'publish'),
+            return callTools(
+              toolCall('blackboard_write', { key: 'headline', value: { roll } }, 'write'),
+              toolCall('publish', { topic: 'news', content: `news ${roll}` }, 'publish'),
             );
           }
           return `published ${roll}`;
         default:
-          if (last.role === 'user') return toolReply(call('send_message', { to: 'echo', content: `question ${roll}`, expect_reply: true, timeout_ms: 5_000 }, 'ask'));
+          if (last.role === 'user') return callTools(toolCall('send_message', { to: 'echo', content: `question ${roll}`, expect_reply: true, timeout_ms: 5_000 }, 'ask'));
           return `answered ${roll}`;
       }
     };

@@ -2,8 +2,8 @@
 // around cancelling, resuming and approval.
 import { describe, expect, it } from 'vitest';
 import { createRuntime, type Runtime, type TroupeEvent } from 'troupe';
-import { ScriptedModel, advanceUntilSettled } from 'troupe/testing';
-import { assign, call, collect, lastToolMessage, leader, ofType, simulatedClock, tick, toolReply, worker } from '../stubs.js';
+import { advanceUntilSettled, assignCall, callTools, toolCall } from 'troupe/testing';
+import { collect, lastToolMessage, leader, ofType, scriptedPerAgent, simulatedClock, tick, worker } from '../stubs.js';
 
 /** The id a background assign_task returned. */
 const startedId = (content: string | undefined) => /\((agent:[^)]+)\)/.exec(content ?? '')?.[1] ?? 'missing';
@@ -23,11 +23,11 @@ function watchSlots(runtime: Runtime, events: TroupeEvent[]): () => number {
 describe('slot lending', () => {
   it('a blocking task_output lends the slot to the background agent, and never holds two under a cap of one', async () => {
     const clock = simulatedClock();
-    const model = ScriptedModel.perAgent(
+    const model = scriptedPerAgent(
       {
         lead: [
-          toolReply(assign('slow', 'Slow.', { run_in_background: true })),
-          (request) => toolReply(call('task_output', { agent_id: startedId(lastToolMessage(request)?.content), blocking: true, timeout_ms: 1_000 }, 'w')),
+          callTools(assignCall('slow', 'Slow.', { background: true })),
+          (request) => callTools(toolCall('task_output', { agent_id: startedId(lastToolMessage(request)?.content), blocking: true, timeout_ms: 1_000 }, 'w')),
           'done',
         ],
         slow: ['slow done'],
@@ -51,8 +51,9 @@ describe('slot lending', () => {
 
   it('cancelling an agent that waits for its sub-agent frees every slot; queued agents still run', async () => {
     const clock = simulatedClock();
-    const model = ScriptedModel.perAgent(
-      { lead: [toolReply(assign('slow', 'Slow.')), 'never'], slow: ['slow done'], other: ['other done'] },
+    const model = scriptedPerAgent(
+      // The lead is cancelled while it waits, and slow while its reply is on the way: neither answers again.
+      { lead: [callTools(assignCall('slow', 'Slow.'))], slow: [], other: ['other done'] },
       { latencyMs: (request) => (request.agentName === 'slow' ? 5_000 : 10) },
     );
     const runtime = createRuntime({ model, agents: [leader(), worker('slow'), worker('other')], clock, maxParallel: 1 });
@@ -73,11 +74,11 @@ describe('slot lending', () => {
 
   it('starts a resumed agent held for approval only once approved, not from the queue entry of its cancelled run', async () => {
     const clock = simulatedClock();
-    const model = ScriptedModel.perAgent(
+    const model = scriptedPerAgent(
       {
         lead: [
-          toolReply(assign('helper', 'First.', { run_in_background: true }, 'bg')),
-          (request) => toolReply(assign('helper', 'Again.', { resume: startedId(lastToolMessage(request)?.content) }, 'again')),
+          callTools(assignCall('helper', 'First.', { background: true, id: 'bg' })),
+          (request) => callTools(assignCall('helper', 'Again.', { resume: startedId(lastToolMessage(request)?.content), id: 'again' })),
           'done',
         ],
         helper: ['helper answer'],
@@ -111,12 +112,12 @@ describe('slot lending', () => {
   });
 
   it('refuses a second resume of the same session in the same reply, and runs the first', async () => {
-    const model = ScriptedModel.perAgent({
+    const model = scriptedPerAgent({
       lead: [
-        toolReply(assign('analyst', 'First.', {}, 'first')),
+        callTools(assignCall('analyst', 'First.', { id: 'first' })),
         (request) => {
           const id = answerId(lastToolMessage(request)?.content);
-          return toolReply(assign('analyst', 'Second A.', { resume: id }, 'ra'), assign('analyst', 'Second B.', { resume: id }, 'rb'));
+          return callTools(assignCall('analyst', 'Second A.', { resume: id, id: 'ra' }), assignCall('analyst', 'Second B.', { resume: id, id: 'rb' }));
         },
         'done',
       ],
@@ -136,9 +137,9 @@ describe('slot lending', () => {
 
 describe('whose sub-agents a caller may touch', () => {
   it('task_output refuses an agent outside the caller subtree', async () => {
-    const model = ScriptedModel.perAgent({
+    const model = scriptedPerAgent({
       stranger: [() => new Promise<string>(() => {})],
-      lead: [(request) => toolReply(call('task_output', { agent_id: String(request.messages[1]?.content) }, 'peek')), 'ok'],
+      lead: [(request) => callTools(toolCall('task_output', { agent_id: String(request.messages[1]?.content) }, 'peek')), 'ok'],
     });
     const runtime = createRuntime({ model, agents: [leader(), worker('stranger')] });
     const stranger = runtime.spawn('stranger', 'Work alone.');
@@ -152,10 +153,10 @@ describe('whose sub-agents a caller may touch', () => {
 
   it('resume refuses a session another live agent owns, and adopts one whose owner has ended', async () => {
     const clock = simulatedClock();
-    const model = ScriptedModel.perAgent(
+    const model = scriptedPerAgent(
       {
-        owner: [toolReply(assign('analyst', 'Find it.')), 'owner done'],
-        thief: [(request) => toolReply(assign('analyst', 'Tell me too.', { resume: String(request.messages[1]?.content) })), 'thief done'],
+        owner: [callTools(assignCall('analyst', 'Find it.')), 'owner done'],
+        thief: [(request) => callTools(assignCall('analyst', 'Tell me too.', { resume: String(request.messages[1]?.content) })), 'thief done'],
         analyst: [(request) => `found for: ${request.messages.at(-1)?.content}`, (request) => `found for: ${request.messages.at(-1)?.content}`],
       },
       { latencyMs: (request) => (request.agentName === 'owner' && request.messages.length > 2 ? 1_000 : 0) },
@@ -178,7 +179,7 @@ describe('whose sub-agents a caller may touch', () => {
   });
 
   it('a policy answer that is not allowed (ask without a valid risk) denies', async () => {
-    const model = ScriptedModel.perAgent({ lead: [toolReply(assign('helper', 'Go.')), 'ok'], helper: ['never'] });
+    const model = scriptedPerAgent({ lead: [callTools(assignCall('helper', 'Go.')), 'ok'], helper: [] });
     const runtime = createRuntime({
       model,
       agents: [leader(), worker('helper')],

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { createRuntime, defineAgent, type ModelRequest } from 'troupe';
-import { ScriptedModel, advanceUntilSettled } from 'troupe/testing';
-import { assign, collect, lastToolMessage, leader, ofType, simulatedClock, toolReply, worker } from '../stubs.js';
+import { ScriptedModel, advanceUntilSettled, assignCall, callTools } from 'troupe/testing';
+import { collect, lastToolMessage, leader, ofType, scriptedPerAgent, simulatedClock, worker } from '../stubs.js';
 
 describe('assign_task, waiting for the answer', () => {
   it("returns the sub-agent's answer with its id, and metadata with its figures", async () => {
-    const model = ScriptedModel.perAgent({
-      lead: [toolReply(assign('helper', 'Count the TODOs.', {}, 'call_1')), (request) => `Helper said: ${lastToolMessage(request)?.content}`],
+    const model = scriptedPerAgent({
+      lead: [callTools(assignCall('helper', 'Count the TODOs.', { id: 'call_1' })), (request) => `Helper said: ${lastToolMessage(request)?.content}`],
       helper: ['There are 3 TODOs.'],
     });
     const runtime = createRuntime({ model, agents: [leader(), worker('helper')] });
@@ -36,8 +36,8 @@ describe('assign_task, waiting for the answer', () => {
   });
 
   it('gives an error result naming the reason when the sub-agent fails, never an empty success', async () => {
-    const model = ScriptedModel.perAgent({
-      lead: [toolReply(assign('helper', 'Try.')), 'I will report the failure.'],
+    const model = scriptedPerAgent({
+      lead: [callTools(assignCall('helper', 'Try.')), 'I will report the failure.'],
       helper: ['   '],
     });
     const runtime = createRuntime({ model, agents: [leader(), worker('helper')] });
@@ -77,7 +77,7 @@ describe('assign_task, waiting for the answer', () => {
   });
 
   it('refuses an agent the caller may not delegate to, and spawns nothing', async () => {
-    const model = ScriptedModel.perAgent({ lead: [toolReply(assign('secret-agent', 'Leak it.')), 'Refused, fine.'] });
+    const model = scriptedPerAgent({ lead: [callTools(assignCall('secret-agent', 'Leak it.')), 'Refused, fine.'] });
     const runtime = createRuntime({ model, agents: [leader('lead', { subagents: ['helper'] }), worker('helper'), worker('secret-agent')] });
     const events = collect(runtime.events$);
 
@@ -93,12 +93,12 @@ describe('assign_task, waiting for the answer', () => {
 
 describe('several delegations in one turn', () => {
   const threeAtOnce = () =>
-    toolReply(assign('auditor', 'Audit.', {}, 'c1'), assign('docs', 'Update docs.', {}, 'c2'), assign('todos', 'Find TODOs.', {}, 'c3'));
+    callTools(assignCall('auditor', 'Audit.', { id: 'c1' }), assignCall('docs', 'Update docs.', { id: 'c2' }), assignCall('todos', 'Find TODOs.', { id: 'c3' }));
   const agents = () => [leader(), worker('auditor'), worker('docs'), worker('todos')];
 
   it('run side by side in simulated time', async () => {
     const clock = simulatedClock();
-    const model = ScriptedModel.perAgent(
+    const model = scriptedPerAgent(
       { lead: [threeAtOnce(), 'Summary.'], auditor: ['No issues.'], docs: ['Docs updated.'], todos: ['Two TODOs.'] },
       { latencyMs: 1_000 },
     );
@@ -120,7 +120,7 @@ describe('several delegations in one turn', () => {
 
   it('stay within maxParallel: the waiting lead lends its slot, so two run at once under a cap of 2', async () => {
     const clock = simulatedClock();
-    const model = ScriptedModel.perAgent(
+    const model = scriptedPerAgent(
       { lead: [threeAtOnce(), 'Summary.'], auditor: ['a'], docs: ['b'], todos: ['c'] },
       { latencyMs: 1_000 },
     );
@@ -137,8 +137,8 @@ describe('several delegations in one turn', () => {
 
   it('run at most maxToolConcurrency at a time', async () => {
     const clock = simulatedClock();
-    const five = toolReply(...['a', 'b', 'c', 'd', 'e'].map((key) => assign('helper', `Task ${key}`, {}, `c_${key}`)));
-    const model = ScriptedModel.perAgent({ lead: [five, 'Done.'], helper: ['ok'] }, { latencyMs: 1_000 });
+    const five = callTools(...['a', 'b', 'c', 'd', 'e'].map((key) => assignCall('helper', `Task ${key}`, { id: `c_${key}` })));
+    const model = scriptedPerAgent({ lead: [five, 'Done.'], helper: ['ok'] }, { latencyMs: 1_000 });
     const runtime = createRuntime({ model, agents: [leader(), worker('helper')], clock, maxParallel: 10, maxToolConcurrency: 3 });
     const events = collect(runtime.events$);
 
@@ -150,9 +150,9 @@ describe('several delegations in one turn', () => {
   });
 
   it('never deadlock when every slot is held by an agent waiting for its sub-agent', async () => {
-    const model = ScriptedModel.perAgent({
-      lead: [toolReply(assign('middle', 'Go down.')), 'Top done.'],
-      middle: [toolReply(assign('bottom', 'Go further.')), 'Middle done.'],
+    const model = scriptedPerAgent({
+      lead: [callTools(assignCall('middle', 'Go down.')), 'Top done.'],
+      middle: [callTools(assignCall('bottom', 'Go further.')), 'Middle done.'],
       bottom: ['Bottom done.'],
     });
     const middle = leader('middle');
@@ -168,8 +168,8 @@ describe('several delegations in one turn', () => {
   it('runs delegations to a write-role agent one after another', async () => {
     const clock = simulatedClock();
     const editor = defineAgent({ name: 'editor', description: 'Edits files.', systemPrompt: 'Edit.', role: 'write' });
-    const model = ScriptedModel.perAgent(
-      { lead: [toolReply(assign('editor', 'Edit a.', {}, 'e1'), assign('editor', 'Edit b.', {}, 'e2')), 'Done.'], editor: ['edited'] },
+    const model = scriptedPerAgent(
+      { lead: [callTools(assignCall('editor', 'Edit a.', { id: 'e1' }), assignCall('editor', 'Edit b.', { id: 'e2' })), 'Done.'], editor: ['edited'] },
       { latencyMs: 1_000 },
     );
     const runtime = createRuntime({ model, agents: [leader(), editor], clock, maxParallel: 5 });

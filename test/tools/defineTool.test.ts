@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createRuntime, defineAgent, defineTool, InvalidToolError, sleep, type ModelRequest } from 'troupe';
-import { advanceUntilSettled, ScriptedModel } from 'troupe/testing';
-import { call, collect, lastToolMessage, ofType, simulatedClock, toolReply, worker } from '../stubs.js';
+import { advanceUntilSettled, callTools, ScriptedModel, toolCall } from 'troupe/testing';
+import { collect, lastToolMessage, ofType, simulatedClock, worker } from '../stubs.js';
 
 const base = { name: 'probe', description: 'Probes.', parameters: z.object({ key: z.string() }), kind: 'read' as const, execute: () => 'ok' };
 
@@ -42,10 +42,10 @@ describe("a tool's plan hook", () => {
     });
     const model = ScriptedModel.perAgent({
       teller: [
-        toolReply(
-          call('transfer', { account: 'a', amount: 5 }, 'a1'),
-          call('transfer', { account: 'a', amount: 7 }, 'a2'),
-          call('transfer', { account: 'b', amount: 9 }, 'b1'),
+        callTools(
+          toolCall('transfer', { account: 'a', amount: 5 }, 'a1'),
+          toolCall('transfer', { account: 'a', amount: 7 }, 'a2'),
+          toolCall('transfer', { account: 'b', amount: 9 }, 'b1'),
         ),
         'Done.',
       ],
@@ -76,11 +76,11 @@ describe("a tool's plan hook", () => {
     const editor = defineAgent({ name: 'editor', description: 'Edits.', systemPrompt: 'Edit.', role: 'write' });
     const model = ScriptedModel.perAgent({
       lead: [
-        toolReply(
-          call('ask', { agent: 'reader' }, 'r1'),
-          call('ask', { agent: 'reader' }, 'r2'),
-          call('ask', { agent: 'editor' }, 'e1'),
-          call('ask', { agent: 'editor' }, 'e2'),
+        callTools(
+          toolCall('ask', { agent: 'reader' }, 'r1'),
+          toolCall('ask', { agent: 'reader' }, 'r2'),
+          toolCall('ask', { agent: 'editor' }, 'e1'),
+          toolCall('ask', { agent: 'editor' }, 'e2'),
         ),
         'ok',
       ],
@@ -127,7 +127,7 @@ describe("a tool's describe hook", () => {
   });
 
   it('leaves the tool out for a caller it returns false for, which may still call it', async () => {
-    const model = new ScriptedModel([toolReply(call('open_ledger', {})), (request) => `tools seen: ${request.tools.length}`]);
+    const model = new ScriptedModel([callTools(toolCall('open_ledger', {})), (request) => `tools seen: ${request.tools.length}`]);
     const runtime = createRuntime({ model, agents: [worker('visitor', ['open_ledger'])], tools: [branchTool()], projectAgentDir: false });
 
     const result = await runtime.run('visitor', 'Peek.');
@@ -150,7 +150,7 @@ describe("a tool's describe hook", () => {
     });
     const lead = defineAgent({ name: 'lead', description: 'Leads.', systemPrompt: 'Lead.', tools: ['consult'], subagents: ['tax', 'law'] });
     const agents = [lead, worker('tax'), worker('law'), worker('art')];
-    const script = () => ScriptedModel.perAgent({ lead: [toolReply(call('consult', { expert: 'tax' })), (request) => lastToolMessage(request)!.content] });
+    const script = () => ScriptedModel.perAgent({ lead: [callTools(toolCall('consult', { expert: 'tax' })), (request) => lastToolMessage(request)!.content] });
 
     const below = script();
     const free = createRuntime({ model: below, agents, tools: [consult], projectAgentDir: false });

@@ -1,17 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { createRuntime, defineAgent, type ModelRequest } from 'troupe';
-import { ScriptedModel, advanceUntilSettled } from 'troupe/testing';
-import { assign, call, collect, echoTool, lastToolMessage, leader, ofType, simulatedClock, tick, toolReply } from '../stubs.js';
+import { ScriptedModel, advanceUntilSettled, assignCall, callTools, toolCall } from 'troupe/testing';
+import { collect, echoTool, lastToolMessage, leader, ofType, scriptedPerAgent, simulatedClock, tick } from '../stubs.js';
 
 const spawnCall = (args: Record<string, unknown>, id = 'spawn') =>
-  call('spawn_agent', { task: 'Translate "hello" to French.', system_prompt: 'You translate.', ...args }, id);
+  toolCall('spawn_agent', { task: 'Translate "hello" to French.', system_prompt: 'You translate.', ...args }, id);
 
 describe('spawn_agent', () => {
   it('makes an agent outside the catalog with some of its creator tools, runs it, and removes it when temporary', async () => {
     const { tool, calls } = echoTool();
-    const model = ScriptedModel.perAgent({
-      lead: [toolReply(spawnCall({ name: 'translator', tools: ['echo'] })), (request) => `Got: ${lastToolMessage(request)?.content}`],
-      translator: [toolReply(call('echo', { text: 'bonjour' })), 'bonjour'],
+    const model = scriptedPerAgent({
+      lead: [callTools(spawnCall({ name: 'translator', tools: ['echo'] })), (request) => `Got: ${lastToolMessage(request)?.content}`],
+      translator: [callTools(toolCall('echo', { text: 'bonjour' })), 'bonjour'],
     });
     const lead = leader('lead', { tools: ['assign_task', 'spawn_agent', 'echo'] });
     const runtime = createRuntime({ model, agents: [lead], tools: [tool] });
@@ -31,10 +31,10 @@ describe('spawn_agent', () => {
 
   it('keeps a permanent agent for later assign_task calls, listed in the description', async () => {
     const seen: ModelRequest[] = [];
-    const model = ScriptedModel.perAgent({
+    const model = scriptedPerAgent({
       lead: [
-        toolReply(spawnCall({ name: 'translator', description: 'Translates short texts.', lifecycle: 'permanent' })),
-        (request) => (seen.push(request), toolReply(assign('translator', 'Translate "bye".'))),
+        callTools(spawnCall({ name: 'translator', description: 'Translates short texts.', lifecycle: 'permanent' })),
+        (request) => (seen.push(request), callTools(assignCall('translator', 'Translate "bye".'))),
         'done',
       ],
       // Each run of the permanent agent is a new sub-agent: it answers by what it is asked.
@@ -53,8 +53,8 @@ describe('spawn_agent', () => {
   });
 
   it('refuses tools the creator does not have, and names already taken', async () => {
-    const model = ScriptedModel.perAgent({
-      lead: [toolReply(spawnCall({ name: 'rogue', tools: ['wipe_disk'] }, 'a'), spawnCall({ name: 'lead' }, 'b')), 'ok'],
+    const model = scriptedPerAgent({
+      lead: [callTools(spawnCall({ name: 'rogue', tools: ['wipe_disk'] }, 'a'), spawnCall({ name: 'lead' }, 'b')), 'ok'],
     });
     const runtime = createRuntime({ model, agents: [leader('lead', { tools: ['spawn_agent'] })] });
     const events = collect(runtime.events$);
@@ -74,9 +74,9 @@ describe('spawn_agent', () => {
       (request) => {
         if (request.agentName === 'lead') {
           return request.messages.length === 2
-            ? toolReply(
+            ? callTools(
                 spawnCall({ name: 'tmp', task: 'quick' }, 's1'),
-                call('assign_task', { description: 'slow one', agent: 'tmp', task: 'slow', run_in_background: true }, 'a1'),
+                toolCall('assign_task', { description: 'slow one', agent: 'tmp', task: 'slow', run_in_background: true }, 'a1'),
               )
             : 'lead done';
         }
@@ -98,13 +98,13 @@ describe('spawn_agent', () => {
   });
 
   it('does not keep an agent whose task could not be handed over', async () => {
-    const model = ScriptedModel.perAgent({
+    const model = scriptedPerAgent({
       lead: [
-        toolReply(spawnCall({ name: 'tmp', task: 'Refused.', lifecycle: 'permanent' }, 's1')),
-        toolReply(spawnCall({ name: 'tmp', task: 'Real task.' }, 's2')),
+        callTools(spawnCall({ name: 'tmp', task: 'Refused.', lifecycle: 'permanent' }, 's1')),
+        callTools(spawnCall({ name: 'tmp', task: 'Real task.' }, 's2')),
         'done',
       ],
-      tmp: ['ok'],
+      tmp: [], // denied the first time, refused the second: it never runs
     });
     let refuse = true;
     const runtime = createRuntime({
@@ -130,7 +130,7 @@ describe('spawn_agent', () => {
 
   it('removes the agent when the hand-over itself is refused (the caller stopped)', async () => {
     let release: () => void = () => {};
-    const model = ScriptedModel.perAgent({ lead: [toolReply(spawnCall({ name: 'tmp', lifecycle: 'permanent' }))] });
+    const model = scriptedPerAgent({ lead: [callTools(spawnCall({ name: 'tmp', lifecycle: 'permanent' }))] });
     const runtime = createRuntime({
       model,
       agents: [leader('lead', { tools: ['spawn_agent'] })],
@@ -150,8 +150,8 @@ describe('spawn_agent', () => {
   });
 
   it('cleanupTemporary removes temporary agents left running, cancelling them', async () => {
-    const model = ScriptedModel.perAgent({
-      lead: [toolReply(spawnCall({ name: 'sleeper' }))],
+    const model = scriptedPerAgent({
+      lead: [callTools(spawnCall({ name: 'sleeper' }))],
       sleeper: [() => new Promise<string>(() => {})],
     });
     const runtime = createRuntime({ model, agents: [leader('lead', { tools: ['spawn_agent'] })] });
@@ -171,10 +171,10 @@ describe('spawn_agent', () => {
 
 describe('parallel_tasks', () => {
   it('fans out, waits for all, and reports completed and failed tasks', async () => {
-    const model = ScriptedModel.perAgent({
+    const model = scriptedPerAgent({
       lead: [
-        toolReply(
-          call('parallel_tasks', {
+        callTools(
+          toolCall('parallel_tasks', {
             tasks: [
               { agent: 'auditor', task: 'Audit.' },
               { agent: 'broken', task: 'Break.' },
@@ -208,10 +208,10 @@ describe('parallel_tasks', () => {
 
 describe('context sharing', () => {
   it('starts a shareContext agent with the caller conversation before its task, and others with the task alone', async () => {
-    const model = ScriptedModel.perAgent({
+    const model = scriptedPerAgent({
       lead: [
-        toolReply(call('echo', { text: 'facts' }, 'e1')),
-        { content: 'Now delegating.', toolCalls: [assign('insider', 'Use what we found.', {}, 'i'), assign('outsider', 'Start fresh.', {}, 'o')] },
+        callTools(toolCall('echo', { text: 'facts' }, 'e1')),
+        { content: 'Now delegating.', toolCalls: [assignCall('insider', 'Use what we found.', { id: 'i' }), assignCall('outsider', 'Start fresh.', { id: 'o' })] },
         'done',
       ],
       insider: ['ok'],
@@ -238,8 +238,8 @@ describe('context sharing', () => {
   });
 
   it('shares only the last N messages, never starting with a tool answer cut from its call', async () => {
-    const model = ScriptedModel.perAgent({
-      lead: [toolReply(call('echo', { text: 'facts' }, 'e1')), toolReply(assign('two', 'Go.', {}, 'a'), assign('one', 'Go.', {}, 'b')), 'done'],
+    const model = scriptedPerAgent({
+      lead: [callTools(toolCall('echo', { text: 'facts' }, 'e1')), callTools(assignCall('two', 'Go.', { id: 'a' }), assignCall('one', 'Go.', { id: 'b' })), 'done'],
       one: ['ok'],
       two: ['ok'],
     });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createRuntime, DelegationError } from 'troupe';
-import { ScriptedModel, advanceUntilSettled } from 'troupe/testing';
-import { assign, call, collect, lastToolMessage, leader, ofType, simulatedClock, tick, toolReply, worker } from '../stubs.js';
+import { advanceUntilSettled, assignCall, callTools, toolCall } from 'troupe/testing';
+import { collect, lastToolMessage, leader, ofType, scripted, scriptedPerAgent, simulatedClock, tick, worker } from '../stubs.js';
 
 /** The id a background assign_task returned, read from its tool message. */
 const startedId = (content: string | undefined) => /Agent \S+ \((agent:[^)]+)\)/.exec(content ?? '')?.[1] ?? 'missing';
@@ -9,13 +9,13 @@ const startedId = (content: string | undefined) => /Agent \S+ \((agent:[^)]+)\)/
 describe('background delegation and task_output', () => {
   it('returns the id at once, says running while it runs, then gives the answer', async () => {
     const clock = simulatedClock();
-    const model = ScriptedModel.perAgent(
+    const model = scriptedPerAgent(
       {
         lead: [
-          toolReply(assign('slow', 'Dig deep.', { run_in_background: true })),
-          (request) => toolReply(call('task_output', { agent_id: startedId(lastToolMessage(request)?.content) }, 'peek')),
+          callTools(assignCall('slow', 'Dig deep.', { background: true })),
+          (request) => callTools(toolCall('task_output', { agent_id: startedId(lastToolMessage(request)?.content) }, 'peek')),
           (request) =>
-            toolReply(call('task_output', { agent_id: startedId(lastToolMessage(request)?.content), blocking: true, timeout_ms: 60_000 }, 'wait')),
+            callTools(toolCall('task_output', { agent_id: startedId(lastToolMessage(request)?.content), blocking: true, timeout_ms: 60_000 }, 'wait')),
           (request) => `Final: ${lastToolMessage(request)?.content}`,
         ],
         slow: ['Found the bug.'],
@@ -44,11 +44,11 @@ describe('background delegation and task_output', () => {
   });
 
   it('reports a failed background agent as an error, and an unknown id clearly', async () => {
-    const model = ScriptedModel.perAgent({
+    const model = scriptedPerAgent({
       lead: [
-        toolReply(assign('broken', 'Break.', { run_in_background: true })),
-        (request) => toolReply(call('task_output', { agent_id: startedId(lastToolMessage(request)?.content), blocking: true }, 'w')),
-        toolReply(call('task_output', { agent_id: 'agent:ghost:nobody' }, 'ghost')),
+        callTools(assignCall('broken', 'Break.', { background: true })),
+        (request) => callTools(toolCall('task_output', { agent_id: startedId(lastToolMessage(request)?.content), blocking: true }, 'w')),
+        callTools(toolCall('task_output', { agent_id: 'agent:ghost:nobody' }, 'ghost')),
         'done',
       ],
       broken: [new Error('model exploded')],
@@ -70,12 +70,12 @@ describe('a blocking task_output at the edge of its timeout', () => {
   /** A lead that starts `slow` (10 s) in the background at t=0 and then waits for it with the given timeout. */
   async function waitWithTimeout(timeoutMs: number) {
     const clock = simulatedClock();
-    const model = ScriptedModel.perAgent(
+    const model = scriptedPerAgent(
       {
         lead: [
-          toolReply(assign('slow', 'Take ten seconds.', { run_in_background: true })),
+          callTools(assignCall('slow', 'Take ten seconds.', { background: true })),
           (request) =>
-            toolReply(call('task_output', { agent_id: startedId(lastToolMessage(request)?.content), blocking: true, timeout_ms: timeoutMs }, 'w')),
+            callTools(toolCall('task_output', { agent_id: startedId(lastToolMessage(request)?.content), blocking: true, timeout_ms: timeoutMs }, 'w')),
           'done',
         ],
         slow: ['Finished.'],
@@ -85,6 +85,7 @@ describe('a blocking task_output at the edge of its timeout', () => {
     const runtime = createRuntime({ model, agents: [leader(), worker('slow')], clock });
     await advanceUntilSettled(clock, runtime.run('lead', 'Wait for it.'));
     const message = lastToolMessage(model.calls.at(-1)!)!;
+    await runtime.runUntilIdle(); // slow still ends with its answer, whoever stopped waiting for it
     await runtime.shutdown();
     return message;
   }
@@ -105,7 +106,7 @@ describe('a blocking task_output at the edge of its timeout', () => {
 describe('background work from code', () => {
   it('spawns in the background and answers taskOutput running, then with the result', async () => {
     const clock = simulatedClock();
-    const model = new ScriptedModel(['All done.'], { latencyMs: 5_000 });
+    const model = scripted(['All done.'], { latencyMs: 5_000 });
     const runtime = createRuntime({ model, agents: [worker()], clock });
     const handle = runtime.spawn('worker', 'Work.', { background: true });
     await tick();
@@ -123,8 +124,9 @@ describe('background work from code', () => {
 
   it('cancelling the caller cancels its background sub-agents', async () => {
     const clock = simulatedClock();
-    const model = ScriptedModel.perAgent(
-      { lead: [toolReply(assign('slow', 'Forever.', { run_in_background: true })), 'never'], slow: ['late'] },
+    const model = scriptedPerAgent(
+      // Both are cancelled before they answer again.
+      { lead: [callTools(assignCall('slow', 'Forever.', { background: true }))], slow: [] },
       { latencyMs: (request) => (request.agentName === 'slow' ? 60_000 : request.messages.length > 2 ? 30_000 : 0) },
     );
     const runtime = createRuntime({ model, agents: [leader(), worker('slow')], clock });

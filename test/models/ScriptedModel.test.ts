@@ -1,0 +1,144 @@
+import { describe, expect, it } from 'vitest';
+import * as troupe from 'troupe';
+import { assignTask, createRuntime, TroupeError, type ToolCall } from 'troupe';
+import { assignCall, callTools, ScriptedModel, ScriptExhaustedError, textReply, toolCall, UnusedStepsError } from 'troupe/testing';
+import { modelRequest } from '../support/modelRequest.js';
+import { echoTool, leader, worker } from '../stubs.js';
+
+const asAgent = (agentName: string, key = '1') => modelRequest({ agentName, agentId: `agent:${agentName}:${key}` });
+
+describe('unused steps', () => {
+  it('a list script with steps left fails assertDone with an UnusedStepsError saying how many and after how many calls', async () => {
+    const model = new ScriptedModel(['one', 'two', 'three'], { name: 'lister' });
+    await model.complete(modelRequest());
+
+    expect(model.remaining).toBe(2);
+    const error = catchError(() => model.assertDone());
+    expect(error).toBeInstanceOf(UnusedStepsError);
+    expect(error).toBeInstanceOf(TroupeError);
+    expect(error).toMatchObject({ code: 'unused_steps', model: 'lister', remaining: 2, calls: 1, byAgent: {} });
+    expect((error as Error).message).toMatch(/"lister" has 2 unused step\(s\) after 1 call\(s\)/);
+  });
+
+  it('a list script used to its end passes, and a function script always does', async () => {
+    const list = new ScriptedModel(['one', new Error('boom')]);
+    await list.complete(modelRequest());
+    await expect(list.complete(modelRequest())).rejects.toThrow('boom');
+    expect(() => list.assertDone()).not.toThrow();
+
+    const fn = new ScriptedModel(() => 'always');
+    expect(() => fn.assertDone()).not.toThrow();
+  });
+
+  it('a call past the end of the script rejects with a ScriptExhaustedError naming the agent', async () => {
+    const model = new ScriptedModel(['only']);
+    await model.complete(modelRequest());
+    await expect(model.complete(asAgent('tester', 'late'))).rejects.toMatchObject({
+      code: 'script_exhausted',
+      callIndex: 1,
+      agentId: 'agent:tester:late',
+    });
+    await expect(model.complete(modelRequest())).rejects.toBeInstanceOf(ScriptExhaustedError);
+  });
+
+  it('a per-agent script reports each agent that stopped short by id, and each scripted name that never ran by name', async () => {
+    const model = ScriptedModel.perAgent({ lead: ['a', 'b'], writer: ['w1', 'w2', 'w3'], critic: ['c'] });
+    await model.complete(asAgent('lead'));
+    await model.complete(asAgent('lead'));
+    await model.complete(asAgent('writer', 'x'));
+    await model.complete(asAgent('writer', 'y'));
+    await model.complete(asAgent('writer', 'y'));
+
+    expect(model.remaining).toBe(4);
+    expect(catchError(() => model.assertDone())).toMatchObject({
+      code: 'unused_steps',
+      remaining: 4,
+      calls: 5,
+      byAgent: { 'agent:writer:x': 2, 'agent:writer:y': 1, critic: 1 },
+    });
+  });
+
+  it('a per-agent script passes once every agent of every scripted name has used its whole list', async () => {
+    const model = ScriptedModel.perAgent({ lead: ['a'], writer: ['w'] });
+    await model.complete(asAgent('lead'));
+    await model.complete(asAgent('writer', 'x'));
+    await model.complete(asAgent('writer', 'y'));
+    expect(() => model.assertDone()).not.toThrow();
+  });
+
+  it('catches a run that ended before its script: a failed tool batch leaves the answer unused', async () => {
+    const model = new ScriptedModel([callTools(toolCall('echo', { text: 'hi' })), 'The echo said hi.']);
+    const runtime = createRuntime({ model, agents: [worker('worker', ['echo'])], tools: [echoTool().tool], maxTurns: 1 });
+
+    const result = await runtime.run('worker', 'Echo.');
+
+    expect(result).toMatchObject({ status: 'failed', reason: 'max_turns' });
+    expect(() => model.assertDone()).toThrow(UnusedStepsError);
+    await runtime.shutdown();
+  });
+});
+
+describe('the steps of a script', () => {
+  it('toolCall turns its arguments into JSON text, keeps a string as it is, and names the call after the tool', () => {
+    expect(toolCall('read_file', { path: 'a.txt' })).toEqual({ id: 'call_read_file', name: 'read_file', arguments: '{"path":"a.txt"}' });
+    expect(toolCall('read_file', '{not json', 'bad')).toEqual({ id: 'bad', name: 'read_file', arguments: '{not json' });
+  });
+
+  it('callTools asks for its calls without text, and textReply answers without calls', () => {
+    const calls: ToolCall[] = [toolCall('a', {}), toolCall('b', {}, 'second')];
+    expect(callTools(...calls)).toEqual({ content: '', toolCalls: calls });
+    expect(textReply('Done.')).toEqual({ content: 'Done.' });
+  });
+
+  it('assignCall makes arguments assign_task accepts, with its options under the names the tool uses', () => {
+    const plain = assignCall('researcher', 'Find sources.');
+    const full = assignCall('researcher', 'Go on.', { id: 'again', description: 'continue', background: true, resume: 'agent:researcher:1' });
+
+    expect(plain).toMatchObject({ id: 'call_researcher', name: 'assign_task' });
+    expect(assignTask.parameters.parse(JSON.parse(plain.arguments))).toEqual({
+      description: 'work for researcher',
+      agent: 'researcher',
+      task: 'Find sources.',
+    });
+    expect(full.id).toBe('again');
+    expect(assignTask.parameters.parse(JSON.parse(full.arguments))).toEqual({
+      description: 'continue',
+      agent: 'researcher',
+      task: 'Go on.',
+      run_in_background: true,
+      resume: 'agent:researcher:1',
+    });
+  });
+
+  it('scripts a whole delegation: the lead hands a task over and reads the answer, and every step is used', async () => {
+    const model = ScriptedModel.perAgent({
+      lead: [callTools(assignCall('helper', 'Count the TODOs.', { id: 'count' })), textReply('There are 3 TODOs.')],
+      helper: ['3'],
+    });
+    const runtime = createRuntime({ model, agents: [leader('lead'), worker('helper')] });
+
+    const result = await runtime.run('lead', 'How many TODOs?');
+
+    expect(result).toMatchObject({ status: 'completed', output: 'There are 3 TODOs.' });
+    const answer = model.calls.at(-1)!.messages.find((message) => message.role === 'tool');
+    expect(answer).toMatchObject({ toolCallId: 'count', content: expect.stringContaining('3') });
+    model.assertDone();
+    await runtime.shutdown();
+  });
+});
+
+describe('where ScriptedModel is shipped', () => {
+  it('troupe/testing has it; the main entry still re-exports the same class for one release (deprecated)', () => {
+    expect(troupe.ScriptedModel).toBe(ScriptedModel);
+    expect(troupe.UnusedStepsError).toBe(UnusedStepsError);
+  });
+});
+
+function catchError(action: () => void): unknown {
+  try {
+    action();
+  } catch (error) {
+    return error;
+  }
+  throw new Error('Expected the action to throw.');
+}

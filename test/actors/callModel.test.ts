@@ -1,0 +1,242 @@
+// callModel on its own: the actor logic from createCallModel(environment), run with createActor over a real test
+// environment on simulated time.
+import { describe, expect, it } from 'vitest';
+import { createActor, toPromise } from 'xstate';
+import { z } from 'zod';
+import { defineTool, ModelError } from 'troupe';
+import { ScriptedModel } from 'troupe/testing';
+import { createCallModel, type CallModelInput } from '../../src/actors/callModel.js';
+import type { Model, ModelReply, ModelRequest } from '../../src/models/Model.js';
+import { settle, testEnvironment, type TestEnvironment } from '../support/environment.js';
+
+const messages: CallModelInput['messages'] = [
+  { role: 'system', content: 'You work.' },
+  { role: 'user', content: 'Find it.' },
+];
+
+/** Runs one model turn as an actor; `result` settles with its output or error. */
+function startTurn(environment: TestEnvironment, input: Partial<CallModelInput> = {}) {
+  const actor = createActor(createCallModel(environment), {
+    input: { agentId: 'agent:worker:1', agentName: 'worker', depth: 0, messages, ...input },
+    clock: environment.clock,
+  });
+  const result = toPromise(actor);
+  result.catch(() => {}); // a test that expects a rejection awaits it itself
+  actor.start();
+  return { actor, result };
+}
+
+/** A model that answers every turn with the reply given, however malformed. */
+function rawModel(reply: unknown, name = 'raw'): Model {
+  return { name, complete: async () => reply as ModelReply };
+}
+
+function worker(model: Model) {
+  return [{ name: 'worker', description: 'Works.', systemPrompt: 'You work.', model }];
+}
+
+describe('callModel', () => {
+  it('returns the turn with tool calls normalised, usage counted, the price from the table and the time on the clock', async () => {
+    const model = new ScriptedModel(
+      [
+        {
+          content: 'Looking.',
+          toolCalls: [
+            { id: '', name: 'search', arguments: '{"q":"a"}' },
+            { id: 'dup', name: 'search', arguments: { q: 'b' } as unknown as string },
+            { id: 'dup', name: 'read', arguments: '{}' },
+            { name: 'read', arguments: '' } as unknown as { id: string; name: string; arguments: string },
+          ],
+          usage: { inputTokens: 1000, outputTokens: 500 },
+          model: 'gpt-4o-2024-08-06',
+        },
+      ],
+      { latencyMs: 250 },
+    );
+    const environment = testEnvironment({ agents: worker(model) });
+    const { actor, result } = startTurn(environment);
+
+    await settle();
+    environment.advance(249);
+    await settle();
+    expect(actor.getSnapshot().status).toBe('active');
+    environment.advance(1);
+
+    const turn = await result;
+    expect(turn).toEqual({
+      content: 'Looking.',
+      toolCalls: [
+        { id: 'call_1', name: 'search', arguments: '{"q":"a"}' },
+        { id: 'dup', name: 'search', arguments: '{"q":"b"}' },
+        { id: 'dup_3', name: 'read', arguments: '{}' },
+        { id: 'call_4', name: 'read', arguments: '' },
+      ],
+      inputTokens: 1000,
+      outputTokens: 500,
+      model: 'gpt-4o-2024-08-06',
+      // gpt-4o's list price (the longest name the reply's model begins with): 2.5 and 10 USD per million tokens.
+      costUsd: expect.closeTo((1000 * 2.5 + 500 * 10) / 1_000_000, 12),
+      durationMs: 250,
+    });
+    model.assertDone();
+  });
+
+  it('makes every tool call id unique, even one that looks like a made one', async () => {
+    const reply = {
+      content: '',
+      toolCalls: [
+        { id: '', name: 'a', arguments: '{}' },
+        { id: 'call_1', name: 'b', arguments: '{}' },
+        { id: 'call_1', name: 'c', arguments: '{}' },
+        { id: 7, name: 'd', arguments: '{}' },
+      ],
+    };
+    const turn = await startTurn(testEnvironment({ agents: worker(rawModel(reply)) })).result;
+    expect(turn.toolCalls.map((call) => call.id)).toEqual(['call_1', 'call_1_2', 'call_1_3', 'call_4']);
+    expect(turn.toolCalls.map((call) => call.name)).toEqual(['a', 'b', 'c', 'd']);
+
+    // A made id can meet a given one again: it is changed until it is free.
+    const clash = {
+      content: '',
+      toolCalls: ['dup_3', 'dup', 'dup'].map((id) => ({ id, name: 'a', arguments: '{}' })),
+    };
+    const again = await startTurn(testEnvironment({ agents: worker(rawModel(clash)) })).result;
+    expect(again.toolCalls.map((call) => call.id)).toEqual(['dup_3', 'dup', 'dup_3_3']);
+  });
+
+  it('counts negative, NaN, infinite and missing usage as no tokens, and prices by the model’s own name from the environment’s table', async () => {
+    const prices = { house: { input: 1, output: 2 } };
+    const cases: [ModelReply['usage'] | Record<string, unknown> | undefined, number, number][] = [
+      [{ inputTokens: -5, outputTokens: Number.NaN }, 0, 0],
+      [{ inputTokens: Number.POSITIVE_INFINITY, outputTokens: 12.4 }, 0, 12],
+      [undefined, 0, 0],
+      [{ inputTokens: 3_000_000, outputTokens: 1_000_000 }, 3_000_000, 1_000_000],
+    ];
+    for (const [usage, inputTokens, outputTokens] of cases) {
+      const reply = { content: 'ok', ...(usage === undefined ? {} : { usage }) };
+      const environment = testEnvironment({ agents: worker(rawModel(reply, 'house')), prices });
+      const turn = await startTurn(environment).result;
+      expect(turn).toMatchObject({ inputTokens, outputTokens, model: 'house', toolCalls: [], durationMs: 0 });
+      expect(turn.costUsd).toBeCloseTo((inputTokens * 1 + outputTokens * 2) / 1_000_000, 12);
+    }
+  });
+
+  it('fails with a ModelError naming the model for a reply without text content', async () => {
+    for (const reply of [null, 'plain text', { toolCalls: [] }, { content: 42 }]) {
+      const environment = testEnvironment({ agents: worker(rawModel(reply, 'sloppy')) });
+      const error = await startTurn(environment).result.then(
+        () => undefined,
+        (thrown: unknown) => thrown,
+      );
+      expect(error).toBeInstanceOf(ModelError);
+      expect(error).toMatchObject({ code: 'model_error', message: 'Model "sloppy" returned a reply without text content.' });
+    }
+  });
+
+  it('fails with a ModelError when the tool calls are not a list', async () => {
+    const environment = testEnvironment({
+      agents: worker(rawModel({ content: '', toolCalls: { id: 'c1', name: 'search', arguments: '{}' } }, 'sloppy')),
+    });
+    const { actor, result } = startTurn(environment);
+    await expect(result).rejects.toBeInstanceOf(ModelError);
+    await expect(result).rejects.toThrow('Model "sloppy" returned tool calls that are not a list.');
+    expect(actor.getSnapshot().status).toBe('error');
+  });
+
+  it('fails with the very error the model threw, keeping its class, status and code', async () => {
+    const thrown = new ModelError('rate limited', { status: 429 });
+    const environment = testEnvironment({ agents: worker(new ScriptedModel([thrown])) });
+    const { actor, result } = startTurn(environment);
+
+    await expect(result).rejects.toBe(thrown);
+    const snapshot = actor.getSnapshot();
+    expect(snapshot.status).toBe('error');
+    expect(snapshot.error).toBe(thrown);
+    expect(snapshot.error).toMatchObject({ code: 'model_error', status: 429, retryable: true });
+  });
+
+  it('aborts the model’s signal when stopped, clearing its wait on the clock, and reports no turn', async () => {
+    const model = new ScriptedModel(['too late'], { latencyMs: 1000 });
+    const environment = testEnvironment({ agents: worker(model) });
+    const { actor } = startTurn(environment);
+    const seen: string[] = [];
+    actor.subscribe({ next: () => seen.push('next'), error: () => seen.push('error'), complete: () => seen.push('complete') });
+
+    await settle();
+    const request = model.calls[0];
+    expect(request?.signal.aborted).toBe(false);
+    expect(environment.clock.pending).toBe(1);
+
+    actor.stop();
+    await settle();
+
+    // XState drops what a stopped promise actor's promise settles with, so the AbortedError callModel turns the
+    // model's rejection into is not seen here: what is seen is the abort reaching the model and no turn reported.
+
+    expect(request?.signal.aborted).toBe(true);
+    expect(environment.clock.pending).toBe(0);
+    expect(actor.getSnapshot()).toMatchObject({ status: 'stopped', output: undefined, error: undefined });
+    environment.advance(5000);
+    await settle();
+    expect(seen).not.toContain('error');
+    expect(actor.getSnapshot().output).toBeUndefined();
+  });
+
+  it('gives the model random numbers from the agent’s seeded stream in the environment', async () => {
+    const draw = async (seed: number) => {
+      const model = new ScriptedModel((request: ModelRequest) => JSON.stringify([request.random?.(), request.random?.()]));
+      const environment = testEnvironment({ agents: worker(model), seed });
+      const turn = await startTurn(environment).result;
+      return JSON.parse(turn.content) as number[];
+    };
+    const first = await draw(7);
+    const again = await draw(7);
+    const other = await draw(8);
+
+    expect(first).toHaveLength(2);
+    expect(first[0]).not.toBe(first[1]);
+    expect(again).toEqual(first);
+    expect(other).not.toEqual(first);
+    // They are the agent's own stream, as environment.random(agentId) gives it.
+    const stream = testEnvironment({ seed: 7 }).random('agent:worker:1');
+    expect([stream.next(), stream.next()]).toEqual(first);
+  });
+
+  it('offers the model the tools of environment.toolSchemas at the agent’s depth, with the definition’s model name and temperature', async () => {
+    const echo = defineTool({
+      name: 'echo',
+      description: 'Echoes.',
+      parameters: z.object({ text: z.string() }),
+      kind: 'read',
+      execute: ({ text }) => text,
+    });
+    const model = new ScriptedModel(['one', 'two']);
+    const environment = testEnvironment({
+      model,
+      tools: [echo],
+      maxDepth: 2,
+      agents: [
+        { name: 'worker', description: 'Works.', systemPrompt: 'You work.', tools: ['echo', 'assign_task'], model: 'gpt-4o', temperature: 0.2 },
+        { name: 'helper', description: 'Helps with lookups.', systemPrompt: 'You help.' },
+      ],
+    });
+    const agent = environment.agent('worker');
+
+    await startTurn(environment, { depth: 0 }).result;
+    await startTurn(environment, { depth: 2 }).result;
+
+    const [shallow, deep] = model.calls;
+    expect(shallow?.tools.map((tool) => tool.name)).toEqual(['echo', 'assign_task']);
+    expect(shallow?.tools).toEqual(environment.toolSchemas(agent, 0, 'agent:worker:1'));
+    expect(shallow?.tools[1]?.description).toContain('helper');
+    expect(deep?.tools.map((tool) => tool.name)).toEqual(['echo']);
+    expect(shallow).toMatchObject({
+      agentId: 'agent:worker:1',
+      agentName: 'worker',
+      model: 'gpt-4o',
+      temperature: 0.2,
+      messages,
+    });
+    expect(shallow?.clock).toBe(environment.clock);
+  });
+});

@@ -75,6 +75,17 @@ export interface RuntimeOptions {
    * format's `schemaVersion` (read it back with `readRecording`); with a seed, two runs write identical files.
    */
   record?: string;
+  /**
+   * Writes every event as one JSON line to this file as it happens (a trace: the recording format, flushed event by
+   * event, so a crash loses at most the last one), with every secret replaced by `[redacted]` (see `secrets`).
+   */
+  trace?: string;
+  /**
+   * Values that must never appear in events, traces, error messages or stored sessions: each is replaced by
+   * `[redacted]`. API keys, `Authorization` headers and environment variables whose names end in `_KEY`, `_TOKEN`
+   * or `_SECRET` are secrets too, without being listed.
+   */
+  secrets?: readonly string[];
   /** Every agent's inbox (default: 256 messages; a full one refuses more). */
   inbox?: { capacity?: number; overflow?: Overflow };
   /** Decides every message an agent sends (default: allow all, within each agent's `canMessage`). */

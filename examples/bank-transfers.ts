@@ -6,7 +6,8 @@
 //   npx tsx examples/bank-transfers.ts
 import { SimulatedClock } from 'xstate';
 import { z } from 'zod';
-import { createRuntime, defineAgent, defineTool, sleep, ScriptedModel } from 'troupe';
+import { createRuntime, defineAgent, defineTool, sleep } from 'troupe';
+import { ScriptedModel } from 'troupe/testing';
 
 const balances = new Map([
   ['alice', 100],

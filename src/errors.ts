@@ -176,15 +176,16 @@ export class ModelError extends TroupeError {
   /** HTTP status of the failed request, if there was one. */
   readonly status: number | undefined;
   /**
-   * Whether the same call may succeed if tried again: no answer at all (a lost connection, a timeout), a request
-   * timeout (408), a conflict (409), a rate limit (429) or a server error (5xx). Other statuses (a bad request, a
-   * missing key, an unknown model) fail again.
+   * Whether the same call may succeed if tried again. Unless the error says, it is judged from the status: a request
+   * timeout (408), a conflict (409), a rate limit (429) or a server error (5xx) may pass; other statuses (a bad
+   * request, a missing key, an unknown model) and no status at all (a reply that could not be read) fail again. A
+   * model adapter that lost its connection or timed out says `retryable: true` itself (`OpenAIModel` does).
    */
   readonly retryable: boolean;
 }
 
 function retryableStatus(status: number | undefined): boolean {
-  return status === undefined || status === 408 || status === 409 || status === 429 || status >= 500;
+  return status !== undefined && (status === 408 || status === 409 || status === 429 || status >= 500);
 }
 
 /** A tool failed while it ran. The model sees the message as the tool's error result. */

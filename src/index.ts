@@ -139,6 +139,7 @@ export type { ModelPrice, PriceTable } from './models/prices.js';
 
 // ── Machines (for inspection, tests and custom runtimes) ────────────────────────────────────────────────
 export { agentMachine } from './machines/agentMachine.js';
+export { clockedAgentActions, clockedGroupAnnounce } from './machines/agentClock.js';
 export type {
   AgentActorRef,
   AgentBudget,

@@ -5,7 +5,8 @@
  * and is refused with {@link UnsupportedSchemaError}, the file left as it is.
  *
  * Raise a version when the stored shape changes in a way older code would misread, keep reading the older versions,
- * and add a fixture of the new format under `test/fixtures/`.
+ * and add a fixture of the new format under `test/fixtures/`. A new value of a closed list that is stored (an error
+ * `code`, an event `type`, a failure `reason`) is such a change too: older code refuses a recording that holds one.
  */
 
 /**

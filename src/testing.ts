@@ -1,6 +1,9 @@
 // troupe/testing: deterministic doubles and helpers for tests and simulations in simulated time.
 import type { SimulatedClock } from 'xstate';
 import { RuntimeClock } from './runtime/RuntimeClock.js';
+import { TestClock } from './testing/TestClock.js';
+
+export { TestClock } from './testing/TestClock.js';
 
 // ── A scripted model and the steps of its scripts ──
 export { ScriptedModel } from './models/ScriptedModel.js';
@@ -25,12 +28,13 @@ async function settleInstant(): Promise<void> {
 }
 
 /**
- * When the earliest timer that troupe set on a `SimulatedClock` is due (through every runtime given that clock), or
- * undefined when none is set. Timers set on the clock directly, not through a runtime, are not seen: they still fire
- * when the clock passes them.
+ * When the earliest timer on a `SimulatedClock` is due, or undefined when none is set. It sees the timers every
+ * runtime given that clock has set, and, on a {@link TestClock}, every timer set on the clock. On a plain
+ * `SimulatedClock`, a timer set on the clock directly (not through a runtime or a tool's `context.clock`) is not
+ * seen: it still fires when the clock passes it, but `advanceUntilSettled` does not jump to it.
  */
 export function nextTimerAt(clock: SimulatedClock): number | undefined {
-  let next: number | undefined;
+  let next: number | undefined = clock instanceof TestClock ? clock.nextDue() : undefined;
   for (const runtimeClock of RuntimeClock.on(clock)) {
     const due = runtimeClock.earliestDue();
     if (due !== undefined && (next === undefined || due < next)) next = due;

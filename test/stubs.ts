@@ -1,10 +1,9 @@
 // Shared fakes for the tests: small agents, tools that record what they did, and event collectors. The steps of a
 // script (toolCall, callTools, assignCall) are shipped in troupe/testing.
 import { onTestFinished } from 'vitest';
-import { SimulatedClock } from 'xstate';
 import { z } from 'zod';
 import { defineAgent, defineTool, type AgentDefinition, type ChatMessage, type TroupeEvent } from 'troupe';
-import { ScriptedModel, type ScriptedModelOptions, type ScriptStep } from 'troupe/testing';
+import { ScriptedModel, TestClock, type ScriptedModelOptions, type ScriptStep } from 'troupe/testing';
 import type { Observable } from 'rxjs';
 
 /**
@@ -28,9 +27,9 @@ function usedUpAtEnd(model: ScriptedModel): ScriptedModel {
   return model;
 }
 
-/** A fresh simulated clock. */
-export function simulatedClock(): SimulatedClock {
-  return new SimulatedClock();
+/** A fresh simulated clock that knows its next timer (a TestClock). */
+export function simulatedClock(): TestClock {
+  return new TestClock();
 }
 
 /** Collects every event of a stream into an array. */

@@ -16,7 +16,7 @@ export type { AgentBudget, AgentEvent, AgentInput, AgentOutcome, ApprovalHold } 
  *   `max_turns` once `maxTurns` model turns are used.
  * - An agent that waits for its sub-agents lends its slot to them (`YIELD`, `acting.waitingForAgents`) and gets
  *   one back (`RESUME`) before it thinks again (`running.waitingForSlot` if its tools end first).
- * - An idle timeout on the actor system's clock fails the agent with `timeout`; it restarts on every step and is
+ * - An idle timeout on the runtime's clock fails the agent with `timeout`; it restarts on every step and is
  *   paused while an interactive tool waits for a person or the agent waits for its sub-agents.
  * - `CANCEL` stops the running model call or tools through their AbortSignal and fails with `cancelled`; `STOP`
  *   does the same but completes the agent with its last answer when it has one.
@@ -27,7 +27,9 @@ export type { AgentBudget, AgentEvent, AgentInput, AgentOutcome, ApprovalHold } 
  *   last answer.
  *
  * Every step emits a `TroupeEvent`; the output is an `AgentOutcome`. The `callModel` and `runTools`
- * actors are given by the runtime (`agentMachine.provide({ actors })`); without them every turn fails clearly.
+ * actors are given by the runtime (`agentMachine.provide({ actors })`); without them every turn fails clearly. Its
+ * timers and timestamps run on the real clock unless the actions that read the time are provided for another
+ * (`agentMachine.provide({ actions: clockedAgentActions(clock) })`), as the runtime does for its own clock.
  */
 export const agentMachine = agentSetup.createMachine({
   id: 'agent',

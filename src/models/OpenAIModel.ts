@@ -241,17 +241,17 @@ function toTroupeError(error: unknown, model: string, signal: AbortSignal): Erro
   if (signal.aborted || error instanceof APIUserAbortError) return aborted(model);
   if (error instanceof ModelError) return error;
   if (error instanceof APIConnectionTimeoutError) {
-    return new ModelError(`The call to model "${model}" timed out.`, { cause: error });
+    return new ModelError(`The call to model "${model}" timed out.`, { cause: error, retryable: true });
   }
   if (error instanceof APIConnectionError) {
-    return new ModelError(`Could not reach the server for model "${model}": ${connectionDetail(error)}`, { cause: error });
+    return new ModelError(`Could not reach the server for model "${model}": ${connectionDetail(error)}`, { cause: error, retryable: true });
   }
   if (error instanceof APIError) {
     const status = typeof error.status === 'number' ? error.status : undefined;
     const what = status === undefined ? 'failed' : `failed with HTTP ${status}`;
     return new ModelError(`The call to model "${model}" ${what}: ${error.message}`, { status, cause: error });
   }
-  return new ModelError(`The reply of model "${model}" could not be read: ${errorMessage(error)}`, { cause: error, retryable: false });
+  return new ModelError(`The reply of model "${model}" could not be read: ${errorMessage(error)}`, { cause: error });
 }
 
 function connectionDetail(error: APIConnectionError): string {

@@ -73,6 +73,13 @@ export class RuntimeClock implements TroupeClock {
     return wrappers.get(inner) ?? [];
   }
 
+  /** Leaves the list of {@link RuntimeClock.on} (its runtime has shut down), so a long-lived clock does not keep it. */
+  detach(): void {
+    const known = wrappers.get(this.inner);
+    const at = known?.indexOf(this) ?? -1;
+    if (at >= 0) known!.splice(at, 1);
+  }
+
   /** Milliseconds on the wrapped clock. */
   now(): number {
     return clockNow(this.inner);

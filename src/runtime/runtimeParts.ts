@@ -291,6 +291,7 @@ export async function shutdown(parts: RuntimeParts): Promise<void> {
   parts.streams.complete();
   for (const subscription of parts.subscriptions) subscription.unsubscribe();
   parts.launcher.wakeIdleWaiters();
+  parts.clock.detach();
   // Both are finished even if one fails; the first failure is reported.
   const [recorded, flushed] = await Promise.allSettled([parts.recording?.close(), parts.sessions.flush()]);
   if (failure !== undefined) throw failure;

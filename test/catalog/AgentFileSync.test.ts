@@ -1,7 +1,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { createRuntime, ScriptedModel } from 'troupe';
+import { createRuntime } from 'troupe';
+import { ScriptedModel } from 'troupe/testing';
 import { agentFile, eachTestTempDir } from '../support/tempDir.js';
 
 const dir = eachTestTempDir();

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { AbortedError, createRuntime, defineAgent, defineTool, ModelError, type TroupeEvent } from 'troupe';
 import { ScriptedModel, advanceUntilSettled, callTools, toolCall } from 'troupe/testing';
 import { agentMachine } from '../../src/machines/agentMachine.js';
-import { collect, echoTool, scripted, simulatedClock, worker } from '../stubs.js';
+import { collect, echoTool, scripted, scriptedPerAgent, simulatedClock, worker } from '../stubs.js';
 
 describe('agent lifecycle', () => {
   it('emits spawned, started, each model turn and tool call, then completed, in that order', async () => {
@@ -79,7 +79,7 @@ describe('agent lifecycle', () => {
   });
 
   it('tells a model failure, a bad request, an abort and an exhausted script apart by code, in the result and the event', async () => {
-    const model = ScriptedModel.perAgent({
+    const model = scriptedPerAgent({
       flaky: [new ModelError('rate limited', { status: 429 })],
       refused: [new ModelError('bad key', { status: 401 })],
       aborted: [new AbortedError('The model call was aborted.')],

@@ -16,6 +16,7 @@ import {
   STORE_SCHEMA_VERSION,
 } from 'troupe';
 import { ScriptedModel } from 'troupe/testing';
+import { scriptedPerAgent } from '../stubs.js';
 import { eachTestTempDir } from '../support/tempDir.js';
 
 const fixtures = fileURLToPath(new URL('../fixtures/', import.meta.url));
@@ -85,7 +86,7 @@ describe.each(FORMATS)('the %s fixtures', (format) => {
   });
 
   it('resume a stored session, and the store they are in takes the new writes', async () => {
-    const model = ScriptedModel.perAgent({ analyst: [(request) => `Resumed with ${request.messages.length} messages.`] });
+    const model = scriptedPerAgent({ analyst: [(request) => `Resumed with ${request.messages.length} messages.`] });
     const runtime = createRuntime({ model, agents, store: new JsonFileMemory(store), projectAgentDir: false });
     const analyst = (await runtime.sessions.list()).find((session) => session.agentType === 'analyst')!;
     const keys = (await new JsonFileMemory(store).keys()).sort();

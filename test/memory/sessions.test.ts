@@ -155,7 +155,7 @@ describe('sessions in the store', () => {
     const store = new JsonFileMemory(file);
     await store.set(SESSIONS_KEY, { 'agent:worker:future': newer });
     await store.set('agent:worker:future', [{ role: 'user', content: 'x' }]);
-    const runtime = createRuntime({ model: new ScriptedModel(['ok']), agents: [worker()], store, projectAgentDir: false });
+    const runtime = createRuntime({ model: scripted(['ok']), agents: [worker()], store, projectAgentDir: false });
 
     expect(await runtime.sessions.list()).toEqual([]);
     await expect(runtime.sessions.get('agent:worker:future')).rejects.toMatchObject({

@@ -259,7 +259,7 @@ describe('OpenAIModel, failures', () => {
       .catch((caught: unknown) => caught);
 
     expect(error).toBeInstanceOf(ModelError);
-    expect(error).toMatchObject({ status: 400 });
+    expect(error).toMatchObject({ status: 400, retryable: false, fault: 'model' });
     expect(server.requests).toHaveLength(1);
   });
 
@@ -273,14 +273,16 @@ describe('OpenAIModel, failures', () => {
       .catch((caught: unknown) => caught);
 
     expect(error).toBeInstanceOf(ModelError);
-    expect(error).toMatchObject({ status: undefined });
+    expect(error).toMatchObject({ status: undefined, retryable: true }); // no answer at all: another try may reach it
     expect((error as ModelError).message).toContain('Could not reach');
   });
 
   it('turns a reply that is not a completion into a ModelError', async () => {
     scripted({ kind: 'json', body: { choices: [] } });
 
-    await expect(modelFor().complete(modelRequest())).rejects.toBeInstanceOf(ModelError);
+    const error = await modelFor().complete(modelRequest()).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ModelError);
+    expect(error).toMatchObject({ retryable: false }); // the same server would answer the same way
   });
 
   it('rejects with AbortedError when the signal is already aborted, without calling the server', async () => {

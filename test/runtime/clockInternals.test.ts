@@ -6,6 +6,7 @@ import { SimulatedClock } from 'xstate';
 import { z } from 'zod';
 import { createRuntime, defineAgent, defineTool, parallel, sequence, step, type Runtime, type TroupeEvent } from 'troupe';
 import { ScriptedModel, advanceUntilSettled, nextTimerAt } from 'troupe/testing';
+import { scripted } from '../stubs.js';
 
 /** A SimulatedClock that keeps its state in fields of its own and throws on a read of the base class's private ones. */
 class SealedClock extends SimulatedClock {
@@ -104,7 +105,7 @@ describe('a runtime on a SimulatedClock whose private fields are sealed', () => 
       timeoutMs: 5_000,
       execute: (_, { signal }) => new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason))),
     });
-    const model = new ScriptedModel([callsTools(call('slow', {})), 'It timed out.']);
+    const model = scripted([callsTools(call('slow', {})), 'It timed out.']);
     runtime = createRuntime({ model, agents: [agent('worker', ['slow'])], tools: [slow], clock, projectAgentDir: false });
 
     const result = await advanceUntilSettled(clock, runtime.run('worker', 'Be slow.'));

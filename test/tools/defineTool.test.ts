@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createRuntime, defineAgent, defineTool, InvalidToolError, sleep, type ModelRequest } from 'troupe';
 import { advanceUntilSettled, callTools, ScriptedModel, toolCall } from 'troupe/testing';
-import { collect, lastToolMessage, ofType, simulatedClock, worker } from '../stubs.js';
+import { collect, lastToolMessage, ofType, scripted, scriptedPerAgent, simulatedClock, worker } from '../stubs.js';
 
 const base = { name: 'probe', description: 'Probes.', parameters: z.object({ key: z.string() }), kind: 'read' as const, execute: () => 'ok' };
 
@@ -40,7 +40,7 @@ describe("a tool's plan hook", () => {
         return `moved from ${account}`;
       },
     });
-    const model = ScriptedModel.perAgent({
+    const model = scriptedPerAgent({
       teller: [
         callTools(
           toolCall('transfer', { account: 'a', amount: 5 }, 'a1'),
@@ -74,7 +74,7 @@ describe("a tool's plan hook", () => {
       },
     });
     const editor = defineAgent({ name: 'editor', description: 'Edits.', systemPrompt: 'Edit.', role: 'write' });
-    const model = ScriptedModel.perAgent({
+    const model = scriptedPerAgent({
       lead: [
         callTools(
           toolCall('ask', { agent: 'reader' }, 'r1'),
@@ -127,7 +127,7 @@ describe("a tool's describe hook", () => {
   });
 
   it('leaves the tool out for a caller it returns false for, which may still call it', async () => {
-    const model = new ScriptedModel([callTools(toolCall('open_ledger', {})), (request) => `tools seen: ${request.tools.length}`]);
+    const model = scripted([callTools(toolCall('open_ledger', {})), (request) => `tools seen: ${request.tools.length}`]);
     const runtime = createRuntime({ model, agents: [worker('visitor', ['open_ledger'])], tools: [branchTool()], projectAgentDir: false });
 
     const result = await runtime.run('visitor', 'Peek.');
@@ -150,7 +150,7 @@ describe("a tool's describe hook", () => {
     });
     const lead = defineAgent({ name: 'lead', description: 'Leads.', systemPrompt: 'Lead.', tools: ['consult'], subagents: ['tax', 'law'] });
     const agents = [lead, worker('tax'), worker('law'), worker('art')];
-    const script = () => ScriptedModel.perAgent({ lead: [callTools(toolCall('consult', { expert: 'tax' })), (request) => lastToolMessage(request)!.content] });
+    const script = () => scriptedPerAgent({ lead: [callTools(toolCall('consult', { expert: 'tax' })), (request) => lastToolMessage(request)!.content] });
 
     const below = script();
     const free = createRuntime({ model: below, agents, tools: [consult], projectAgentDir: false });

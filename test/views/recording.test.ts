@@ -3,8 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CorruptRecordingError, createRuntime, readRecording, RECORDING_SCHEMA_VERSION, UnsupportedSchemaError, type TroupeEvent } from 'troupe';
-import { ScriptedModel } from 'troupe/testing';
-import { simulatedClock, worker } from '../stubs.js';
+import { scripted, simulatedClock, worker } from '../stubs.js';
 import { eachTestTempDir } from '../support/tempDir.js';
 
 const dir = eachTestTempDir();
@@ -13,7 +12,7 @@ const event = (runId: string, at: number) => ({ type: 'agent.started', runId, ag
 describe('recordings', () => {
   it('start with a header line, then hold every event, which readRecording gives back in order', async () => {
     const file = join(dir.path, 'run.jsonl');
-    const runtime = createRuntime({ model: new ScriptedModel(['one', 'two']), agents: [worker()], clock: simulatedClock(), seed: 3, record: file, projectAgentDir: false });
+    const runtime = createRuntime({ model: scripted(['one', 'two']), agents: [worker()], clock: simulatedClock(), seed: 3, record: file, projectAgentDir: false });
     const seen: TroupeEvent[] = [];
     runtime.events$.subscribe((e) => seen.push(e));
     await runtime.run('worker', 'First.');

@@ -216,6 +216,10 @@ export type { DelegationRefusal, Fault, StoredKind, TroupeErrorCode, Undeliverab
 export { ENDING_CODES, ErrorInfo, ending, errorInfo } from './failure.js';
 export type { EndingCode } from './failure.js';
 
+// ── Secrets ─────────────────────────────────────────────────────────────────────────────────────────────
+export { MIN_SECRET_LENGTH, REDACTED, Redactor } from './redaction.js';
+export type { RedactorOptions } from './redaction.js';
+
 // ── Views ───────────────────────────────────────────────────────────────────────────────────────────────
 export { formatEvent, shortId } from './views/formatEvent.js';
 export { formatMetrics } from './views/formatMetrics.js';

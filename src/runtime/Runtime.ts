@@ -83,7 +83,10 @@ export interface RuntimeOptions {
   /**
    * Values that must never appear in events, traces, error messages or stored sessions: each is replaced by
    * `[redacted]`. API keys, `Authorization` headers and environment variables whose names end in `_KEY`, `_TOKEN`
-   * or `_SECRET` are secrets too, without being listed.
+   * or `_SECRET` are secrets too, without being listed. Each must have at least 8 characters (`MIN_SECRET_LENGTH`;
+   * shorter values are in ordinary words and ids): a shorter one is a `ConfigurationError`, and environment values
+   * that short are not taken. Agents still work with the real values; what they say is redacted where it leaves the
+   * runtime (see the `Redactor`).
    */
   secrets?: readonly string[];
   /** Every agent's inbox (default: 256 messages; a full one refuses more). */

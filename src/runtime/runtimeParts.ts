@@ -24,6 +24,7 @@ import { Blackboard } from '../messaging/Blackboard.js';
 import { PostOffice } from '../messaging/PostOffice.js';
 import { defaultPrices, type PriceTable } from '../models/prices.js';
 import { RandomSource } from '../random.js';
+import { Redactor } from '../redaction.js';
 import { recordEvents, type EventRecording } from '../views/recordEvents.js';
 import { AgentPool } from './AgentPool.js';
 import { AgentResults } from './AgentResults.js';
@@ -50,11 +51,14 @@ export function buildParts(options: RuntimeOptions) {
   const results = new AgentResults();
   const approvals = new Approvals();
   const table = () => supervisor.getSnapshot().context.agents;
+  // Secrets are replaced where data leaves the runtime: every event, results' errors and what sessions store.
+  const redactor = new Redactor({ secrets: options.secrets ?? [] });
   const sessions = new SessionStore(options.store ?? new InMemoryMemory({ copy: false }), {
     isLive: (id) => launcher.isLive(id),
+    redactor,
   });
   const pool = new AgentPool(clock, options.pool);
-  const { streams, events$, metrics$ } = createEventPipeline();
+  const { streams, events$, metrics$ } = createEventPipeline({ redactor });
   const runtimeEvents = new Subject<TroupeEvent>();
   let latest: MetricsSnapshot = createMetrics();
   let closed = false;
@@ -63,7 +67,7 @@ export function buildParts(options: RuntimeOptions) {
 
   const { postOffice, blackboard, messenger } = messagingFor(options, { clock, catalog, send, table, announce, closed: () => closed });
   const metrics = () => latest;
-  const launcher: Launcher = new Launcher({ settings, runId, catalog, results, approvals, sessions, pool, postOffice, messenger, random, events$, metrics, table, send });
+  const launcher: Launcher = new Launcher({ settings, runId, catalog, results, approvals, sessions, pool, postOffice, messenger, random, redactor, events$, metrics, table, send });
   const delegator = delegatorFor(options, { catalog, results, approvals, sessions, clock, maxDepth: settings.maxDepth, table, launcher, send });
   const environment = environmentFor({ access, prices, launcher, delegator, messenger, blackboard, runtimeEvents, clock, postOffice });
   const supervisor = supervisorFor(options, {

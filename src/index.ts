@@ -66,7 +66,8 @@ export { RESIDENT_MAX_TURNS } from './runtime/Launcher.js';
 export { recordEvents } from './views/recordEvents.js';
 export type { EventRecording, RecordingHeader } from './views/recordEvents.js';
 export { readRecording } from './views/readRecording.js';
-export type { Recording } from './views/readRecording.js';
+export type { ReadRecordingOptions, Recording } from './views/readRecording.js';
+export { traceEvents } from './views/traceEvents.js';
 
 // ── Delegation ──────────────────────────────────────────────────────────────────────────────────────────
 export { assignTask } from './tools/assignTask.js';

@@ -97,14 +97,15 @@ describe('a runtime with secrets', () => {
     }),
   ];
 
-  it('keeps listed secrets and headers out of events, tool errors, results and the stored session', async () => {
+  it('keeps listed secrets and headers out of events, the trace, tool errors and the stored session', async () => {
     const file = join(dir.path, 'store.json');
+    const trace = join(dir.path, 'trace.jsonl');
     // The model repeats what the tools said, as models do.
     const model = scripted([
       callTools(toolCall('read_config', {}, 'c1'), toolCall('login', {}, 'c2')),
       (request) => `Config said: ${request.messages.filter((m) => m.role === 'tool').map((m) => m.content).join(' | ')}`,
     ]);
-    const runtime = createRuntime({ model, agents: [worker('worker', ['read_config', 'login'])], tools, secrets: [SECRET], store: new JsonFileMemory(file), projectAgentDir: false });
+    const runtime = createRuntime({ model, agents: [worker('worker', ['read_config', 'login'])], tools, secrets: [SECRET], store: new JsonFileMemory(file), trace, projectAgentDir: false });
     const events = collect(runtime.events$);
 
     const result = await runtime.run('worker', `Log in with ${SECRET}.`);
@@ -119,10 +120,11 @@ describe('a runtime with secrets', () => {
     expect(ofType(events, 'agent.completed')[0]?.output).toContain(`password=${REDACTED}\nAuthorization: ${REDACTED}`);
     // The model itself worked with the real values: redaction happens where data leaves the runtime.
     expect(JSON.stringify(model.calls.at(-1)?.messages)).toContain(SECRET);
-    const stored = readFileSync(file, 'utf8');
-    expect(stored).not.toContain(SECRET);
-    expect(stored).not.toContain(KEY);
-    expect(stored).toContain(REDACTED);
+    for (const written of [readFileSync(file, 'utf8'), readFileSync(trace, 'utf8')]) {
+      expect(written).not.toContain(SECRET);
+      expect(written).not.toContain(KEY);
+      expect(written).toContain(REDACTED);
+    }
     expect(await runtime.sessions.get(result.id)).toMatchObject({ taskDescription: `Log in with ${REDACTED}.` });
   });
 

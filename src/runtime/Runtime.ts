@@ -77,7 +77,10 @@ export interface RuntimeOptions {
   record?: string;
   /**
    * Writes every event as one JSON line to this file as it happens (a trace: the recording format, flushed event by
-   * event, so a crash loses at most the last one), with every secret replaced by `[redacted]` (see `secrets`).
+   * event, so a crash loses at most the last one), with every secret replaced by `[redacted]` (see `secrets`). Each
+   * line is written with a synchronous write before any subscriber hears of its event (a few µs an event), and the
+   * file is fsync'd at shutdown. Read it with `readRecording` or `troupe trace summary`. `record` is the buffered
+   * alternative: the same lines, cheaper, but lost with the process.
    */
   trace?: string;
   /**

@@ -26,6 +26,7 @@ import { defaultPrices, type PriceTable } from '../models/prices.js';
 import { RandomSource } from '../random.js';
 import { Redactor } from '../redaction.js';
 import { recordEvents, type EventRecording } from '../views/recordEvents.js';
+import { traceEvents } from '../views/traceEvents.js';
 import { AgentPool } from './AgentPool.js';
 import { AgentResults } from './AgentResults.js';
 import { Approvals } from './Approvals.js';
@@ -79,6 +80,8 @@ export function buildParts(options: RuntimeOptions) {
     launcher,
     messenger,
   });
+  // The trace is the first subscriber: an event is in its file before anyone else (user code too) is told of it.
+  const trace: EventRecording | undefined = options.trace ? traceEvents(events$, options.trace, { runId }) : undefined;
   const subscriptions: Subscription[] = [
     metrics$.subscribe((snapshot) => (latest = snapshot)),
     events$.subscribe((event) => launcher.observe(event)),
@@ -108,6 +111,7 @@ export function buildParts(options: RuntimeOptions) {
     supervisor,
     subscriptions,
     recording,
+    trace,
     latest: () => latest,
     close: () => {
       closed = true;
@@ -280,7 +284,7 @@ function catalogFor(options: RuntimeOptions, settings: ReturnType<typeof readSet
 
 /**
  * Shuts a runtime down: no more launches or messages, every live agent cancelled, and once the supervisor has ended
- * (however it ended, a crashed one included) the pool, streams, requests, recording and session writes are closed.
+ * (however it ended, a crashed one included) the pool, streams, requests, recording, trace and session writes are closed.
  */
 export async function shutdown(parts: RuntimeParts): Promise<void> {
   parts.close();
@@ -295,9 +299,10 @@ export async function shutdown(parts: RuntimeParts): Promise<void> {
   parts.streams.complete();
   for (const subscription of parts.subscriptions) subscription.unsubscribe();
   parts.launcher.wakeIdleWaiters();
-  // Both are finished even if one fails; the first failure is reported.
-  const [recorded, flushed] = await Promise.allSettled([parts.recording?.close(), parts.sessions.flush()]);
+  // All are finished even if one fails; the first failure is reported.
+  const [recorded, traced, flushed] = await Promise.allSettled([parts.recording?.close(), parts.trace?.close(), parts.sessions.flush()]);
   if (failure !== undefined) throw failure;
   if (flushed.status === 'rejected') throw flushed.reason;
   if (recorded.status === 'rejected') throw recorded.reason;
+  if (traced.status === 'rejected') throw traced.reason;
 }

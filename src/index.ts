@@ -226,3 +226,4 @@ export { formatEvent, shortId } from './views/formatEvent.js';
 export { formatMetrics } from './views/formatMetrics.js';
 export { formatTimeline } from './views/formatTimeline.js';
 export type { TimelineOptions } from './views/formatTimeline.js';
+export { summarizeTrace } from './views/summarizeTrace.js';

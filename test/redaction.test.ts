@@ -145,6 +145,20 @@ describe('a runtime with secrets', () => {
     expect(await runtime.sessions.get(result.id)).toMatchObject({ state: 'failed', error: `upstream said: bad credentials ${REDACTED}` });
   });
 
+  it('redacts the messages of messages$ and their events', async () => {
+    const runtime = createRuntime({ model: new ScriptedModel([]), secrets: [SECRET], projectAgentDir: false });
+    const messages: string[] = [];
+    runtime.messages$.subscribe((message) => messages.push(message.content));
+    const events = collect(runtime.events$);
+
+    await runtime.publish('news', `the password is ${SECRET}`);
+    await runtime.shutdown();
+
+    expect(messages).toEqual([`the password is ${REDACTED}`]);
+    expect(ofType(events, 'message.sent')[0]?.message.content).toBe(`the password is ${REDACTED}`);
+    expect(JSON.stringify(events)).not.toContain(SECRET);
+  });
+
   it('refuses a secret too short to be told from ordinary text', () => {
     expect(() => createRuntime({ model: new ScriptedModel([]), secrets: ['ok'], projectAgentDir: false })).toThrow(ConfigurationError);
   });

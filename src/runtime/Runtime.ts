@@ -246,7 +246,7 @@ export interface Runtime {
   shutdown(): Promise<void>;
 
   // ── Messaging ──
-  /** Every message sent, once each (a message to a topic once, with the topic as its `to`). */
+  /** Every message sent, once each (a message to a topic once, with the topic as its `to`); secrets redacted. */
   readonly messages$: Observable<Message>;
   /** The run's shared key-value store; every change is a `blackboard.changed` event. */
   readonly blackboard: Blackboard;

@@ -93,6 +93,7 @@ export function buildParts(options: RuntimeOptions) {
   return {
     settings,
     runId,
+    redactor,
     catalog,
     clock,
     results,

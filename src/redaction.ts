@@ -65,7 +65,6 @@ export class Redactor {
   readonly secrets: readonly string[];
   private readonly hint: RegExp;
   private readonly literal: RegExp | undefined;
-  private readonly shortest: number;
 
   constructor(options: RedactorOptions = {}) {
     const listed = options.secrets ?? [];
@@ -83,12 +82,12 @@ export class Redactor {
     this.literal = escaped.length > 0 ? new RegExp(escaped.join('|'), 'g') : undefined;
     // Case-insensitive, so it may match more than the secrets do: a false hint costs one more look, never a change.
     this.hint = new RegExp([...escaped, ...PATTERN_HINTS].join('|'), 'i');
-    this.shortest = Math.min(MIN_SECRET_LENGTH, ...PATTERN_HINTS.map((hint) => hint.length));
   }
 
   /** A text with every secret replaced; the same text when it holds none. */
   redactText(text: string): string {
-    if (text.length < this.shortest || !this.hint.test(text)) return text;
+    // No secret is shorter than the minimum, nor any text a pattern matches (the shortest, `x-api-key:v`, has 11).
+    if (text.length < MIN_SECRET_LENGTH || !this.hint.test(text)) return text;
     let redacted = this.literal ? text.replace(this.literal, REDACTED) : text;
     for (const { pattern, replacement } of PATTERNS) redacted = redacted.replace(pattern, replacement);
     return redacted;

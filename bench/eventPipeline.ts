@@ -1,7 +1,8 @@
-// Event pipeline: events per second through the runtime's pipeline (sharded mergeAll into events$, folded into
-// metrics$) against raw RxJS merge + scan over the same events.
+// Event pipeline: events per second through the runtime's pipeline (sharded mergeAll into events$, each event
+// redacted, folded into metrics$) against raw RxJS merge + scan over the same events.
 import { Subject, merge, scan } from 'rxjs';
 import { createEventPipeline } from '../src/events/eventPipeline.js';
+import { Redactor } from '../src/redaction.js';
 import type { TroupeEvent } from 'troupe';
 import { medianOf, report } from './measure.js';
 
@@ -22,7 +23,8 @@ export async function eventPipeline(agents: number): Promise<void> {
   const total = agents * 5;
 
   const troupe = await medianOf(5, () => {
-    const pipeline = createEventPipeline();
+    // As a runtime makes it: redacting the secrets it was given and the environment's, and the key patterns.
+    const pipeline = createEventPipeline({ redactor: new Redactor({ secrets: ['bench-secret-value'] }) });
     let last: unknown;
     const subscription = pipeline.metrics$.subscribe((snapshot) => (last = snapshot));
     const inputs = events.map(() => new Subject<TroupeEvent>());

@@ -1,3 +1,4 @@
+import { map } from 'rxjs';
 import { UnknownAgentError, UnknownRequestError } from './errors.js';
 import { ending } from './failure.js';
 import { RUNTIME_ADDRESS, TOPIC_PREFIX } from './messaging/Message.js';
@@ -38,7 +39,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     },
     events$: parts.events$,
     metrics$: parts.metrics$,
-    messages$: messenger.messages$,
+    // Redacted like events$ (a message.sent event carries the same message).
+    messages$: messenger.messages$.pipe(map((message) => parts.redactor.redact(message))),
     blackboard: parts.blackboard,
     sessions,
     spawn: (agentName, task, spawnOptions = {}) => spawnFromCode(agentName, task, spawnOptions, true),

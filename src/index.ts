@@ -66,7 +66,8 @@ export { RESIDENT_MAX_TURNS } from './runtime/Launcher.js';
 export { recordEvents } from './views/recordEvents.js';
 export type { EventRecording, RecordingHeader } from './views/recordEvents.js';
 export { readRecording } from './views/readRecording.js';
-export type { Recording } from './views/readRecording.js';
+export type { ReadRecordingOptions, Recording } from './views/readRecording.js';
+export { traceEvents } from './views/traceEvents.js';
 
 // ── Delegation ──────────────────────────────────────────────────────────────────────────────────────────
 export { assignTask } from './tools/assignTask.js';
@@ -217,8 +218,13 @@ export type { DelegationRefusal, Fault, StoredKind, TroupeErrorCode, Undeliverab
 export { ENDING_CODES, ErrorInfo, ending, errorInfo } from './failure.js';
 export type { EndingCode } from './failure.js';
 
+// ── Secrets ─────────────────────────────────────────────────────────────────────────────────────────────
+export { MIN_SECRET_LENGTH, REDACTED, Redactor } from './redaction.js';
+export type { RedactorOptions } from './redaction.js';
+
 // ── Views ───────────────────────────────────────────────────────────────────────────────────────────────
 export { formatEvent, shortId } from './views/formatEvent.js';
 export { formatMetrics } from './views/formatMetrics.js';
 export { formatTimeline } from './views/formatTimeline.js';
 export type { TimelineOptions } from './views/formatTimeline.js';
+export { summarizeTrace } from './views/summarizeTrace.js';

@@ -1,4 +1,4 @@
-import { Observable, Subject, from, mergeAll, share } from 'rxjs';
+import { Observable, Subject, from, map, mergeAll, share } from 'rxjs';
 
 /** How many groups the agents' streams are spread over (see {@link AgentEventStreams}). */
 const SHARDS = 128;
@@ -11,6 +11,8 @@ const SHARDS = 128;
  * a merge's live inner subscriptions in an array and removes each ended one with `indexOf` + `splice`, so ending
  * one agent costs as much as the number of live agents (about 100 µs with 100,000 live). Sharding keeps those
  * arrays 128 times shorter. Events pass through synchronously, so their order is the order they were emitted in.
+ * A `transform` given to the constructor (the runtime's redaction) is applied once per event, after the merge and
+ * before the stream is shared, so every subscriber sees its result.
  */
 export class AgentEventStreams<T> {
   private readonly shards = Array.from({ length: SHARDS }, () => new Subject<Observable<T>>());
@@ -18,8 +20,9 @@ export class AgentEventStreams<T> {
   /** Every event of every agent added, merged; hot and shared. */
   readonly events$: Observable<T>;
 
-  constructor() {
-    this.events$ = from(this.shards.map((shard) => shard.pipe(mergeAll()))).pipe(mergeAll(), share());
+  constructor(transform?: (value: T) => T) {
+    const merged = from(this.shards.map((shard) => shard.pipe(mergeAll()))).pipe(mergeAll());
+    this.events$ = (transform ? merged.pipe(map(transform)) : merged).pipe(share());
   }
 
   /** Adds one agent's stream; it is merged from now on until it completes. */

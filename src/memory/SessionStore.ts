@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { errorMessage, UnsupportedSchemaError } from '../errors.js';
 import { FailureReason } from '../events/events.js';
 import { ChatMessage } from '../models/Model.js';
+import type { Redactor } from '../redaction.js';
 import { checkSchemaVersion, SESSION_SCHEMA_VERSION } from '../schemaVersion.js';
 import type { MemoryPort } from './MemoryPort.js';
 
@@ -90,12 +91,18 @@ export class SessionStore implements SessionManager {
   /**
    * @param memory where sessions are kept.
    * @param options `now` for record times (default `Date.now`); `isLive` tells whether this process runs a session
-   *   now, so `cleanup` never removes one of those.
+   *   now, so `cleanup` never removes one of those; `redactor` replaces secrets in what is written (tasks, answers,
+   *   errors, conversations), so none reaches the store.
    */
   constructor(
     private readonly memory: MemoryPort<unknown>,
-    private readonly options: { now?: () => number; isLive?: (id: string) => boolean } = {},
+    private readonly options: { now?: () => number; isLive?: (id: string) => boolean; redactor?: Redactor } = {},
   ) {}
+
+  /** A value as it may be stored: with its secrets replaced, when the store has a redactor. */
+  private redact<T>(value: T): T {
+    return this.options.redactor ? this.options.redactor.redact(value) : value;
+  }
 
   private now(): number {
     return (this.options.now ?? Date.now)();
@@ -108,7 +115,7 @@ export class SessionStore implements SessionManager {
       id: record.id,
       agentType: record.agentType,
       parentConversationId: record.parentConversationId,
-      taskDescription: record.taskDescription,
+      taskDescription: this.redact(record.taskDescription),
       state: 'pending',
       startTime: this.now(),
       endTime: null,
@@ -130,14 +137,18 @@ export class SessionStore implements SessionManager {
     });
   }
 
-  /** Records how an agent ended, and keeps its conversation (under its id, and under `alsoUnder` if given). */
+  /**
+   * Records how an agent ended, and keeps its conversation (under its id, and under `alsoUnder` if given), each with
+   * its secrets replaced (so a session resumed from the store sees `[redacted]` where a secret was).
+   */
   ended(
     id: string,
-    outcome: Pick<SessionRecord, 'state' | 'result' | 'error' | 'reason' | 'metrics'>,
+    ended: Pick<SessionRecord, 'state' | 'result' | 'error' | 'reason' | 'metrics'>,
     conversation: readonly ChatMessage[],
     alsoUnder?: string,
   ): void {
-    const messages = conversation[0]?.role === 'system' ? conversation.slice(1) : [...conversation];
+    const outcome = this.redact(ended);
+    const messages = this.redact(conversation[0]?.role === 'system' ? conversation.slice(1) : [...conversation]);
     const endTime = this.now();
     this.conversations.set(id, messages);
     if (alsoUnder !== undefined) this.conversations.set(alsoUnder, messages);

@@ -8,6 +8,7 @@ import type {
 } from 'openai/resources/chat/completions';
 import type { CompletionUsage } from 'openai/resources/completions';
 import { AbortedError, ConfigurationError, ModelError, errorMessage } from '../errors.js';
+import { MIN_SECRET_LENGTH, Redactor } from '../redaction.js';
 import type { ChatMessage, Model, ModelReply, ModelRequest, ToolCall, ToolSchema, Usage } from './Model.js';
 import { parseXmlToolCalls, toXmlConversation } from './xmlToolCalls.js';
 
@@ -61,6 +62,8 @@ export class OpenAIModel implements Model {
   readonly name: string;
   private readonly client: OpenAI;
   private readonly options: OpenAIModelOptions;
+  /** Keeps the key (and the environment's secrets, other keys, headers) out of the errors it throws. */
+  private readonly redactor: Redactor;
 
   constructor(options: OpenAIModelOptions) {
     if (typeof options.model !== 'string' || options.model.trim() === '') {
@@ -81,6 +84,7 @@ export class OpenAIModel implements Model {
     }
     this.options = options;
     this.name = options.model;
+    this.redactor = new Redactor({ secrets: apiKey.length >= MIN_SECRET_LENGTH ? [apiKey] : [] });
     this.client = new OpenAI({
       apiKey,
       baseURL,
@@ -106,7 +110,7 @@ export class OpenAIModel implements Model {
     try {
       reply = this.options.stream === true ? await this.streamed(body, signal) : await this.whole(body, signal);
     } catch (error) {
-      throw toTroupeError(error, model, signal);
+      throw redacted(toTroupeError(error, model, signal), this.redactor);
     }
     // A stream cut short by the signal ends quietly in the SDK: the partial answer must not pass as a reply.
     if (signal.aborted) throw aborted(model);
@@ -252,6 +256,17 @@ function toTroupeError(error: unknown, model: string, signal: AbortSignal): Erro
     return new ModelError(`The call to model "${model}" ${what}: ${error.message}`, { status, cause: error });
   }
   return new ModelError(`The reply of model "${model}" could not be read: ${errorMessage(error)}`, { cause: error });
+}
+
+/**
+ * A model error whose message quotes a secret (a server that echoes the key it refused, a header in a proxy's
+ * message) made again with the secret replaced. The SDK's error is then not kept as its cause: it quotes the same.
+ */
+function redacted(error: Error, redactor: Redactor): Error {
+  if (!(error instanceof ModelError)) return error;
+  const message = redactor.redactText(error.message);
+  if (message === error.message) return error;
+  return new ModelError(message, { ...(error.status === undefined ? {} : { status: error.status }), retryable: error.retryable });
 }
 
 function connectionDetail(error: APIConnectionError): string {

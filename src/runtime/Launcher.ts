@@ -14,6 +14,7 @@ import type { SessionStore } from '../memory/SessionStore.js';
 import { TOPIC_PREFIX, TopicName } from '../messaging/Message.js';
 import type { PostOffice } from '../messaging/PostOffice.js';
 import type { RandomSource } from '../random.js';
+import type { Redactor } from '../redaction.js';
 import type { AgentPool } from './AgentPool.js';
 import { resultOf, type AgentResult, type AgentResults } from './AgentResults.js';
 import type { Approvals } from './Approvals.js';
@@ -53,6 +54,8 @@ export interface LauncherParts {
   readonly postOffice: PostOffice;
   readonly messenger: Messenger;
   readonly random: RandomSource;
+  /** Replaces secrets in what a result reports of a failure. */
+  readonly redactor: Redactor;
   /** Every event, merged. */
   readonly events$: import('rxjs').Observable<TroupeEvent>;
   /** The latest metrics. */
@@ -250,7 +253,7 @@ export class Launcher {
     const { approvals, results, sessions, pool, catalog } = this.parts;
     approvals.drop(outcome.id);
     const entry = this.parts.metrics().agents[outcome.id];
-    const result = resultOf(outcome, entry?.subtree, results.baseline(outcome.id));
+    const result = this.redacted(resultOf(outcome, entry?.subtree, results.baseline(outcome.id)));
     // Messages are counted by the runtime, not by the agent: its own counts come from the metrics.
     if (entry) result.metrics.own = { ...result.metrics.own, messagesOut: entry.own.messagesOut, messagesIn: entry.own.messagesIn };
     const run = this.live.get(outcome.id);
@@ -286,8 +289,17 @@ export class Launcher {
   /** A group ended: its result (own figures zero, its subtree's from the metrics); no session, pool or mailbox. */
   private settleGroup(outcome: AgentOutcome): void {
     this.groups.delete(outcome.id);
-    this.parts.results.settle(resultOf(outcome, this.parts.metrics().agents[outcome.id]?.subtree, emptyFigures()));
+    this.parts.results.settle(this.redacted(resultOf(outcome, this.parts.metrics().agents[outcome.id]?.subtree, emptyFigures())));
     if (this.parts.table().active === 0) this.wakeIdleWaiters();
+  }
+
+  /**
+   * A result whose error message has its secrets replaced: the message of a model's or tool's error may quote a key
+   * or a header. The answer is the agent's own and stays as it is (its copies in events and sessions are redacted).
+   */
+  private redacted(result: AgentResult): AgentResult {
+    if (result.error) result.error = this.parts.redactor.redact(result.error);
+    return result;
   }
 
   /** An id no agent or group of this runtime has had: `<prefix>:<key>`, the key from the seeded random source. */

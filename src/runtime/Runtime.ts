@@ -77,13 +77,19 @@ export interface RuntimeOptions {
   record?: string;
   /**
    * Writes every event as one JSON line to this file as it happens (a trace: the recording format, flushed event by
-   * event, so a crash loses at most the last one), with every secret replaced by `[redacted]` (see `secrets`).
+   * event, so a crash loses at most the last one), with every secret replaced by `[redacted]` (see `secrets`). Each
+   * line is written with a synchronous write before any subscriber hears of its event (a few µs an event), and the
+   * file is fsync'd at shutdown. Read it with `readRecording` or `troupe trace summary`. `record` is the buffered
+   * alternative: the same lines, cheaper, but lost with the process.
    */
   trace?: string;
   /**
    * Values that must never appear in events, traces, error messages or stored sessions: each is replaced by
    * `[redacted]`. API keys, `Authorization` headers and environment variables whose names end in `_KEY`, `_TOKEN`
-   * or `_SECRET` are secrets too, without being listed.
+   * or `_SECRET` are secrets too, without being listed. Each must have at least 8 characters (`MIN_SECRET_LENGTH`;
+   * shorter values are in ordinary words and ids): a shorter one is a `ConfigurationError`, and environment values
+   * that short are not taken. Agents still work with the real values; what they say is redacted where it leaves the
+   * runtime (see the `Redactor`).
    */
   secrets?: readonly string[];
   /** Every agent's inbox (default: 256 messages; a full one refuses more). */
@@ -240,7 +246,7 @@ export interface Runtime {
   shutdown(): Promise<void>;
 
   // ── Messaging ──
-  /** Every message sent, once each (a message to a topic once, with the topic as its `to`). */
+  /** Every message sent, once each (a message to a topic once, with the topic as its `to`); secrets redacted. */
   readonly messages$: Observable<Message>;
   /** The run's shared key-value store; every change is a `blackboard.changed` event. */
   readonly blackboard: Blackboard;

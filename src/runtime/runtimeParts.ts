@@ -24,7 +24,9 @@ import { Blackboard } from '../messaging/Blackboard.js';
 import { PostOffice } from '../messaging/PostOffice.js';
 import { defaultPrices, type PriceTable } from '../models/prices.js';
 import { RandomSource } from '../random.js';
+import { Redactor } from '../redaction.js';
 import { recordEvents, type EventRecording } from '../views/recordEvents.js';
+import { traceEvents } from '../views/traceEvents.js';
 import { AgentPool } from './AgentPool.js';
 import { AgentResults } from './AgentResults.js';
 import { Approvals } from './Approvals.js';
@@ -50,11 +52,14 @@ export function buildParts(options: RuntimeOptions) {
   const results = new AgentResults();
   const approvals = new Approvals();
   const table = () => supervisor.getSnapshot().context.agents;
+  // Secrets are replaced where data leaves the runtime: every event, results' errors and what sessions store.
+  const redactor = new Redactor({ secrets: options.secrets ?? [] });
   const sessions = new SessionStore(options.store ?? new InMemoryMemory({ copy: false }), {
     isLive: (id) => launcher.isLive(id),
+    redactor,
   });
   const pool = new AgentPool(clock, options.pool);
-  const { streams, events$, metrics$ } = createEventPipeline();
+  const { streams, events$, metrics$ } = createEventPipeline({ redactor });
   const runtimeEvents = new Subject<TroupeEvent>();
   let latest: MetricsSnapshot = createMetrics();
   let closed = false;
@@ -63,7 +68,7 @@ export function buildParts(options: RuntimeOptions) {
 
   const { postOffice, blackboard, messenger } = messagingFor(options, { clock, catalog, send, table, announce, closed: () => closed });
   const metrics = () => latest;
-  const launcher: Launcher = new Launcher({ settings, runId, catalog, results, approvals, sessions, pool, postOffice, messenger, random, events$, metrics, table, send });
+  const launcher: Launcher = new Launcher({ settings, runId, catalog, results, approvals, sessions, pool, postOffice, messenger, random, redactor, events$, metrics, table, send });
   const delegator = delegatorFor(options, { catalog, results, approvals, sessions, clock, maxDepth: settings.maxDepth, table, launcher, send });
   const environment = environmentFor({ access, prices, launcher, delegator, messenger, blackboard, runtimeEvents, clock, postOffice });
   const supervisor = supervisorFor(options, {
@@ -75,6 +80,8 @@ export function buildParts(options: RuntimeOptions) {
     launcher,
     messenger,
   });
+  // The trace is the first subscriber: an event is in its file before anyone else (user code too) is told of it.
+  const trace: EventRecording | undefined = options.trace ? traceEvents(events$, options.trace, { runId }) : undefined;
   const subscriptions: Subscription[] = [
     metrics$.subscribe((snapshot) => (latest = snapshot)),
     events$.subscribe((event) => launcher.observe(event)),
@@ -86,6 +93,7 @@ export function buildParts(options: RuntimeOptions) {
   return {
     settings,
     runId,
+    redactor,
     catalog,
     clock,
     results,
@@ -104,6 +112,7 @@ export function buildParts(options: RuntimeOptions) {
     supervisor,
     subscriptions,
     recording,
+    trace,
     latest: () => latest,
     close: () => {
       closed = true;
@@ -276,7 +285,7 @@ function catalogFor(options: RuntimeOptions, settings: ReturnType<typeof readSet
 
 /**
  * Shuts a runtime down: no more launches or messages, every live agent cancelled, and once the supervisor has ended
- * (however it ended, a crashed one included) the pool, streams, requests, recording and session writes are closed.
+ * (however it ended, a crashed one included) the pool, streams, requests, recording, trace and session writes are closed.
  */
 export async function shutdown(parts: RuntimeParts): Promise<void> {
   parts.close();
@@ -292,9 +301,10 @@ export async function shutdown(parts: RuntimeParts): Promise<void> {
   for (const subscription of parts.subscriptions) subscription.unsubscribe();
   parts.launcher.wakeIdleWaiters();
   parts.clock.detach();
-  // Both are finished even if one fails; the first failure is reported.
-  const [recorded, flushed] = await Promise.allSettled([parts.recording?.close(), parts.sessions.flush()]);
+  // All are finished even if one fails; the first failure is reported.
+  const [recorded, traced, flushed] = await Promise.allSettled([parts.recording?.close(), parts.trace?.close(), parts.sessions.flush()]);
   if (failure !== undefined) throw failure;
   if (flushed.status === 'rejected') throw flushed.reason;
   if (recorded.status === 'rejected') throw recorded.reason;
+  if (traced.status === 'rejected') throw traced.reason;
 }

@@ -1,4 +1,5 @@
 import { createReadStream } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { CorruptRecordingError, errorMessage, UnsupportedSchemaError, type Fault } from '../errors.js';
@@ -16,25 +17,62 @@ export interface Recording {
   events: TroupeEvent[];
 }
 
+/** Options of {@link readRecording}. */
+export interface ReadRecordingOptions {
+  /**
+   * Read a file whose last line a crash cut short (it is not JSON and no newline follows it) without that line,
+   * instead of refusing the file. A torn line anywhere else is still refused. `troupe trace summary` reads so.
+   */
+  dropTornLine?: boolean;
+}
+
 /**
- * Reads a recording that `createRuntime({ record })` or `recordEvents` wrote: the header line, then one event a line
- * (a file without the header, written before it existed, is events only, version 1). Refuses, and never touches, a
- * recording of a newer `schemaVersion` ({@link UnsupportedSchemaError}) and one with a line that is not JSON or not
- * an event, such as a last line cut short by a crash ({@link CorruptRecordingError}).
+ * Reads a recording that `createRuntime({ record })`, `createRuntime({ trace })`, `recordEvents` or `traceEvents`
+ * wrote: the header line, then one event a line (a file without the header, written before it existed, is events
+ * only, version 1). Refuses, and never touches, a recording of a newer `schemaVersion` ({@link UnsupportedSchemaError})
+ * and one with a line that is not JSON or not an event ({@link CorruptRecordingError}), such as a last line cut short
+ * by a crash unless `dropTornLine` is set.
  */
-export async function readRecording(path: string): Promise<Recording> {
+export async function readRecording(path: string, options: ReadRecordingOptions = {}): Promise<Recording> {
   const file = resolve(path);
   const recording: Recording = { schemaVersion: 1, runId: null, events: [] };
   const lines = createInterface({ input: createReadStream(file, { encoding: 'utf8' }), crlfDelay: Infinity });
+  // Each line is read once the next one has come, so the last one is known as last.
+  let previous: string | undefined;
   let number = 0;
   for await (const line of lines) {
+    if (previous !== undefined) readLine(file, recording, number, previous);
+    previous = line;
     number += 1;
-    const value = parseLine(file, number, line);
-    if (number === 1 && isHeader(value)) Object.assign(recording, readHeader(file, value));
-    else recording.events.push(parseEvent(file, number, recording.schemaVersion === 1 ? fromVersion1(value) : value));
   }
+  if (previous !== undefined && !(options.dropTornLine && (await torn(file, previous)))) readLine(file, recording, number, previous);
   recording.runId ??= recording.events[0]?.runId ?? null;
   return recording;
+}
+
+/** Adds one line to the recording: the header (line 1, when it is one) or an event. */
+function readLine(file: string, recording: Recording, number: number, line: string): void {
+  const value = parseLine(file, number, line);
+  if (number === 1 && isHeader(value)) Object.assign(recording, readHeader(file, value));
+  else recording.events.push(parseEvent(file, number, recording.schemaVersion === 1 ? fromVersion1(value) : value));
+}
+
+/** Whether the file's last line was cut short: no newline ends the file, and the line is not JSON. */
+async function torn(file: string, last: string): Promise<boolean> {
+  const handle = await open(file, 'r');
+  try {
+    const { size } = await handle.stat();
+    const { buffer } = await handle.read(Buffer.alloc(1), 0, 1, Math.max(0, size - 1));
+    if (size === 0 || buffer[0] === 0x0a) return false;
+  } finally {
+    await handle.close();
+  }
+  try {
+    JSON.parse(last);
+    return false;
+  } catch {
+    return true;
+  }
 }
 
 function parseLine(file: string, number: number, line: string): unknown {

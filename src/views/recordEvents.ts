@@ -16,6 +16,11 @@ export interface RecordingHeader {
   runId: string | null;
 }
 
+/** The header line's value for a recording of this run (today's format). */
+export function recordingHeader(runId: string | undefined): RecordingHeader {
+  return { type: 'recording', schemaVersion: RECORDING_SCHEMA_VERSION, runId: runId ?? null };
+}
+
 /** A JSONL recording in progress. */
 export interface EventRecording {
   /** Stops recording and resolves once every line is on disk. */
@@ -31,8 +36,7 @@ export function recordEvents(events$: Observable<TroupeEvent>, path: string, opt
   const out = createWriteStream(path, { flags: 'w', encoding: 'utf8' });
   let failure: Error | undefined;
   out.on('error', (error) => (failure ??= error));
-  const header: RecordingHeader = { type: 'recording', schemaVersion: RECORDING_SCHEMA_VERSION, runId: options.runId ?? null };
-  out.write(`${JSON.stringify(header)}\n`);
+  out.write(`${JSON.stringify(recordingHeader(options.runId))}\n`);
   const subscription = events$.subscribe({ next: (event) => out.write(`${JSON.stringify(event)}\n`) });
   let closing: Promise<void> | undefined;
   return {

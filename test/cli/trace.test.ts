@@ -1,0 +1,107 @@
+// `troupe trace summary FILE`: the timeline and metrics table of a saved trace; a file it cannot read is one line on
+// stderr and exit code 2.
+import { execFile } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { CommanderError } from 'commander';
+import { describe, expect, it } from 'vitest';
+import { applyEvent, createMetrics, createRuntime, formatMetrics, formatTimeline, readRecording, RECORDING_SCHEMA_VERSION, summarizeTrace } from 'troupe';
+import { assignCall, callTools, ScriptedModel } from 'troupe/testing';
+import { traceCommand } from '../../src/cli/commands/trace.js';
+import { leader, simulatedClock, worker } from '../stubs.js';
+import { eachTestTempDir } from '../support/tempDir.js';
+
+const run = promisify(execFile);
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const dir = eachTestTempDir();
+
+/** Runs the command in this process with its output captured; `exit` is the CommanderError it ended with, if any. */
+async function summary(file: string) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const command = traceCommand()
+    .exitOverride()
+    .configureOutput({ writeOut: (text) => out.push(text), writeErr: (text) => err.push(text) });
+  const exit = await command.parseAsync(['summary', file], { from: 'user' }).then(
+    () => undefined,
+    (error: unknown) => {
+      if (error instanceof CommanderError) return error;
+      throw error;
+    },
+  );
+  return { out: out.join(''), err: err.join(''), exit };
+}
+
+/** A trace of a lead that delegates to an analyst, one failing worker beside them. */
+async function writeTrace(): Promise<string> {
+  const file = join(dir.path, 'run.trace.jsonl');
+  const model = ScriptedModel.perAgent({
+    lead: [callTools(assignCall('analyst', 'Count.', { id: 'c1' })), 'Seven modules.'],
+    analyst: [{ content: '7.', usage: { inputTokens: 120, outputTokens: 8 } }],
+    worker: [new Error('The worker broke.')],
+  });
+  const runtime = createRuntime({ model, agents: [leader(), worker('analyst'), worker()], clock: simulatedClock(), seed: 5, trace: file, projectAgentDir: false });
+  await Promise.all([runtime.run('lead', 'How many modules?'), runtime.run('worker', 'Break.')]);
+  await runtime.shutdown();
+  return file;
+}
+
+describe('troupe trace summary', () => {
+  it('prints the run, its timeline and its metrics table', async () => {
+    const file = await writeTrace();
+    const { out, err, exit } = await summary(file);
+
+    expect(exit).toBeUndefined();
+    expect(err).toBe('');
+    expect(out).toBe(`${await summarizeTrace(file)}\n`);
+    expect(out).toMatch(/^Run \S+: \d+ events over \d+ ms\n\nTimeline\n/);
+    expect(out).toMatch(/lead:\S{4} +█+.* ok/);
+    expect(out).toMatch(/worker:\S{4} +█*.* error/);
+    expect(out).toMatch(/\n {2}analyst:\S+ +completed +120 +8 /); // the analyst indented under the lead, with its tokens
+    expect(out).toMatch(/\ntotal +2 ok, 1 failed/);
+  });
+
+  it("is the library's formatTimeline and formatMetrics of the trace's events (summarizeTrace)", async () => {
+    const file = await writeTrace();
+    const { events } = await readRecording(file);
+    const text = await summarizeTrace(file, { width: 30 });
+
+    expect(text).toContain(`\nTimeline\n${formatTimeline(events, { width: 30 })}\n`);
+    expect(text.endsWith(`\nMetrics\n${formatMetrics(events.reduce(applyEvent, createMetrics()))}`)).toBe(true);
+  });
+
+  it.each([
+    ['a missing file', (file: string) => file, /^troupe trace summary: cannot read .*missing\.jsonl: ENOENT.*Check the path/],
+    ['a corrupt trace', (file: string) => (writeFileSync(file, '{"type":"recording","schemaVersion":2,"runId":"r"}\nnot json\n'), file), /^troupe trace summary: The recording .* line 2: it is not JSON/],
+    [
+      'a trace of a newer schemaVersion',
+      (file: string) => (writeFileSync(file, `{"type":"recording","schemaVersion":${RECORDING_SCHEMA_VERSION + 1}}\n`), file),
+      /^troupe trace summary: The recording .* has schemaVersion 3, but this version of troupe reads up to 2\./,
+    ],
+  ])('refuses %s with one line on stderr and exit code 2', async (_, make, message) => {
+    const { out, err, exit } = await summary(make(join(dir.path, 'missing.jsonl')));
+
+    expect(exit).toMatchObject({ exitCode: 2, code: 'troupe.trace.unreadable' });
+    expect(out).toBe('');
+    expect(err).toMatch(message);
+    expect(err.endsWith('\n')).toBe(true);
+    expect(err.trimEnd().split('\n')).toHaveLength(1);
+  });
+
+  it('as a process: exits 0 with the summary on stdout, or 2 with one line on stderr and no stack trace', async () => {
+    const file = await writeTrace();
+    const ok = await run(process.execPath, ['--import', 'tsx', 'test/support/traceCli.ts', 'summary', file], { cwd: root, timeout: 60_000 });
+    expect(ok.stdout).toBe(`${await summarizeTrace(file)}\n`);
+
+    const failed = await run(process.execPath, ['--import', 'tsx', 'test/support/traceCli.ts', 'summary', join(dir.path, 'none.jsonl')], { cwd: root, timeout: 60_000 }).then(
+      () => undefined,
+      (error: { code?: number; stdout?: string; stderr?: string }) => error,
+    );
+    expect(failed?.code).toBe(2);
+    expect(failed?.stdout).toBe('');
+    expect(failed?.stderr?.trimEnd().split('\n')).toHaveLength(1);
+    expect(failed?.stderr).not.toMatch(/\n\s+at /);
+  });
+});

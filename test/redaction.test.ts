@@ -1,0 +1,205 @@
+// The Redactor on its own (listed secrets, environment variables, recognised keys and headers), and a runtime's
+// secrets kept out of what leaves it: events, results' errors, stored sessions.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { ConfigurationError, createRuntime, defineTool, JsonFileMemory, MIN_SECRET_LENGTH, ModelError, OpenAIModel, REDACTED, Redactor } from 'troupe';
+import { callTools, ScriptedModel, toolCall } from 'troupe/testing';
+import { collect, ofType, scripted, worker } from './stubs.js';
+import { modelRequest } from './support/modelRequest.js';
+import { startOpenAIServer, type OpenAIServer } from './support/openaiServer.js';
+import { eachTestTempDir } from './support/tempDir.js';
+
+const KEY = 'sk-proj-0123456789abcdefABCDEF';
+
+describe('a Redactor', () => {
+  it('replaces every listed secret wherever it appears, the longest first', () => {
+    const redactor = new Redactor({ secrets: ['hunter2-hunter2', 'hunter2-hunter2-and-more'], env: false });
+    expect(redactor.redactText('a hunter2-hunter2-and-more b hunter2-hunter2 c')).toBe(`a ${REDACTED} b ${REDACTED} c`);
+    expect(redactor.secrets).toEqual(['hunter2-hunter2-and-more', 'hunter2-hunter2']);
+  });
+
+  it('takes the values of variables named *_KEY, *_TOKEN and *_SECRET, skipping short values and other names', () => {
+    const redactor = new Redactor({
+      env: { MY_API_KEY: 'value-of-the-key', GH_TOKEN: 'ghp_tokentokentoken', APP_SECRET: 'shh-very-secret', DEBUG_KEY: '1', HOME: '/home/someone' },
+    });
+    expect([...redactor.secrets].sort()).toEqual(['ghp_tokentokentoken', 'shh-very-secret', 'value-of-the-key']);
+    expect(redactor.redactText('value-of-the-key, ghp_tokentokentoken, shh-very-secret, 1, /home/someone')).toBe(
+      `${REDACTED}, ${REDACTED}, ${REDACTED}, 1, /home/someone`,
+    );
+  });
+
+  it('treats characters of regular expressions in a secret as plain text', () => {
+    const redactor = new Redactor({ secrets: ['a.b*c+d?(e)[f]'], env: false });
+    expect(redactor.redactText('x a.b*c+d?(e)[f] y aXbbcd')).toBe(`x ${REDACTED} y aXbbcd`);
+  });
+
+  it('refuses a listed secret shorter than the minimum, or one that is not a string', () => {
+    expect(() => new Redactor({ secrets: ['short'], env: false })).toThrow(ConfigurationError);
+    expect(() => new Redactor({ secrets: [42 as unknown as string], env: false })).toThrow(ConfigurationError);
+    expect(() => new Redactor({ secrets: 'not-a-list-at-all' as unknown as string[], env: false })).toThrow(ConfigurationError);
+    expect(() => new Redactor({ secrets: ['x'.repeat(MIN_SECRET_LENGTH)], env: false })).not.toThrow();
+  });
+
+  it('recognises API keys and Authorization header values without being told', () => {
+    const redactor = new Redactor({ env: false });
+    expect(redactor.redactText(`key=${KEY}.`)).toBe(`key=${REDACTED}.`);
+    expect(redactor.redactText(`Authorization: Bearer ${KEY}\nAccept: json`)).toBe(`Authorization: ${REDACTED}\nAccept: json`);
+    expect(redactor.redactText('{"authorization":"Basic dXNlcjpwYXNz","accept":"json"}')).toBe(`{"authorization":"${REDACTED}","accept":"json"}`);
+    expect(redactor.redactText('x-api-key: abcdefgh12345678')).toBe(`x-api-key: ${REDACTED}`);
+    expect(redactor.redactText('sent with bearer eyJhbGciOiJIUzI1NiJ9.e30.sig')).toBe(`sent with bearer ${REDACTED}`);
+  });
+
+  it('leaves ordinary text alone: short sk- words, the word bearer, authorization in prose', () => {
+    const redactor = new Redactor({ env: false });
+    for (const text of ['use sk-learn', 'task-1234567890abcdefghij', 'the Bearer of news', 'authorization failed', 'ask-me']) {
+      expect(redactor.redactText(text)).toBe(text);
+    }
+  });
+
+  it('redacts plain JSON deeply, copying only what changes', () => {
+    const redactor = new Redactor({ secrets: ['the-secret-value'], env: false });
+    const clean = { type: 'tool.result', n: 1, nested: { list: ['a', { b: 'c' }] }, none: null };
+    expect(redactor.redact(clean)).toBe(clean);
+    const shared = { untouched: 'yes' };
+    const dirty = { message: 'has the-secret-value', list: ['ok', 'the-secret-value'], shared, at: 3 };
+    const redacted = redactor.redact(dirty);
+    expect(redacted).toEqual({ message: `has ${REDACTED}`, list: ['ok', REDACTED], shared: { untouched: 'yes' }, at: 3 });
+    expect(redacted.shared).toBe(shared);
+    expect(dirty.message).toBe('has the-secret-value'); // the original is not changed
+  });
+
+  it('leaves values that are not plain JSON as they are', () => {
+    const redactor = new Redactor({ secrets: ['the-secret-value'], env: false });
+    const error = new Error('the-secret-value');
+    expect(redactor.redact(error)).toBe(error);
+    expect(redactor.redact(7)).toBe(7);
+  });
+});
+
+describe('a runtime with secrets', () => {
+  const dir = eachTestTempDir();
+  const SECRET = 'hunter2-correct-horse-battery';
+  const HEADER = `Authorization: Bearer ${KEY}`;
+
+  /** A tool that reads a "config" holding the secret and a request header; one that fails quoting the secret. */
+  const tools = [
+    defineTool({ name: 'read_config', description: 'Reads the config.', parameters: z.object({}), kind: 'read', execute: () => `password=${SECRET}\n${HEADER}` }),
+    defineTool({
+      name: 'login',
+      description: 'Logs in.',
+      parameters: z.object({}),
+      kind: 'write',
+      execute: () => {
+        throw new Error(`login refused for password ${SECRET}`);
+      },
+    }),
+  ];
+
+  it('keeps listed secrets and headers out of events, the trace, tool errors and the stored session', async () => {
+    const file = join(dir.path, 'store.json');
+    const trace = join(dir.path, 'trace.jsonl');
+    // The model repeats what the tools said, as models do.
+    const model = scripted([
+      callTools(toolCall('read_config', {}, 'c1'), toolCall('login', {}, 'c2')),
+      (request) => `Config said: ${request.messages.filter((m) => m.role === 'tool').map((m) => m.content).join(' | ')}`,
+    ]);
+    const runtime = createRuntime({ model, agents: [worker('worker', ['read_config', 'login'])], tools, secrets: [SECRET], store: new JsonFileMemory(file), trace, projectAgentDir: false });
+    const events = collect(runtime.events$);
+
+    const result = await runtime.run('worker', `Log in with ${SECRET}.`);
+    await runtime.shutdown();
+
+    expect(result.status).toBe('completed');
+    const seen = JSON.stringify(events);
+    expect(seen).not.toContain(SECRET);
+    expect(seen).not.toContain(KEY);
+    expect(ofType(events, 'agent.spawned')[0]?.task).toBe(`Log in with ${REDACTED}.`);
+    expect(ofType(events, 'tool.result').find((e) => e.callId === 'c2')?.error).toBe(`login refused for password ${REDACTED}`);
+    expect(ofType(events, 'agent.completed')[0]?.output).toContain(`password=${REDACTED}\nAuthorization: ${REDACTED}`);
+    // The model itself worked with the real values: redaction happens where data leaves the runtime.
+    expect(JSON.stringify(model.calls.at(-1)?.messages)).toContain(SECRET);
+    for (const written of [readFileSync(file, 'utf8'), readFileSync(trace, 'utf8')]) {
+      expect(written).not.toContain(SECRET);
+      expect(written).not.toContain(KEY);
+      expect(written).toContain(REDACTED);
+    }
+    expect(await runtime.sessions.get(result.id)).toMatchObject({ taskDescription: `Log in with ${REDACTED}.` });
+  });
+
+  it('replaces a secret in the message of a failed agent: its result, its event and its session record', async () => {
+    const file = join(dir.path, 'store.json');
+    const model = scripted([new Error(`upstream said: bad credentials ${SECRET}`)]);
+    const runtime = createRuntime({ model, agents: [worker()], secrets: [SECRET], store: new JsonFileMemory(file), projectAgentDir: false });
+    const events = collect(runtime.events$);
+
+    const result = await runtime.run('worker', 'Call upstream.');
+    await runtime.shutdown();
+
+    expect(result).toMatchObject({ status: 'failed', reason: 'error', error: { code: 'unexpected', message: `upstream said: bad credentials ${REDACTED}` } });
+    expect(ofType(events, 'agent.failed')[0]?.error.message).toBe(`upstream said: bad credentials ${REDACTED}`);
+    expect(JSON.stringify(events)).not.toContain(SECRET);
+    const stored = readFileSync(file, 'utf8');
+    expect(stored).not.toContain(SECRET);
+    expect(await runtime.sessions.get(result.id)).toMatchObject({ state: 'failed', error: `upstream said: bad credentials ${REDACTED}` });
+  });
+
+  it('redacts the messages of messages$ and their events', async () => {
+    const runtime = createRuntime({ model: new ScriptedModel([]), secrets: [SECRET], projectAgentDir: false });
+    const messages: string[] = [];
+    runtime.messages$.subscribe((message) => messages.push(message.content));
+    const events = collect(runtime.events$);
+
+    await runtime.publish('news', `the password is ${SECRET}`);
+    await runtime.shutdown();
+
+    expect(messages).toEqual([`the password is ${REDACTED}`]);
+    expect(ofType(events, 'message.sent')[0]?.message.content).toBe(`the password is ${REDACTED}`);
+    expect(JSON.stringify(events)).not.toContain(SECRET);
+  });
+
+  it('refuses a secret too short to be told from ordinary text', () => {
+    expect(() => createRuntime({ model: new ScriptedModel([]), secrets: ['ok'], projectAgentDir: false })).toThrow(ConfigurationError);
+  });
+});
+
+describe('OpenAIModel errors', () => {
+  let server: OpenAIServer;
+  beforeEach(async () => {
+    server = await startOpenAIServer();
+  });
+  afterEach(() => server.close());
+
+  // Not of the sk- kind, so only the model's knowing its own key can catch it.
+  const API_KEY = 'loopback-key-0123456789';
+  const refusal = { kind: 'error', status: 401, message: `Incorrect API key provided: ${API_KEY}. You passed Authorization: Bearer ${API_KEY}.` } as const;
+
+  it('never quote the key a server echoes back, in the message or a cause', async () => {
+    server.enqueue(refusal);
+    const model = new OpenAIModel({ model: 'gpt-4o-mini', apiKey: API_KEY, baseURL: server.baseURL, maxRetries: 0 });
+    const error = await model.complete(modelRequest()).then(
+      () => undefined,
+      (thrown: unknown) => thrown,
+    );
+    expect(error).toBeInstanceOf(ModelError);
+    expect(error).toMatchObject({ status: 401, retryable: false, cause: undefined });
+    expect((error as Error).message).toContain(`Incorrect API key provided: ${REDACTED}`);
+    expect((error as Error).message).not.toContain(API_KEY);
+    expect(server.requests[0]?.headers.authorization).toBe(`Bearer ${API_KEY}`); // the real key was sent
+  });
+
+  it("leave the agent's failure holding [redacted] where the server quoted the key", async () => {
+    server.enqueue(refusal);
+    const model = new OpenAIModel({ model: 'gpt-4o-mini', apiKey: API_KEY, baseURL: server.baseURL, maxRetries: 0 });
+    const runtime = createRuntime({ model, agents: [worker()], projectAgentDir: false });
+    const events = collect(runtime.events$);
+
+    const result = await runtime.run('worker', 'Say hi.');
+    await runtime.shutdown();
+
+    expect(result).toMatchObject({ status: 'failed', error: { code: 'model_error', status: 401 } });
+    expect(result.error?.message).toContain(REDACTED);
+    expect(JSON.stringify([result, events])).not.toContain(API_KEY);
+  });
+});

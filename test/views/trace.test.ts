@@ -1,0 +1,106 @@
+// A trace: the recording format written event by event, so a crash loses at most the last event; secrets redacted.
+import { execFile } from 'node:child_process';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { CorruptRecordingError, createRuntime, readRecording, RECORDING_SCHEMA_VERSION, REDACTED, type TroupeEvent } from 'troupe';
+import { ScriptedModel } from 'troupe/testing';
+import { simulatedClock, worker } from '../stubs.js';
+import { eachTestTempDir } from '../support/tempDir.js';
+
+const run = promisify(execFile);
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const dir = eachTestTempDir();
+
+/** Runs test/support/traceWorker.ts; resolves with how it ended, whether it exited or was killed. */
+async function traceWorker(args: string[], env: Record<string, string> = {}) {
+  const files = { trace: join(dir.path, 'trace.jsonl'), store: join(dir.path, 'store.json'), events: join(dir.path, 'events.json') };
+  const argv = ['--import', 'tsx', 'test/support/traceWorker.ts', files.trace, files.store, files.events, ...args];
+  const ended = await run(process.execPath, argv, { cwd: root, timeout: 60_000, env: { ...process.env, ...env } }).then(
+    ({ stdout }) => ({ signal: null, stdout }),
+    (error: { signal?: string; stdout?: string; stderr?: string }) => {
+      if (error.signal !== 'SIGKILL') throw error;
+      return { signal: error.signal, stdout: error.stdout ?? '' };
+    },
+  );
+  return { ...ended, files };
+}
+
+describe('a trace', () => {
+  it('holds each event before any subscriber hears of it, and reads back as the recording of the run', async () => {
+    const file = join(dir.path, 'trace.jsonl');
+    const record = join(dir.path, 'record.jsonl');
+    const runtime = createRuntime({ model: new ScriptedModel(['one', 'two']), agents: [worker()], clock: simulatedClock(), seed: 3, trace: file, record, projectAgentDir: false });
+    const seen: TroupeEvent[] = [];
+    const linesWhenSeen: number[] = [];
+    runtime.events$.subscribe((event) => {
+      seen.push(event);
+      linesWhenSeen.push(readFileSync(file, 'utf8').split('\n').length - 1);
+    });
+    await runtime.run('worker', 'First.');
+    await runtime.run('worker', 'Second.');
+    await runtime.shutdown();
+
+    // The header, then every event up to this one: written to the file, not held in a buffer.
+    expect(linesWhenSeen).toEqual(seen.map((_, index) => index + 2));
+    const recording = await readRecording(file);
+    expect(recording).toEqual({ schemaVersion: RECORDING_SCHEMA_VERSION, runId: runtime.runId, events: JSON.parse(JSON.stringify(seen)) });
+    // The same format as `record`: the two files of one run are the same bytes.
+    expect(readFileSync(file, 'utf8')).toBe(readFileSync(record, 'utf8'));
+  });
+
+  it('keeps the header and every complete event line when its process is killed with SIGKILL mid-run', async () => {
+    const killAfter = 57;
+    const { signal, files } = await traceWorker([String(killAfter)], { TROUPE_TEST_API_KEY: 'troupe-test-key-in-the-child' });
+
+    expect(signal).toBe('SIGKILL');
+    const text = readFileSync(files.trace, 'utf8');
+    expect(text.endsWith('\n')).toBe(true); // no torn line: each line went out in one write
+    const recording = await readRecording(files.trace);
+    expect(recording.schemaVersion).toBe(RECORDING_SCHEMA_VERSION);
+    expect(recording.runId).not.toBeNull();
+    // The trace subscribes first, so the event that triggered the kill is in the file as well (at least N-1 promised).
+    expect(recording.events.length).toBeGreaterThanOrEqual(killAfter);
+    expect(recording.events.length).toBeLessThan(killAfter + 5);
+    expect(text).not.toContain('troupe-test-key-in-the-child');
+  });
+
+  it('never holds a secret from an environment variable; nor do events$, a failed result and the stored session', async () => {
+    const key = 'troupe-test-key-in-the-child';
+    const { signal, stdout, files } = await traceWorker([], { TROUPE_TEST_API_KEY: key });
+
+    expect(signal).toBeNull();
+    const output = JSON.parse(stdout) as { events: number; failed: { status: string; error: { message: string } } };
+    expect(output.failed).toMatchObject({ status: 'failed', error: { message: `upstream refused the key ${REDACTED}` } });
+    const recording = await readRecording(files.trace);
+    expect(recording.events).toHaveLength(output.events);
+    expect(recording.events.filter((event) => event.type === 'agent.completed')).toHaveLength(20);
+    for (const written of [files.trace, files.events, files.store]) {
+      const bytes = readFileSync(written, 'utf8');
+      expect(bytes, written).not.toContain(key);
+      expect(bytes, written).toContain(REDACTED);
+    }
+    expect(stdout).not.toContain(key);
+  });
+
+  it('reads back without a last line cut short by a crash, when asked to; a torn line elsewhere is still refused', async () => {
+    const file = join(dir.path, 'torn.jsonl');
+    const runtime = createRuntime({ model: new ScriptedModel(['one']), agents: [worker()], clock: simulatedClock(), seed: 1, trace: file, projectAgentDir: false });
+    await runtime.run('worker', 'Only.');
+    await runtime.shutdown();
+    const whole = await readRecording(file);
+    appendFileSync(file, '{"type":"agent.started","runId":"r');
+
+    await expect(readRecording(file)).rejects.toBeInstanceOf(CorruptRecordingError);
+    expect(await readRecording(file, { dropTornLine: true })).toEqual(whole);
+    const lines = readFileSync(file, 'utf8').split('\n');
+    writeFileSync(file, [...lines.slice(0, 2), '{"type":"agent.st', ...lines.slice(2)].join('\n'));
+    await expect(readRecording(file, { dropTornLine: true })).rejects.toMatchObject({ code: 'corrupt_recording', line: 3 });
+  });
+
+  it('fails createRuntime at once when its file cannot be made', () => {
+    expect(() => createRuntime({ model: new ScriptedModel([]), trace: join(dir.path, 'missing', 'trace.jsonl'), projectAgentDir: false })).toThrow(/ENOENT/);
+  });
+});

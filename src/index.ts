@@ -216,6 +216,9 @@ export type { DelegationRefusal, Fault, StoredKind, TroupeErrorCode, Undeliverab
 export { ENDING_CODES, ErrorInfo, ending, errorInfo } from './failure.js';
 export type { EndingCode } from './failure.js';
 
+// ── The troupe command ──────────────────────────────────────────────────────────────────────────────────
+export type { Scenario, ScenarioContext, ScenarioDefinition, ScenarioRun } from './cli/Scenario.js';
+
 // ── Views ───────────────────────────────────────────────────────────────────────────────────────────────
 export { formatEvent, shortId } from './views/formatEvent.js';
 export { formatMetrics } from './views/formatMetrics.js';

@@ -1,24 +1,26 @@
 #!/usr/bin/env node
-// The `troupe` command: `troupe run`. Every failure is one line on stderr
+// The `troupe` command: `troupe run`, `troupe agents`, `troupe sessions`. Every failure is one line on stderr
 // (`troupe: <message>`) with an exit code that means something (see EXIT); never a stack trace.
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
+import { agentsCommand } from './commands/agents.js';
 import { runCommand } from './commands/run.js';
+import { sessionsCommand } from './commands/sessions.js';
 import { EXIT, exitCodeOf, oneLine } from './CommandError.js';
 
 /**
  * The commands of `troupe`, in the order `--help` lists them. A command is a file in `commands/` exporting a function
  * that returns a commander `Command`; add it here (e.g. `traceCommand` from `commands/trace.ts`).
  */
-const COMMANDS: readonly (() => Command)[] = [runCommand];
+const COMMANDS: readonly (() => Command)[] = [runCommand, agentsCommand, sessionsCommand];
 
 /** The whole program: every command, each failing by throwing (the caller prints the one line). */
 function program(): Command {
   const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
   const root = new Command('troupe')
-    .description('Run and watch troupe agents: scenarios and single agents.')
+    .description('Run and watch troupe agents: scenarios, single agents, agent files and stored sessions.')
     .version(version, '-v, --version')
-    .addHelpText('after', '\nExamples:\n  $ troupe run examples/scenario.ts');
+    .addHelpText('after', '\nExamples:\n  $ troupe run examples/scenario.ts\n  $ troupe agents list\n  $ troupe sessions list');
   for (const make of COMMANDS) root.addCommand(make());
   for (const command of everyCommand(root)) {
     command.exitOverride().configureOutput({ outputError: () => {} }); // errors are printed once, in one line, below

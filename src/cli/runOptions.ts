@@ -99,7 +99,7 @@ export const missingModel: Model = {
 };
 
 /** The session store to write: `--store FILE`, or {@link DEFAULT_STORE} (its folder made when missing). */
-export function openStore(file: string | undefined): JsonFileMemory {
+function openStore(file: string | undefined): JsonFileMemory {
   const path = resolve(file ?? DEFAULT_STORE);
   if (file === undefined) mkdirSync(dirname(path), { recursive: true });
   else if (!isFolder(dirname(path))) throw new CommandError(`cannot use store ${file}: its folder ${dirname(file)} does not exist`);
@@ -127,13 +127,13 @@ function nonEmpty(value: string | undefined): string | undefined {
 }
 
 /** Parses a whole number (`--seed`). */
-export function whole(value: string): number {
+function whole(value: string): number {
   if (!/^-?\d+$/.test(value.trim())) throw new InvalidArgumentError('must be a whole number.');
   return Number(value);
 }
 
 /** Parses a whole number from 1 up (`--max-parallel`). */
-export function positiveWhole(value: string): number {
+function positiveWhole(value: string): number {
   if (!/^\d+$/.test(value.trim()) || Number(value) < 1) throw new InvalidArgumentError('must be a whole number from 1 up.');
   return Number(value);
 }

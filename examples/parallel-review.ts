@@ -1,8 +1,13 @@
 // `npm start`: a lead agent reviews a small repository by handing three tasks to three specialists at once (a
 // security audit, a docs update, a search for TODO comments), then sums up what they found. Every agent runs on a
 // scripted model, so no key or network is needed; the specialists really call their tools on the files below.
+// Run as a script it prints every event, a timeline and the metrics; its default export is a scenario, so the troupe
+// command can run it too, with its live tree.
 //
 //   npx tsx examples/parallel-review.ts
+//   npx troupe run examples/parallel-review.ts
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import {
   createRuntime,
@@ -12,6 +17,8 @@ import {
   formatMetrics,
   formatTimeline,
   type ModelRequest,
+  type Runtime,
+  type Scenario,
   type TroupeEvent,
 } from 'troupe';
 import { assignCall, callTools, ScriptedModel, toolCall } from 'troupe/testing';
@@ -115,18 +122,29 @@ const model = ScriptedModel.perAgent(
 );
 
 // ── Run ────────────────────────────────────────────────────────────────────────────────────────────────
-const runtime = createRuntime({ model, agents: [lead, auditor, docsWriter, todoFinder], maxParallel: 4 });
-const events: TroupeEvent[] = [];
-runtime.events$.subscribe((event) => {
-  events.push(event);
-  console.log(formatEvent(event));
-});
+const agents = [lead, auditor, docsWriter, todoFinder];
+const review = (runtime: Runtime) => runtime.run('lead', 'Review this repository: security, docs and TODOs.');
 
-const result = await runtime.run('lead', 'Review this repository: security, docs and TODOs.');
+/** `troupe run examples/parallel-review.ts`: the command makes the runtime and shows the run. */
+export default { agents, model, run: review } satisfies Scenario;
 
-console.log(`\n${result.status === 'completed' ? result.output : `The lead failed (${result.reason}): ${result.error?.message}`}\n`);
-console.log('Who ran when (█ running, · waiting):');
-console.log(formatTimeline(events));
-console.log(`\n${formatMetrics(runtime.metrics())}`);
-await runtime.shutdown();
-process.exitCode = result.status === 'completed' ? 0 : 1;
+/** `npm start`: a runtime of its own, every event as a log line, then the timeline and the metrics. */
+async function main(): Promise<void> {
+  const runtime = createRuntime({ model, agents, maxParallel: 4 });
+  const events: TroupeEvent[] = [];
+  runtime.events$.subscribe((event) => {
+    events.push(event);
+    console.log(formatEvent(event));
+  });
+
+  const result = await review(runtime);
+
+  console.log(`\n${result.status === 'completed' ? result.output : `The lead failed (${result.reason}): ${result.error?.message}`}\n`);
+  console.log('Who ran when (█ running, · waiting):');
+  console.log(formatTimeline(events));
+  console.log(`\n${formatMetrics(runtime.metrics())}`);
+  await runtime.shutdown();
+  process.exitCode = result.status === 'completed' ? 0 : 1;
+}
+
+if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) await main();

@@ -221,6 +221,8 @@ export type { EndingCode } from './failure.js';
 // ── Secrets ─────────────────────────────────────────────────────────────────────────────────────────────
 export { MIN_SECRET_LENGTH, REDACTED, Redactor } from './redaction.js';
 export type { RedactorOptions } from './redaction.js';
+// ── The troupe command ──────────────────────────────────────────────────────────────────────────────────
+export type { Scenario, ScenarioContext, ScenarioDefinition, ScenarioRun } from './cli/Scenario.js';
 
 // ── Views ───────────────────────────────────────────────────────────────────────────────────────────────
 export { formatEvent, shortId } from './views/formatEvent.js';

@@ -16,10 +16,10 @@ export const TRACE_UNREADABLE = 2;
  * // $ troupe trace summary run.trace.jsonl
  */
 export function traceCommand(): Command {
-  const trace = new Command('trace').description('Read a saved trace (the file --trace or createRuntime({ trace }) writes).');
+  const trace = new Command('trace').description('read a saved trace (what --trace or createRuntime({ trace }) writes)');
   trace
     .command('summary')
-    .description('Print the timeline and the metrics table of a saved trace.')
+    .description('print the timeline and the metrics table of a saved trace')
     .argument('<file>', 'the trace file (JSON lines)')
     .addHelpText('after', '\nExample:\n  $ troupe trace summary run.trace.jsonl')
     .action(async (file: string) => {

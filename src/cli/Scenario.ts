@@ -1,0 +1,105 @@
+import { accessSync, constants, statSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { Agent, AgentDefinition } from '../catalog/defineAgent.js';
+import type { Model } from '../models/Model.js';
+import type { Runtime } from '../runtime/Runtime.js';
+import type { Tool } from '../tools/defineTool.js';
+import { CommandError } from './CommandError.js';
+
+/** What `troupe run` hands a scenario besides the runtime. */
+export interface ScenarioContext {
+  /** The `--task` text, when one was given. */
+  task?: string;
+}
+
+/** The body of a scenario: runs agents on the runtime it is given and returns a result (an `AgentResult`, or anything). */
+export type ScenarioRun = (runtime: Runtime, context: ScenarioContext) => unknown;
+
+/** A scenario that brings the agents, model and tools its runtime is made with, besides its `run`. */
+export interface ScenarioDefinition {
+  /** Agents defined in code (agent files come from `--agents` and `./agents`). */
+  agents?: readonly (Agent | AgentDefinition)[];
+  /** The model agents use (a scripted one, to run offline); `--model` or `--base-url` replace it with a real one. */
+  model?: Model;
+  /** Tools agents may name. */
+  tools?: readonly Tool[];
+  run: ScenarioRun;
+}
+
+/**
+ * The default export of a scenario file that `troupe run <file>` runs: a function of the runtime, or a
+ * {@link ScenarioDefinition} that also gives the agents, model and tools. The command makes the runtime from its
+ * options (`--seed`, `--max-parallel`, `--store`, `--agents`, `--trace`) and the scenario's agents, model and tools,
+ * watches its events, and shuts it down when `run` has returned.
+ *
+ * @example
+ * // scenario.ts: troupe run scenario.ts
+ * export default {
+ *   agents: [greeter],
+ *   model: new ScriptedModel(['Hello!']),
+ *   run: (runtime) => runtime.run('greeter', 'Say hello.'),
+ * } satisfies Scenario;
+ */
+export type Scenario = ScenarioRun | ScenarioDefinition;
+
+const TYPESCRIPT = /\.(?:ts|mts|cts|tsx)$/;
+const SCRIPT = /\.(?:ts|mts|cts|tsx|js|mjs|cjs)$/;
+
+/** True when `troupe run` should read its target as a scenario file rather than an agent name. */
+export function isScenarioPath(target: string): boolean {
+  return SCRIPT.test(target) || /[\\/]/.test(target);
+}
+
+let typescriptLoader: Promise<unknown> | undefined;
+
+/**
+ * Loads a scenario file: TypeScript through tsx's loader (registered once, so the scenario's `troupe` is the same
+ * module the command uses), JavaScript with `import()`. An unreadable file, one that does not load, or one whose
+ * default export is not a scenario is a {@link CommandError}.
+ */
+export async function loadScenario(file: string): Promise<ScenarioDefinition> {
+  const path = resolve(file);
+  try {
+    accessSync(path, constants.R_OK);
+    if (!statSync(path).isFile()) throw new Error('not a file');
+  } catch (error) {
+    throw new CommandError(`cannot read scenario ${file}: ${reason(error)}`);
+  }
+  let loaded: { default?: unknown };
+  try {
+    if (TYPESCRIPT.test(path)) {
+      typescriptLoader ??= import('tsx/esm/api').then((tsx) => tsx.register());
+      await typescriptLoader;
+    }
+    loaded = (await import(pathToFileURL(path).href)) as { default?: unknown };
+  } catch (error) {
+    throw new CommandError(`cannot load scenario ${file}: ${reason(error)}`);
+  }
+  return asScenario(loaded.default, file);
+}
+
+function asScenario(value: unknown, file: string): ScenarioDefinition {
+  const expected = `${file} must export default a function (runtime) => result, or an object { agents?, model?, tools?, run }`;
+  if (typeof value === 'function') return { run: value as ScenarioRun };
+  if (value === null || typeof value !== 'object' || typeof (value as ScenarioDefinition).run !== 'function') {
+    throw new CommandError(expected);
+  }
+  const scenario = value as ScenarioDefinition;
+  if (scenario.agents !== undefined && !Array.isArray(scenario.agents)) throw new CommandError(`${file}: agents must be a list`);
+  if (scenario.tools !== undefined && !Array.isArray(scenario.tools)) throw new CommandError(`${file}: tools must be a list`);
+  if (scenario.model !== undefined && typeof scenario.model?.complete !== 'function') {
+    throw new CommandError(`${file}: model must be a Model (an object with complete(request))`);
+  }
+  return scenario;
+}
+
+/** The reason of a file error, without the path Node repeats in its message. */
+function reason(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code === 'ENOENT') return 'no such file';
+  if (code === 'EACCES') return 'permission denied';
+  if (code === 'EISDIR') return 'not a file';
+  const message = error instanceof Error ? error.message : String(error);
+  return message.split('\n').find((line) => line.trim() !== '')?.trim() ?? 'unknown error';
+}

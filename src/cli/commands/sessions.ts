@@ -1,0 +1,143 @@
+import { Command } from 'commander';
+import { SessionStore, type SessionRecord } from '../../memory/SessionStore.js';
+import type { ChatMessage } from '../../models/Model.js';
+import { clip, firstLine, formatCost, formatDuration, count } from '../../views/liveFormat.js';
+import { CommandError } from '../CommandError.js';
+import { addRunOptions, DEFAULT_STORE, existingStore, requireModel, runtimeFor, type RunFlags } from '../runOptions.js';
+import { table } from '../table.js';
+import { watchRun } from '../watchRun.js';
+
+interface StoreFlags {
+  store?: string;
+  json?: boolean;
+}
+
+/** `troupe sessions list | show ID | resume ID --task TEXT`: the sessions a store keeps, from earlier runs. */
+export function sessionsCommand(): Command {
+  const sessions = new Command('sessions').description('list, show and resume the sessions of earlier runs').addHelpText(
+    'after',
+    `
+Every run keeps each agent's record and conversation in a store (--store FILE, default ${DEFAULT_STORE}).
+
+Examples:
+  $ troupe sessions list
+  $ troupe sessions show agent:researcher:V1StGXR8
+  $ troupe sessions resume agent:researcher:V1StGXR8 --task "Now compare it with 1.0." --base-url http://127.0.0.1:11434/v1`,
+  );
+  sessions
+    .command('list')
+    .description('list the sessions: id, agent, state, start and task (sub-agents under their caller)')
+    .option('--store <file>', `the store to read (default ${DEFAULT_STORE})`)
+    .option('--json', 'print them as JSON')
+    .action((flags: StoreFlags) => listSessions(flags));
+  sessions
+    .command('show')
+    .description('show one session: its record, figures and conversation')
+    .argument('<id>', 'the session id, as `sessions list` shows it')
+    .option('--store <file>', `the store to read (default ${DEFAULT_STORE})`)
+    .option('--json', 'print it as JSON')
+    .action((id: string, flags: StoreFlags) => showSession(id, flags));
+  const resume = sessions
+    .command('resume')
+    .description('continue an ended session with a new task, with its whole conversation, watching it live')
+    .argument('<id>', 'the session id');
+  addRunOptions(resume, 'required').action((id: string, flags: RunFlags) => resumeSession(id, flags));
+  return sessions;
+}
+
+async function listSessions(flags: StoreFlags): Promise<void> {
+  const list = await new SessionStore(existingStore(flags.store)).list();
+  if (flags.json) {
+    process.stdout.write(`${JSON.stringify(list, null, 2)}\n`);
+    return;
+  }
+  if (list.length === 0) {
+    process.stdout.write(`No sessions in ${flags.store ?? DEFAULT_STORE}.\n`);
+    return;
+  }
+  const rows = inTreeOrder(list).map(({ session, depth }) => [
+    `${'  '.repeat(depth)}${session.id}`,
+    session.agentType,
+    session.state,
+    localTime(session.startTime),
+    clip(firstLine(session.taskDescription), 60),
+  ]);
+  process.stdout.write(`${table([['ID', 'AGENT', 'STATE', 'STARTED', 'TASK'], ...rows])}\n`);
+}
+
+/** Sessions with each one's sub-agents right under it, oldest first at every level. */
+function inTreeOrder(list: readonly SessionRecord[]): { session: SessionRecord; depth: number }[] {
+  const ids = new Set(list.map((session) => session.id));
+  const children = new Map<string | null, SessionRecord[]>();
+  for (const session of list) {
+    const parent = session.parentConversationId !== null && ids.has(session.parentConversationId) ? session.parentConversationId : null;
+    children.set(parent, [...(children.get(parent) ?? []), session]);
+  }
+  const ordered: { session: SessionRecord; depth: number }[] = [];
+  const visit = (session: SessionRecord, depth: number) => {
+    ordered.push({ session, depth });
+    for (const child of children.get(session.id) ?? []) visit(child, depth + 1);
+  };
+  for (const root of children.get(null) ?? []) visit(root, 0);
+  return ordered;
+}
+
+async function showSession(id: string, flags: StoreFlags): Promise<void> {
+  const sessions = new SessionStore(existingStore(flags.store));
+  const session = await sessions.get(id);
+  if (!session) throw new CommandError(`unknown session "${id}" in ${flags.store ?? DEFAULT_STORE} (troupe sessions list shows them)`);
+  const conversation = (await sessions.conversation(id)) ?? [];
+  if (flags.json) {
+    process.stdout.write(`${JSON.stringify({ ...session, conversation }, null, 2)}\n`);
+    return;
+  }
+  const fields = [
+    ['agent:', session.agentType],
+    ['state:', session.state + (session.reason ? ` (${session.reason})` : '')],
+    ['parent:', session.parentConversationId ?? '-'],
+    ['started:', localTime(session.startTime)],
+    ['ended:', session.endTime === null ? '-' : localTime(session.endTime)],
+    ['task:', firstLine(session.taskDescription, 200)],
+  ];
+  const own = session.metrics?.own;
+  if (own) {
+    const tokens = own.inputTokens + own.outputTokens;
+    fields.push(['figures:', `${count(own.toolCalls)} calls • ${count(tokens)} tokens • ${formatCost(own.costUsd)} • ${formatDuration(own.durationMs)}`]);
+  }
+  if (session.result !== null) fields.push(['result:', firstLine(session.result, 200)]);
+  if (session.error !== null) fields.push(['error:', firstLine(session.error, 200)]);
+  const lines = [session.id, table(fields), '', `Conversation (${conversation.length} messages):`, ...conversation.map(messageLine)];
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+/** `2025-03-01 14:05:09`, in the local time zone. */
+function localTime(ms: number): string {
+  const date = new Date(ms);
+  const two = (value: number) => String(value).padStart(2, '0');
+  return `${date.getFullYear()}-${two(date.getMonth() + 1)}-${two(date.getDate())} ${two(date.getHours())}:${two(date.getMinutes())}:${two(date.getSeconds())}`;
+}
+
+/** One message of a conversation, on one line. */
+function messageLine(message: ChatMessage): string {
+  switch (message.role) {
+    case 'assistant': {
+      const calls = (message.toolCalls ?? []).map((call) => `→ ${call.name} ${clip(firstLine(call.arguments), 60)}`);
+      return `  assistant: ${[firstLine(message.content, 160), ...calls].filter(Boolean).join('  ')}`;
+    }
+    case 'tool':
+      return `  tool${message.isError ? ' (error)' : ''}: ${firstLine(message.content, 160)}`;
+    default:
+      return `  ${message.role}: ${firstLine(message.content, 160)}`;
+  }
+}
+
+async function resumeSession(id: string, flags: RunFlags): Promise<void> {
+  existingStore(flags.store);
+  const task = flags.task!;
+  const runtime = await runtimeFor(flags, { model: await requireModel(flags) });
+  if (!(await runtime.sessions.get(id))) {
+    await runtime.shutdown();
+    throw new CommandError(`unknown session "${id}" in ${flags.store ?? DEFAULT_STORE} (troupe sessions list shows them)`);
+  }
+  await watchRun(runtime, flags, async () => (await runtime.resume(id, task)).result);
+}

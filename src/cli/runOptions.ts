@@ -1,0 +1,154 @@
+import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { ConfigurationError } from '../errors.js';
+import { JsonFileMemory } from '../memory/JsonFileMemory.js';
+import type { Model } from '../models/Model.js';
+import type { OpenAIModel } from '../models/OpenAIModel.js';
+import type { Runtime, RuntimeOptions } from '../runtime/Runtime.js';
+import { CommandError, oneLine } from './CommandError.js';
+
+/** Where the command keeps sessions unless `--store` says otherwise (the folder is ignored by git). */
+export const DEFAULT_STORE = '.troupe/sessions.json';
+
+/** The model used with a key or base URL unless `--model` (or `OPENAI_MODEL`) names another. */
+export const DEFAULT_MODEL = 'gpt-4o-mini';
+
+/** The options of a command that runs agents (`troupe run`, `troupe sessions resume`), as commander parses them. */
+export interface RunFlags {
+  task?: string;
+  model?: string;
+  baseUrl?: string;
+  agents?: string[];
+  store?: string;
+  maxParallel?: number;
+  seed?: number;
+  trace?: string;
+  json?: boolean;
+  quiet?: boolean;
+}
+
+/** Adds the options of a command that runs agents. */
+export function addRunOptions(command: Command, task: 'optional' | 'required'): Command {
+  const taskOption = new Option('--task <text>', task === 'required' ? 'the task to give' : 'the task for an agent (a scenario gets it too)');
+  if (task === 'required') taskOption.makeOptionMandatory();
+  return command
+    .addOption(taskOption)
+    .option('--model <name>', `the model's name on the server (default $OPENAI_MODEL or ${DEFAULT_MODEL})`)
+    .option('--base-url <url>', 'an OpenAI-compatible server, such as http://127.0.0.1:11434/v1 (default $OPENAI_BASE_URL)', url)
+    .option('--agents <dir>', 'a folder of agent files, besides ./agents (may be repeated)', collect)
+    .option('--store <file>', `the JSON file sessions are kept in (default ${DEFAULT_STORE})`)
+    .option('--max-parallel <n>', 'agents running at once (default 5)', positiveWhole)
+    .option('--seed <n>', 'seeds ids and scripted randomness, for runs that repeat', whole)
+    .option('--trace <file>', 'writes every event to this file as JSON lines, secrets redacted')
+    .addOption(new Option('--json', 'print every event as a JSON line, then the result').conflicts('quiet'))
+    .option('--quiet', 'print only the result');
+}
+
+/**
+ * A runtime made from the flags over `base` (what a scenario brings, the model). Agent files that were refused are
+ * warned about, one line each on stderr: the other agents still run. The runtime's code is loaded here, not when the
+ * command starts, so `--help` and argument errors answer at once.
+ */
+export async function runtimeFor(flags: RunFlags, base: RuntimeOptions): Promise<Runtime> {
+  const { createRuntime } = await import('../createRuntime.js');
+  const runtime = createRuntime(runtimeOptions(flags, base));
+  for (const error of runtime.agentFileErrors) process.stderr.write(`troupe: warning: ${oneLine(error)}\n`);
+  return runtime;
+}
+
+/** The runtime's options from the flags, over what a scenario brings. */
+function runtimeOptions(flags: RunFlags, base: RuntimeOptions): RuntimeOptions {
+  return {
+    ...base,
+    ...(flags.agents ? { agentDirs: flags.agents } : {}),
+    store: openStore(flags.store),
+    ...(flags.maxParallel !== undefined ? { maxParallel: flags.maxParallel } : {}),
+    ...(flags.seed !== undefined ? { seed: flags.seed } : {}),
+    ...(flags.trace !== undefined ? { trace: flags.trace } : {}),
+  };
+}
+
+/**
+ * A real model when the flags or the environment give a way to reach one (`--base-url`, `OPENAI_BASE_URL` or
+ * `OPENAI_API_KEY`); undefined otherwise.
+ */
+export async function realModel(flags: Pick<RunFlags, 'model' | 'baseUrl'>, env: NodeJS.ProcessEnv = process.env): Promise<OpenAIModel | undefined> {
+  const baseURL = flags.baseUrl ?? nonEmpty(env.OPENAI_BASE_URL);
+  if (baseURL === undefined && nonEmpty(env.OPENAI_API_KEY) === undefined) return undefined;
+  const { OpenAIModel } = await import('../models/OpenAIModel.js'); // the openai package, only when it is used
+  return new OpenAIModel({ model: flags.model ?? nonEmpty(env.OPENAI_MODEL) ?? DEFAULT_MODEL, ...(baseURL ? { baseURL } : {}) });
+}
+
+const NO_MODEL = 'no model: set OPENAI_API_KEY or pass --base-url';
+
+/** {@link realModel}, or a {@link CommandError} that says how to give one. */
+export async function requireModel(flags: Pick<RunFlags, 'model' | 'baseUrl'>): Promise<OpenAIModel> {
+  const model = await realModel(flags);
+  if (!model) throw new CommandError(NO_MODEL);
+  return model;
+}
+
+/**
+ * The model of a scenario that brings none, when no real one is configured either: the scenario still runs (it may
+ * not ask a model at all), and an agent that asks fails with an error that says how to give one.
+ */
+export const missingModel: Model = {
+  name: 'none',
+  complete: () => Promise.reject(new ConfigurationError(NO_MODEL)),
+};
+
+/** The session store to write: `--store FILE`, or {@link DEFAULT_STORE} (its folder made when missing). */
+function openStore(file: string | undefined): JsonFileMemory {
+  const path = resolve(file ?? DEFAULT_STORE);
+  if (file === undefined) mkdirSync(dirname(path), { recursive: true });
+  else if (!isFolder(dirname(path))) throw new CommandError(`cannot use store ${file}: its folder ${dirname(file)} does not exist`);
+  return new JsonFileMemory(path);
+}
+
+/** The session store to read: it must exist. */
+export function existingStore(file: string | undefined): JsonFileMemory {
+  const name = file ?? DEFAULT_STORE;
+  if (!existsSync(name)) throw new CommandError(`cannot read store ${name}: no such file (a run writes it; --store FILE reads another)`);
+  if (!statSync(name).isFile()) throw new CommandError(`cannot read store ${name}: not a file`);
+  return new JsonFileMemory(name);
+}
+
+function isFolder(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === '' ? undefined : value;
+}
+
+/** Parses a whole number (`--seed`). */
+function whole(value: string): number {
+  if (!/^-?\d+$/.test(value.trim())) throw new InvalidArgumentError('must be a whole number.');
+  return Number(value);
+}
+
+/** Parses a whole number from 1 up (`--max-parallel`). */
+function positiveWhole(value: string): number {
+  if (!/^\d+$/.test(value.trim()) || Number(value) < 1) throw new InvalidArgumentError('must be a whole number from 1 up.');
+  return Number(value);
+}
+
+function url(value: string): string {
+  try {
+    const parsed = new URL(value);
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('not http');
+  } catch {
+    throw new InvalidArgumentError('must be an http(s) URL, such as http://127.0.0.1:11434/v1.');
+  }
+  return value;
+}
+
+/** Gathers the values of a repeatable option (`--agents a --agents b`). */
+export function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
+}

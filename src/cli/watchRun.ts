@@ -1,0 +1,90 @@
+import { inspect } from 'node:util';
+import type { AgentResult } from '../runtime/AgentResults.js';
+import type { Runtime } from '../runtime/Runtime.js';
+import { CommandError, EXIT } from './CommandError.js';
+import { outputMode, showEvents, type Output, type OutputMode } from './terminal.js';
+
+/**
+ * Runs `work` on a runtime while its events are shown (a live tree, plain lines, JSON lines or nothing, as the flags
+ * and the output say), shuts the runtime down (cancelling what is left, writing the sessions), then prints the
+ * result. A failed result becomes a {@link CommandError} with {@link EXIT.failed}; Ctrl-C shuts the runtime down and
+ * ends with {@link EXIT.interrupted} (twice: at once).
+ */
+export async function watchRun(
+  runtime: Runtime,
+  flags: { json?: boolean; quiet?: boolean },
+  work: () => Promise<unknown>,
+  output: Output = process.stdout,
+): Promise<void> {
+  const mode = outputMode(flags, output);
+  const view = showEvents(runtime, mode, output);
+  const interrupt = onInterrupt(runtime);
+  let value: unknown;
+  try {
+    value = await work();
+  } finally {
+    try {
+      await runtime.shutdown();
+    } finally {
+      view.stop();
+      interrupt.dispose();
+    }
+  }
+  printResult(value, mode, output);
+  if (interrupt.happened) throw new CommandError('interrupted', EXIT.interrupted);
+  if (isAgentResult(value) && value.status === 'failed') {
+    const why = value.error?.message ?? value.reason ?? 'failed';
+    throw new CommandError(`${value.agent} failed (${value.reason ?? 'error'}): ${why}`, EXIT.failed);
+  }
+}
+
+/** True for a value shaped like an {@link AgentResult}: what `runtime.run` and `handle.result` give. */
+export function isAgentResult(value: unknown): value is AgentResult {
+  if (value === null || typeof value !== 'object') return false;
+  const candidate = value as Partial<AgentResult>;
+  return typeof candidate.id === 'string' && typeof candidate.agent === 'string' && (candidate.status === 'completed' || candidate.status === 'failed');
+}
+
+/**
+ * Prints what a run returned: with `--json` one last JSON line `{"type":"result","result":…}`; otherwise a completed
+ * result's answer, a string as it is, anything else (but undefined) as JSON. A failed result prints nothing here:
+ * its one-line error goes to stderr.
+ */
+function printResult(value: unknown, mode: OutputMode, output: Output): void {
+  if (mode === 'json') {
+    output.write(`${JSON.stringify({ type: 'result', result: value ?? null })}\n`);
+    return;
+  }
+  let text: string | undefined;
+  if (isAgentResult(value)) text = value.status === 'completed' ? value.output : undefined;
+  else if (typeof value === 'string') text = value;
+  else if (value !== undefined) text = asJson(value);
+  if (text === undefined) return;
+  output.write(`${mode === 'quiet' ? '' : '\n'}${text}\n`);
+}
+
+/** A value as indented JSON, or as Node prints it when it is not JSON (a cycle, a bigint). */
+function asJson(value: unknown): string {
+  try {
+    return JSON.stringify(value, null, 2) ?? inspect(value);
+  } catch {
+    return inspect(value, { depth: 4 });
+  }
+}
+
+/** Ctrl-C: the first shuts the runtime down (the run ends cancelled), the second exits at once. */
+function onInterrupt(runtime: Runtime): { readonly happened: boolean; dispose(): void } {
+  let happened = false;
+  const handler = () => {
+    if (happened) process.exit(EXIT.interrupted);
+    happened = true;
+    void runtime.shutdown();
+  };
+  process.on('SIGINT', handler);
+  return {
+    get happened() {
+      return happened;
+    },
+    dispose: () => process.off('SIGINT', handler),
+  };
+}

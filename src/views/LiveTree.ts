@@ -1,0 +1,239 @@
+import type { TroupeEvent, TroupeEventOf } from '../events/events.js';
+
+/** Where a node of the live tree is in its life. */
+export type LiveState = 'pending' | 'running' | 'waiting' | 'completed' | 'failed';
+
+/** One tool call of an agent, as the live tree shows it. */
+export interface LiveToolCall {
+  readonly callId: string;
+  readonly tool: string;
+  /** The arguments as the model wrote them (JSON text). */
+  readonly args: string;
+  state: 'running' | 'ok' | 'error';
+  /** When it began, on the runtime's clock. */
+  readonly startedAt: number;
+  /** How long it took, once it ended. */
+  durationMs?: number;
+  /** Why it failed, when it did. */
+  error?: string;
+}
+
+/** An agent's own figures, as the live tree counts them. */
+export interface LiveFigures {
+  /** Tool calls made (counted when they begin). */
+  toolCalls: number;
+  /** Tool calls that ended in an error. */
+  toolErrors: number;
+  modelCalls: number;
+  /** Input and output tokens together. */
+  tokens: number;
+  costUsd: number;
+}
+
+/** One agent (or group) of the live tree. Its fields change in place as events come. */
+export interface LiveAgent {
+  readonly id: string;
+  readonly name: string;
+  /** The name, or `name#2`, `name#3`, … for later agents of the same name: unique in the tree, stable. */
+  readonly label: string;
+  /** The caller's short description of the task, or the task. */
+  description: string;
+  readonly parentId: string | null;
+  /** The parent's tool call that started it: the tree shows the agent in that call's place. */
+  readonly toolCallId: string | null;
+  /** Its depth in the tree (0 for a top-level node; a group counts too). */
+  readonly depth: number;
+  /** A group (a pattern run): no model of its own. */
+  readonly group: boolean;
+  state: LiveState;
+  spawnedAt: number;
+  startedAt?: number;
+  endedAt?: number;
+  /** Its latest tool calls, oldest first (at most {@link LiveTree.TOOLS_KEPT}). */
+  readonly tools: LiveToolCall[];
+  readonly children: LiveAgent[];
+  readonly figures: LiveFigures;
+  /** The final answer, once it completed. */
+  result?: string;
+  /** Why it failed, once it did. */
+  failure?: { reason: string; message: string };
+  /** The risk of a delegation waiting for a person, while it waits. */
+  approval?: string;
+}
+
+/** The figures of the whole run, for the footer. */
+export interface LiveTotals extends LiveFigures {
+  /** Agents seen (groups not counted). */
+  agents: number;
+  running: number;
+  completed: number;
+  failed: number;
+}
+
+/**
+ * The model of a run that the terminal view draws: every agent as a node under its parent, with its latest tool
+ * calls, its figures and how it ended. It is folded from events one at a time, each costing O(1) (a hundred
+ * thousand events cost nothing), so the view renders it at its own rate instead of per event.
+ */
+export class LiveTree {
+  /** How many tool calls a node keeps: the latest ones (a long-lived agent makes thousands). */
+  static readonly TOOLS_KEPT = 6;
+  /** The top-level nodes, in the order they were spawned. */
+  readonly roots: LiveAgent[] = [];
+  readonly totals: LiveTotals = { agents: 0, running: 0, completed: 0, failed: 0, toolCalls: 0, toolErrors: 0, modelCalls: 0, tokens: 0, costUsd: 0 };
+  /** Rises with every change, so a view can tell whether it has anything new to draw. */
+  version = 0;
+  /** The time of the latest event, on the runtime's clock. */
+  lastAt = 0;
+  private readonly agents = new Map<string, LiveAgent>();
+  private readonly calls = new Map<string, LiveToolCall>();
+  private readonly names = new Map<string, number>();
+
+  /** The node of an agent or group id. */
+  get(id: string): LiveAgent | undefined {
+    return this.agents.get(id);
+  }
+
+  /** Folds one event in; returns the node it changed, or undefined when the tree shows nothing of it. */
+  apply(event: TroupeEvent): LiveAgent | undefined {
+    this.lastAt = Math.max(this.lastAt, event.at);
+    const node = event.type === 'agent.spawned' ? this.spawned(event) : this.agents.get(event.agentId);
+    if (!node || !this.change(node, event)) return undefined;
+    this.version += 1;
+    return node;
+  }
+
+  private spawned(event: TroupeEventOf<'agent.spawned'>): LiveAgent {
+    const known = this.agents.get(event.agentId);
+    if (known) {
+      // Resumed: the same node runs again, with its new task; its figures go on adding up.
+      if (known.state === 'completed' || known.state === 'failed') this.count(known, known.state, -1);
+      known.description = event.description ?? event.task;
+      known.state = 'pending';
+      known.spawnedAt = event.at;
+      delete known.startedAt;
+      delete known.endedAt;
+      delete known.result;
+      delete known.failure;
+      return known;
+    }
+    const parent = event.parentId === null ? undefined : this.agents.get(event.parentId);
+    const seen = (this.names.get(event.name) ?? 0) + 1;
+    this.names.set(event.name, seen);
+    const node: LiveAgent = {
+      id: event.agentId,
+      name: event.name,
+      label: seen === 1 ? event.name : `${event.name}#${seen}`,
+      description: event.description ?? event.task,
+      parentId: event.parentId,
+      toolCallId: event.toolCallId,
+      depth: parent ? parent.depth + 1 : 0,
+      group: event.group === true,
+      state: 'pending',
+      spawnedAt: event.at,
+      tools: [],
+      children: [],
+      figures: { toolCalls: 0, toolErrors: 0, modelCalls: 0, tokens: 0, costUsd: 0 },
+    };
+    this.agents.set(node.id, node);
+    (parent ? parent.children : this.roots).push(node);
+    if (!node.group) this.totals.agents += 1;
+    return node;
+  }
+
+  /** Applies an event to its node; false when the event changes nothing the tree shows. */
+  private change(node: LiveAgent, event: TroupeEvent): boolean {
+    switch (event.type) {
+      case 'agent.spawned':
+        return true;
+      case 'agent.started':
+        node.startedAt ??= event.at;
+        this.enter(node, 'running');
+        return true;
+      case 'agent.waiting':
+        this.enter(node, 'waiting');
+        return true;
+      case 'model.response': {
+        const tokens = event.usage.inputTokens + event.usage.outputTokens;
+        this.add(node, { modelCalls: 1, tokens, costUsd: event.costUsd });
+        if (node.state === 'waiting') this.enter(node, 'running');
+        return true;
+      }
+      case 'tool.call':
+        this.toolCalled(node, event);
+        return true;
+      case 'tool.result':
+      case 'tool.denied':
+        return this.toolEnded(node, event);
+      case 'approval.requested':
+        node.approval = event.risk;
+        return true;
+      case 'approval.granted':
+      case 'approval.denied':
+        delete node.approval;
+        return true;
+      case 'agent.completed':
+        node.result = event.output;
+        this.end(node, 'completed', event.at);
+        return true;
+      case 'agent.failed':
+        node.failure = { reason: event.reason, message: event.error.message };
+        this.end(node, 'failed', event.at);
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  private toolCalled(node: LiveAgent, event: TroupeEventOf<'tool.call'>): void {
+    const call: LiveToolCall = { callId: event.callId, tool: event.tool, args: event.arguments, state: 'running', startedAt: event.at };
+    node.tools.push(call);
+    if (node.tools.length > LiveTree.TOOLS_KEPT) {
+      const dropped = node.tools.shift()!;
+      this.calls.delete(`${node.id} ${dropped.callId}`);
+    }
+    this.calls.set(`${node.id} ${call.callId}`, call);
+    this.add(node, { toolCalls: 1 });
+    if (node.state === 'waiting') this.enter(node, 'running');
+  }
+
+  /** Ends a tool call; false when it had ended already (a denied call is followed by its error result). */
+  private toolEnded(node: LiveAgent, event: TroupeEventOf<'tool.result'> | TroupeEventOf<'tool.denied'>): boolean {
+    const call = this.calls.get(`${node.id} ${event.callId}`);
+    if (!call || call.state !== 'running') return false;
+    const denied = event.type === 'tool.denied';
+    call.state = denied || event.status === 'error' ? 'error' : 'ok';
+    call.durationMs = denied ? event.at - call.startedAt : event.durationMs;
+    const error = denied ? `denied (${event.reason})` : event.error;
+    if (error !== undefined) call.error = error;
+    if (call.state === 'error') this.add(node, { toolErrors: 1 });
+    return true;
+  }
+
+  private add(node: LiveAgent, figures: Partial<LiveFigures>): void {
+    for (const [key, value] of Object.entries(figures) as [keyof LiveFigures, number][]) {
+      node.figures[key] += value;
+      this.totals[key] += value;
+    }
+  }
+
+  private enter(node: LiveAgent, state: 'running' | 'waiting'): void {
+    if (node.state === 'completed' || node.state === 'failed') return;
+    if (!node.group && node.state === 'pending') this.totals.running += 1;
+    node.state = state;
+  }
+
+  private end(node: LiveAgent, state: 'completed' | 'failed', at: number): void {
+    if (!node.group && (node.state === 'running' || node.state === 'waiting')) this.totals.running -= 1;
+    node.state = state;
+    node.endedAt = at;
+    delete node.approval;
+    this.count(node, state, 1);
+  }
+
+  private count(node: LiveAgent, state: 'completed' | 'failed', by: number): void {
+    if (node.group) return;
+    if (state === 'completed') this.totals.completed += by;
+    else this.totals.failed += by;
+  }
+}

@@ -1,0 +1,38 @@
+import type { TroupeEvent } from '../events/events.js';
+import type { LiveAgent } from './LiveTree.js';
+import { agentTitle, formatDuration, formatFigures, outcomeLine, toolLine } from './liveFormat.js';
+
+/**
+ * One plain line for an event worth reading, for output that is not a terminal (CI logs, pipes): an agent spawned
+ * (`► name (description)`, indented under its parent), a tool call that ended (`✓ grep {…} 3ms`), a delegation
+ * waiting for a person, an agent that finished with its figures and the first line of its answer. Other events give
+ * undefined. Lines name the agent by its tree label (`trader#12` when several share a name), since the lines of
+ * agents running side by side interleave. No control codes: text from models is cleaned first.
+ *
+ * @param node the event's node, after the event was applied to the tree (`LiveTree.apply` returns it).
+ */
+export function plainEventLine(event: TroupeEvent, node: LiveAgent): string | undefined {
+  const indent = '  '.repeat(node.depth);
+  switch (event.type) {
+    case 'agent.spawned':
+      return `${indent}${agentTitle(node, node.label)}${event.resumed ? ' (resumed)' : ''}`;
+    case 'tool.result':
+    case 'tool.denied': {
+      const call = node.tools.find((candidate) => candidate.callId === event.callId);
+      if (!call || (event.type === 'tool.result' && node.children.some((child) => child.toolCallId === call.callId))) return undefined;
+      return `${indent}  ${node.label} ${toolLine(call)}`;
+    }
+    case 'approval.requested':
+      return `${indent}  ${node.label} awaits approval (${event.risk} risk)`;
+    case 'agent.completed':
+    case 'agent.failed': {
+      const mark = event.type === 'agent.completed' ? '✓' : '✗';
+      const how = event.type === 'agent.completed' ? 'done' : `failed (${event.reason})`;
+      const time = formatDuration((node.endedAt ?? event.at) - (node.startedAt ?? node.spawnedAt));
+      const figures = node.group ? '' : ` • ${formatFigures(node.figures)}`;
+      return `${indent}${mark} ${node.label} ${how} ${time}${figures} ⎿ ${outcomeLine(node)}`;
+    }
+    default:
+      return undefined;
+  }
+}

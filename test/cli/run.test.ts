@@ -1,0 +1,138 @@
+// `troupe run`, as a user runs it: a child process whose output is not a terminal, so the run shows as plain lines.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { TroupeEvent } from 'troupe';
+import { chatCompletion, startOpenAIServer, type OpenAIServer } from '../support/openaiServer.js';
+import { troupe } from '../support/cli.js';
+import { agentFile, tempDir } from '../support/tempDir.js';
+
+const scratch = tempDir();
+const store = (name: string) => join(scratch.path, `${name}.json`);
+afterAll(() => scratch.remove());
+
+const ANSWER =
+  'Lisbon it is. Pack sunglasses and an umbrella: Saturday sunny, 24°C; Sunday showers in the afternoon, 19°C. The trip costs 495.80 EUR: 285.20 for the flights and 210.60 for the hotel.';
+
+describe.concurrent('troupe run <scenario>', () => {
+  it('runs a scenario on its scripted models, one plain line per event worth reading, then the result; exit 0', async () => {
+    const { code, stdout, stderr } = await troupe(['run', 'examples/scenario.ts', '--store', store('plain'), '--seed', '7']);
+
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    const lines = stdout.trimEnd().split('\n');
+    expect(lines[0]).toBe('► planner (Plan a weekend in Lisbon for two.)');
+    expect(lines).toContain('  ► meteorologist (Weekend weather in Lisbon)');
+    expect(lines.find((line) => line.includes('✓ forecast'))).toMatch(/^ {4}meteorologist ✓ forecast \{"city":"Lisbon"\} \d+ms$/);
+    expect(lines.find((line) => line.includes('✗ convert'))).toMatch(/^ {4}accountant ✗ convert \{"amount":310,"currency":"US\$"\} \d+ms: Unknown currency US\$/);
+    expect(lines.find((line) => line.startsWith('✓ planner done'))).toMatch(/^✓ planner done [\d.]+m?s • 2 calls • \d+ tokens • (<\$0\.001|\$[\d.]+) ⎿ Lisbon it is\./);
+    expect(lines.at(-3)).toMatch(/^3 agents • 3 done • 6 calls • [\d,]+ tokens • /);
+    expect(lines.at(-1)).toBe(ANSWER);
+    expect(stdout).not.toContain('\u001b'); // not a terminal: no control codes
+  });
+
+  it('with --json prints every event as a JSON line, then the result', async () => {
+    const { code, stdout } = await troupe(['run', 'examples/scenario.ts', '--json', '--store', store('json')]);
+
+    expect(code).toBe(0);
+    const lines = stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as { type: string });
+    const result = lines.pop() as { type: string; result: { status: string; output: string } };
+    expect(result).toMatchObject({ type: 'result', result: { status: 'completed', agent: 'planner', output: ANSWER } });
+    const events = lines.map((line) => TroupeEvent.parse(line));
+    expect(events[0]).toMatchObject({ type: 'agent.spawned', name: 'planner' });
+    const tools = events.flatMap((event) => (event.type === 'tool.result' ? [`${event.tool} ${event.status}`] : []));
+    expect(tools.sort()).toEqual(['assign_task ok', 'assign_task ok', 'convert error', 'convert ok', 'convert ok', 'forecast ok']);
+    expect(events.at(-1)).toMatchObject({ type: 'agent.completed', name: 'planner' });
+  });
+
+  it('with --quiet prints only the result', async () => {
+    const { code, stdout, stderr } = await troupe(['run', 'examples/scenario.ts', '--quiet', '--store', store('quiet')]);
+    expect({ code, stdout, stderr }).toEqual({ code: 0, stdout: `${ANSWER}\n`, stderr: '' });
+  });
+
+  it('runs the npm start example as a scenario too', async () => {
+    const { code, stdout } = await troupe(['run', 'examples/parallel-review.ts', '--quiet', '--store', store('review')]);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^Review summary:\n- 1 finding: src\/server\.ts:3/);
+  });
+
+  it('hands a scenario its --task, and prints a value that is not a result as JSON; exit 0', async () => {
+    const { code, stdout } = await troupe(['run', 'test/cli/fixtures/value.mjs', '--task', 'Count.', '--quiet', '--store', store('value')]);
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout)).toEqual({ task: 'Count.', agents: ['general-purpose'] });
+  });
+
+  it('exits with 1 and one line on stderr when the run fails', async () => {
+    const { code, stdout, stderr } = await troupe(['run', 'test/cli/fixtures/outOfTurns.ts', '--store', store('turns')]);
+    expect(code).toBe(1);
+    expect(stdout).toContain('✗ looper failed (max_turns)');
+    expect(stderr).toMatch(/^troupe: looper failed \(max_turns\): [^\n]+\n$/);
+  });
+
+  it('exits with 1 and one line, no stack trace, when the scenario throws', async () => {
+    const { code, stderr } = await troupe(['run', 'test/cli/fixtures/throws.mjs', '--store', store('throws')]);
+    expect(code).toBe(1);
+    expect(stderr).toBe('troupe: scenario test/cli/fixtures/throws.mjs failed: The scenario broke. at somewhere (file.js:1:1)\n');
+  });
+});
+
+describe.concurrent('troupe run: arguments it cannot use give one line and exit code 2', () => {
+  it.each([
+    [['run', 'examples/scenario.ts', '--max-parallel', 'abc'], /^troupe: option '--max-parallel <n>' argument 'abc' is invalid\. must be a whole number from 1 up\. \(see --help\)\n$/],
+    [['run', 'examples/scenario.ts', '--seed', '1.5'], /^troupe: option '--seed <n>' argument '1\.5' is invalid\. must be a whole number\. \(see --help\)\n$/],
+    [['run', 'examples/scenario.ts', '--base-url', 'not a url'], /^troupe: option '--base-url <url>' argument 'not a url' is invalid\. must be an http\(s\) URL/],
+    [['run', 'examples/scenario.ts', '--json', '--quiet'], /^troupe: option '--json' cannot be used with option '--quiet' \(see --help\)\n$/],
+    [['run', 'examples/scenario.ts', '--colour'], /^troupe: unknown option '--colour' \(see --help\)\n$/],
+    [['run'], /^troupe: missing required argument 'target' \(see --help\)\n$/],
+    [['launch'], /^troupe: unknown command 'launch' \(see --help\)\n$/],
+    [['run', 'examples/missing.ts'], /^troupe: cannot read scenario examples\/missing\.ts: no such file\n$/],
+    [['run', 'examples/'], /^troupe: cannot read scenario examples\/: not a file\n$/],
+    [['run', 'test/cli/fixtures/notAScenario.mjs'], /^troupe: test\/cli\/fixtures\/notAScenario\.mjs must export default a function \(runtime\) => result, or an object/],
+    [['run', 'researcher'], /^troupe: an agent needs a task: troupe run researcher --task TEXT\n$/],
+    [['run', 'researcher', '--task', 'Find it.'], /^troupe: no model: set OPENAI_API_KEY or pass --base-url\n$/],
+    [['run', 'examples/scenario.ts', '--store', '/no/such/folder/s.json'], /^troupe: cannot use store \/no\/such\/folder\/s\.json: its folder \/no\/such\/folder does not exist\n$/],
+  ])('troupe %j', async (args, message) => {
+    const { code, stdout, stderr } = await troupe(args);
+    expect(stderr).toMatch(message);
+    expect(stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect({ code, stdout }).toEqual({ code: 2, stdout: '' });
+  });
+
+  it('troupe run <unknown agent> names the agents it knows', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir.path, 'researcher.md'), agentFile('researcher'));
+    const { code, stderr } = await troupe(['run', 'reseacher', '--task', 'Find it.', '--agents', dir.path, '--base-url', 'http://127.0.0.1:9/v1']);
+    dir.remove();
+    expect(code).toBe(2);
+    expect(stderr).toBe('troupe: unknown agent "reseacher": the agents here are researcher (from ./agents and --agents DIR)\n');
+  });
+});
+
+describe('troupe run <agent> on a real model', () => {
+  let server: OpenAIServer;
+  beforeEach(async () => {
+    server = await startOpenAIServer();
+  });
+  afterEach(() => server.close());
+
+  it('runs an agent from an agent file on an OpenAI-compatible server given by --base-url', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir.path, 'greeter.md'), agentFile('greeter', [], 'You greet people in one sentence.'));
+    server.enqueue({ kind: 'json', body: chatCompletion({ content: 'Hello, Ada!', promptTokens: 40, completionTokens: 5, model: 'test-model' }) });
+
+    const { code, stdout, stderr } = await troupe([
+      'run', 'greeter', '--task', 'Greet Ada.', '--agents', dir.path, '--base-url', server.baseURL, '--model', 'test-model', '--store', store('greeter'),
+    ]);
+    dir.remove();
+
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^► greeter \(Greet Ada\.\)\n✓ greeter done \d+ms • 0 calls • 45 tokens • \$0 ⎿ Hello, Ada!\n1 agent • 1 done • 0 calls • 45 tokens • \$0 • [\d.]+m?s\n\nHello, Ada!\n$/);
+    const request = server.requests[0]?.body as { model: string; messages: { role: string; content: string }[] };
+    expect(request.model).toBe('test-model');
+    expect(request.messages).toEqual([
+      { role: 'system', content: 'You greet people in one sentence.' },
+      { role: 'user', content: 'Greet Ada.' },
+    ]);
+  });
+});

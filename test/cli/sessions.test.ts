@@ -1,0 +1,101 @@
+// `troupe sessions list | show | resume`, on a store that a scenario run wrote with --store.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { SessionRecord } from 'troupe';
+import { troupe } from '../support/cli.js';
+import { chatCompletion, startOpenAIServer, type OpenAIServer } from '../support/openaiServer.js';
+import { tempDir } from '../support/tempDir.js';
+
+const scratch = tempDir();
+const agents = join(scratch.path, 'agents');
+const store = join(scratch.path, 'sessions.json');
+let lead: SessionRecord;
+let helper: SessionRecord;
+
+beforeAll(async () => {
+  mkdirSync(agents);
+  writeFileSync(join(agents, 'lead.md'), '---\nname: lead\ndescription: Leads.\ntools: assign_task\n---\nDelegate, then sum up.\n');
+  writeFileSync(join(agents, 'helper.md'), '---\nname: helper\ndescription: Helps.\n---\nCount what you are asked to count.\n');
+  const run = await troupe(['run', 'test/cli/fixtures/fileTeam.ts', '--agents', agents, '--store', store, '--quiet']);
+  expect(run).toEqual({ code: 0, stdout: 'There are 3 apples.\n', stderr: '' });
+  const list = await troupe(['sessions', 'list', '--store', store, '--json']);
+  [lead, helper] = JSON.parse(list.stdout) as [SessionRecord, SessionRecord];
+});
+afterAll(() => scratch.remove());
+
+describe('troupe sessions', () => {
+  it('list: every session of the store, each sub-agent under its caller', async () => {
+    expect(lead).toMatchObject({ agentType: 'lead', state: 'completed', parentConversationId: 'main', result: 'There are 3 apples.' });
+    expect(helper).toMatchObject({ agentType: 'helper', state: 'completed', parentConversationId: lead.id, result: '3 apples.' });
+
+    const { code, stdout } = await troupe(['sessions', 'list', '--store', store]);
+
+    expect(code).toBe(0);
+    const [head, first, second, ...rest] = stdout.trimEnd().split('\n');
+    expect(head).toMatch(/^ID +AGENT +STATE +STARTED +TASK$/);
+    expect(first).toMatch(new RegExp(`^${lead.id} +lead +completed +\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d  How many apples\\?$`));
+    expect(second).toMatch(new RegExp(`^  ${helper.id} +helper +completed +[\\d:\\- ]+  Count the apples\\.$`));
+    expect(rest).toEqual([]);
+  });
+
+  it('show: the record, its figures and its conversation', async () => {
+    const { code, stdout } = await troupe(['sessions', 'show', helper.id, '--store', store]);
+
+    expect(code).toBe(0);
+    expect(stdout).toContain(`${helper.id}\nagent:    helper\nstate:    completed\nparent:   ${lead.id}\n`);
+    expect(stdout).toMatch(/\ntask: {5}Count the apples\.\nfigures: +0 calls • \d+ tokens • \$0 • \d+ms\nresult: {3}3 apples\.\n/);
+    expect(stdout).toMatch(/\nConversation \(2 messages\):\n {2}user: Count the apples\.\n {2}assistant: 3 apples\.\n$/);
+  });
+
+  it('show --json: the record with its conversation', async () => {
+    const { stdout } = await troupe(['sessions', 'show', lead.id, '--store', store, '--json']);
+    const shown = JSON.parse(stdout) as SessionRecord & { conversation: { role: string }[] };
+    expect(shown).toMatchObject({ id: lead.id, agentType: 'lead' });
+    expect(shown.conversation.map((message) => message.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
+  });
+
+  it('an unknown session, or a store that is not there: one line, exit 2', async () => {
+    const unknown = await troupe(['sessions', 'show', 'agent:helper:nope', '--store', store]);
+    expect(unknown).toEqual({ code: 2, stdout: '', stderr: `troupe: unknown session "agent:helper:nope" in ${store} (troupe sessions list shows them)\n` });
+    const missing = await troupe(['sessions', 'list'], { cwd: scratch.path });
+    expect(missing).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'troupe: cannot read store .troupe/sessions.json: no such file (a run writes it; --store FILE reads another)\n',
+    });
+  });
+
+  describe('resume', () => {
+    let server: OpenAIServer;
+    beforeEach(async () => {
+      server = await startOpenAIServer();
+    });
+    afterEach(() => server.close());
+
+    it('continues a session on a real model, with its whole conversation, and records the new turn', async () => {
+      server.enqueue({ kind: 'json', body: chatCompletion({ content: 'And 2 pears.', promptTokens: 30, completionTokens: 4 }) });
+
+      const { code, stdout, stderr } = await troupe([
+        'sessions', 'resume', helper.id, '--task', 'Now count the pears.', '--store', store, '--agents', agents, '--base-url', server.baseURL, '--quiet',
+      ]);
+
+      expect({ code, stdout, stderr }).toEqual({ code: 0, stdout: 'And 2 pears.\n', stderr: '' });
+      const request = server.requests[0]?.body as { messages: { role: string; content: string }[] };
+      expect(request.messages).toEqual([
+        { role: 'system', content: 'Count what you are asked to count.' },
+        { role: 'user', content: 'Count the apples.' },
+        { role: 'assistant', content: '3 apples.' },
+        { role: 'user', content: 'Now count the pears.' },
+      ]);
+      const shown = await troupe(['sessions', 'show', helper.id, '--store', store, '--json']);
+      expect(JSON.parse(shown.stdout)).toMatchObject({ state: 'completed', result: 'And 2 pears.', taskDescription: 'Now count the pears.' });
+    });
+
+    it('refuses an unknown session in one line, exit 2, before asking the model', async () => {
+      const { code, stderr } = await troupe(['sessions', 'resume', 'agent:helper:nope', '--task', 'Go on.', '--store', store, '--base-url', server.baseURL]);
+      expect({ code, stderr }).toEqual({ code: 2, stderr: `troupe: unknown session "agent:helper:nope" in ${store} (troupe sessions list shows them)\n` });
+      expect(server.requests).toHaveLength(0);
+    });
+  });
+});

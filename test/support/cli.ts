@@ -1,0 +1,40 @@
+// Runs the troupe command as a user would, in a child process from the source (node --import tsx src/cli/main.ts),
+// offline unless a test gives it a server.
+import { execFile } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+/** The worktree's root: the command runs from here unless told otherwise (its tsconfig resolves `troupe`). */
+export const root = fileURLToPath(new URL('../..', import.meta.url));
+
+/** tsx's loader, by its full address: the command may run in another folder. */
+export const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+
+/** What a run of the command gave. */
+export interface CommandRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `troupe <args>`; never rejects on a non-zero exit code (the test checks it). */
+export function troupe(args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CommandRun> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      ['--import', tsxLoader, `${root}src/cli/main.ts`, ...args],
+      { cwd: options.cwd ?? root, env: { ...offlineEnv(), ...options.env }, timeout: 60_000 },
+      (error, stdout, stderr) => {
+        if (error && typeof error.code !== 'number') reject(error);
+        else resolve({ code: error ? Number(error.code) : 0, stdout, stderr });
+      },
+    );
+  });
+}
+
+/** The environment of a machine with no model configured. */
+export function offlineEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of ['OPENAI_API_KEY', 'OPENAI_BASE_URL', 'OPENAI_MODEL', 'NO_COLOR', 'FORCE_COLOR']) delete env[name];
+  return env;
+}

@@ -1,0 +1,241 @@
+// The live tree of the troupe command, on strings: events folded into a model, drawn for a screen, and plain lines for
+// output that is not a terminal.
+import { describe, expect, it } from 'vitest';
+import { createRuntime, defineAgent, defineTool, type ModelRequest, type TroupeEvent } from 'troupe';
+import { assignCall, callTools, toolCall } from 'troupe/testing';
+import { z } from 'zod';
+import { LiveTree } from '../../src/views/LiveTree.js';
+import { statusLine } from '../../src/views/liveFormat.js';
+import { plainEventLine } from '../../src/views/plainEventLine.js';
+import { renderLiveTree } from '../../src/views/renderLiveTree.js';
+import { scriptedPerAgent, simulatedClock } from '../stubs.js';
+
+/** Events as the runtime stamps them, for one run. */
+const header = (agentId: string, at: number, parentId: string | null = null, toolCallId: string | null = null) => ({
+  runId: 'run',
+  agentId,
+  parentId,
+  toolCallId,
+  at,
+});
+const spawned = (id: string, name: string, at: number, parentId: string | null = null, toolCallId: string | null = null, description?: string): TroupeEvent => ({
+  type: 'agent.spawned',
+  ...header(id, at, parentId, toolCallId),
+  name,
+  depth: parentId ? 1 : 0,
+  task: `The task of ${name}.`,
+  ...(description ? { description } : {}),
+});
+const started = (id: string, at: number): TroupeEvent => ({ type: 'agent.started', ...header(id, at), name: id.split(':')[1]! });
+const called = (id: string, callId: string, tool: string, args: object, at: number): TroupeEvent => ({
+  type: 'tool.call',
+  ...header(id, at),
+  callId,
+  tool,
+  arguments: JSON.stringify(args),
+});
+const resulted = (id: string, callId: string, tool: string, durationMs: number, at: number, error?: string): TroupeEvent => ({
+  type: 'tool.result',
+  ...header(id, at),
+  callId,
+  tool,
+  status: error === undefined ? 'ok' : 'error',
+  durationMs,
+  ...(error === undefined ? {} : { error }),
+});
+const replied = (id: string, inputTokens: number, outputTokens: number, costUsd: number, at: number): TroupeEvent => ({
+  type: 'model.response',
+  ...header(id, at),
+  turn: 1,
+  model: 'gpt-4o-mini',
+  usage: { inputTokens, outputTokens },
+  costUsd,
+  durationMs: 100,
+  toolCalls: 0,
+});
+const completed = (id: string, output: string, at: number): TroupeEvent => ({
+  type: 'agent.completed',
+  ...header(id, at),
+  name: id.split(':')[1]!,
+  output,
+  turns: 2,
+});
+
+function fold(events: readonly TroupeEvent[]): LiveTree {
+  const tree = new LiveTree();
+  for (const event of events) tree.apply(event);
+  return tree;
+}
+
+/** A lead that delegated an audit; the auditor ran two tools, one failing, and is still working. */
+const audit: TroupeEvent[] = [
+  spawned('agent:lead:1', 'lead', 0),
+  started('agent:lead:1', 0),
+  called('agent:lead:1', 'c1', 'assign_task', { agent: 'auditor' }, 300),
+  spawned('agent:auditor:2', 'auditor', 300, 'agent:lead:1', 'c1', 'Audit src for eval'),
+  started('agent:auditor:2', 500),
+  replied('agent:auditor:2', 300, 150, 0.002, 900),
+  called('agent:auditor:2', 'g1', 'grep', { text: 'eval(' }, 900),
+  called('agent:auditor:2', 'r1', 'read_file', { path: 'x.ts' }, 900),
+  resulted('agent:auditor:2', 'g1', 'grep', 3, 903),
+  resulted('agent:auditor:2', 'r1', 'read_file', 12, 912, 'No file x.ts.'),
+];
+
+describe('the live tree', () => {
+  it('draws each agent under its parent, in place of the tool call that started it, with ✓ or ✗, durations and a status line', () => {
+    const frame = renderLiveTree(fold(audit), { width: 120, height: 40, now: 2_500 });
+
+    expect(frame).toBe(
+      [
+        '► lead (The task of lead.)',
+        '  ► auditor (Audit src for eval)',
+        '    ✓ grep {"text":"eval("} 3ms',
+        '    ✗ read_file {"path":"x.ts"} 12ms: No file x.ts.',
+        '    Working… 2.0s • 2 calls • 450 tokens • $0.002',
+        '  Working… 2.5s • 1 call • 0 tokens • $0',
+        '2 agents • 2 running • 0 done • 3 calls • 450 tokens • $0.002 • 2.5s',
+      ].join('\n'),
+    );
+  });
+
+  it('shows a tool call that is still running, and a finished agent with the first line of its answer and its final figures', () => {
+    const events = [
+      ...audit,
+      called('agent:auditor:2', 'g2', 'grep', { text: 'exec(' }, 1_000),
+      resulted('agent:auditor:2', 'g2', 'grep', 1_500, 2_500),
+      completed('agent:auditor:2', 'One finding: eval in x.ts.\nDetails follow.', 3_000),
+      called('agent:lead:1', 'c2', 'write_file', { path: 'report.md' }, 3_100),
+    ];
+
+    const frame = renderLiveTree(fold(events), { width: 120, height: 40, now: 4_000 });
+
+    expect(frame.split('\n')).toEqual([
+      '► lead (The task of lead.)',
+      '  ⋯ write_file {"path":"report.md"}',
+      '  ► auditor (Audit src for eval)',
+      '    ✓ grep {"text":"eval("} 3ms',
+      '    ✗ read_file {"path":"x.ts"} 12ms: No file x.ts.',
+      '    ✓ grep {"text":"exec("} 1.5s',
+      '    ⎿ One finding: eval in x.ts.',
+      '    Done 2.5s • 3 calls • 450 tokens • $0.002',
+      '  Working… 4.0s • 2 calls • 0 tokens • $0',
+      '2 agents • 1 running • 1 done • 5 calls • 450 tokens • $0.002 • 4.0s',
+    ]);
+  });
+
+  it('writes the status line as time • calls • tokens • cost, for each state', () => {
+    const tree = fold([...audit, replied('agent:auditor:2', 0, 0, 0, 1_000)]);
+    const auditor = tree.get('agent:auditor:2')!;
+    expect(statusLine(auditor, 3_000)).toBe('Working… 2.5s • 2 calls • 450 tokens • $0.002');
+    tree.apply({ type: 'agent.failed', ...header('agent:auditor:2', 70_000), name: 'auditor', reason: 'max_turns', error: { code: 'max_turns', message: 'Out of turns.', fault: 'user' }, turns: 10 });
+    expect(statusLine(auditor, 99_000)).toBe('Failed (max_turns) 1m09s • 2 calls • 450 tokens • $0.002');
+    expect(statusLine(fold([spawned('agent:w:1', 'w', 0)]).get('agent:w:1')!, 5)).toBe('Queued…');
+  });
+
+  it('groups finished agents into one summary line per parent when 1,000 agents do not fit the screen', () => {
+    const events: TroupeEvent[] = [spawned('agent:lead:0', 'lead', 0), started('agent:lead:0', 0)];
+    for (let index = 1; index <= 1_000; index += 1) {
+      const id = `agent:worker:${index}`;
+      events.push(spawned(id, 'worker', index, 'agent:lead:0', `call${index}`), started(id, index));
+      events.push(called(id, `t${index}`, 'fetch', { page: index }, index + 1), resulted(id, `t${index}`, 'fetch', 5, index + 6));
+      events.push(replied(id, 100, 50, 2 ** -10, index + 7)); // a cost that sums exactly
+      if (index <= 997) events.push(index % 100 === 0 ? failedEvent(id, index + 8) : completed(id, `Page ${index} read.`, index + 8));
+    }
+
+    const frame = renderLiveTree(fold(events), { width: 100, height: 30, now: 2_000 });
+    const lines = frame.split('\n');
+
+    expect(lines.length).toBeLessThanOrEqual(30);
+    expect(lines[0]).toBe('► lead (The task of lead.)');
+    expect(lines[1]).toBe('  ✓ 988 done, ✗ 9 failed • 997 calls • 149,550 tokens • $0.974');
+    expect(lines.filter((line) => line.startsWith('  ► worker'))).toHaveLength(3); // the three still running, in full
+    expect(lines).toContain('    ✓ fetch {"page":998} 5ms');
+    expect(lines.at(-1)).toBe('1,001 agents • 4 running • 988 done • 9 failed • 1,000 calls • 150,000 tokens • $0.977 • 2.0s');
+  });
+
+  it('draws agents on one line each, then cuts the frame, when even the running ones do not fit', () => {
+    const events: TroupeEvent[] = [];
+    for (let index = 1; index <= 1_000; index += 1) events.push(spawned(`agent:w:${index}`, 'w', 0), started(`agent:w:${index}`, 0));
+
+    const lines = renderLiveTree(fold(events), { width: 80, height: 24, now: 1_000 }).split('\n');
+
+    expect(lines).toHaveLength(24);
+    expect(lines[0]).toBe('► w (The task of w.) · Working… 1.0s • 0 calls • 0 tokens • $0');
+    expect(lines[22]).toBe('… 978 more not shown');
+    expect(lines[23]).toBe('1,000 agents • 1,000 running • 0 done • 0 calls • 0 tokens • $0 • 1.0s');
+  });
+
+  it('cuts every line to the width of the screen', () => {
+    const lines = renderLiveTree(fold(audit), { width: 30, height: 40, now: 2_500 }).split('\n');
+    expect(lines.every((line) => line.length <= 29)).toBe(true);
+    expect(lines[0]).toBe('► lead (The task of lead.)');
+    expect(lines[2]).toBe('    ✓ grep {"text":"eval("} …');
+  });
+
+  it('keeps only the latest tool calls of an agent, and counts them all', () => {
+    const events: TroupeEvent[] = [spawned('agent:w:1', 'w', 0), started('agent:w:1', 0)];
+    for (let index = 0; index < 500; index += 1) events.push(called('agent:w:1', `c${index}`, 'tick', {}, index), resulted('agent:w:1', `c${index}`, 'tick', 1, index));
+    const tree = fold(events);
+    expect(tree.get('agent:w:1')!.tools.map((call) => call.callId)).toEqual(['c494', 'c495', 'c496', 'c497', 'c498', 'c499']);
+    expect(tree.get('agent:w:1')!.figures.toolCalls).toBe(500);
+  });
+});
+
+describe('plain lines', () => {
+  it('give one line per event worth reading, naming the agent, from a real run', async () => {
+    const lookup = defineTool({ name: 'lookup', description: 'Looks up.', parameters: z.object({ q: z.string() }), kind: 'read', execute: ({ q }) => `found ${q}` });
+    const lead = defineAgent({ name: 'lead', description: 'Leads.', systemPrompt: 'Delegate.', tools: ['assign_task'] });
+    const helper = defineAgent({ name: 'helper', description: 'Helps.', systemPrompt: 'Look up.', tools: [lookup] });
+    // Each helper looks its own letter up, then answers.
+    const letter = (request: ModelRequest) => /Find (\w)\./.exec(request.messages.find((m) => m.role === 'user')?.content ?? '')?.[1] ?? '?';
+    const helperStep = (request: ModelRequest) =>
+      request.messages.at(-1)?.role === 'tool' ? `${letter(request)} is here.` : callTools(toolCall('lookup', { q: letter(request) }));
+    const model = scriptedPerAgent(
+      {
+        lead: [callTools(assignCall('helper', 'Find a.', { id: 'a', description: 'Find a' }), assignCall('helper', 'Find b.', { id: 'b', description: 'Find b' })), 'Both found.'],
+        helper: [helperStep, helperStep], // each helper gets its own list
+      },
+      { latencyMs: 100 },
+    );
+    const runtime = createRuntime({ model, agents: [lead, helper], clock: simulatedClock(), seed: 1, projectAgentDir: false });
+    const tree = new LiveTree();
+    const lines: string[] = [];
+    runtime.events$.subscribe((event) => {
+      const node = tree.apply(event);
+      const line = node && plainEventLine(event, node);
+      if (line !== undefined) lines.push(line);
+    });
+
+    const result = runtime.run('lead', 'Find a and b.');
+    await runtime.runUntilIdle();
+    expect((await result).status).toBe('completed');
+    await runtime.shutdown();
+
+    expect(lines).toEqual([
+      '► lead (Find a and b.)',
+      '  ► helper (Find a)',
+      '  ► helper#2 (Find b)',
+      '    helper ✓ lookup {"q":"a"} 0ms',
+      '    helper#2 ✓ lookup {"q":"b"} 0ms',
+      '  ✓ helper done 200ms • 1 call • 17 tokens • $0 ⎿ a is here.',
+      '  ✓ helper#2 done 200ms • 1 call • 17 tokens • $0 ⎿ b is here.',
+      '✓ lead done 400ms • 2 calls • 101 tokens • $0 ⎿ Both found.',
+    ]);
+  });
+
+  it('carry no control codes, even when a model answers with some', () => {
+    const tree = new LiveTree();
+    const events = [
+      spawned('agent:w:1', 'w', 0, null, null, '\u001b[2Jclear'),
+      started('agent:w:1', 0),
+      completed('agent:w:1', '\u001b[31mred\u001b[0m alert\u0007', 10),
+    ];
+    const lines = events.map((event) => plainEventLine(event, tree.apply(event)!)).filter((line) => line !== undefined);
+    expect(lines).toEqual(['► w ([2Jclear)', '✓ w done 10ms • 0 calls • 0 tokens • $0 ⎿ [31mred [0m alert']);
+    expect([...lines.join('')].every((character) => character.charCodeAt(0) >= 32 && character.charCodeAt(0) !== 127)).toBe(true);
+  });
+});
+
+function failedEvent(id: string, at: number): TroupeEvent {
+  return { type: 'agent.failed', ...header(id, at), name: 'worker', reason: 'error', error: { code: 'tool_error', message: 'Broke.', fault: 'tool' }, turns: 1 };
+}

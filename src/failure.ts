@@ -63,3 +63,22 @@ export function errorInfo(error: unknown, where: Fault): ErrorInfo {
 export function ending(code: EndingCode, message: string, fault: Fault, retryable?: boolean): ErrorInfo {
   return retryable === undefined ? { code, message, fault } : { code, message, fault, retryable };
 }
+
+/** What a failure's reason says of its cause, for failures stored before they carried a code (a text only). */
+const FROM_REASON: Readonly<Record<string, { code: EndingCode; fault: Fault }>> = {
+  error: { code: 'unexpected', fault: 'system' },
+  timeout: { code: 'idle_timeout', fault: 'system' },
+  cancelled: { code: 'cancelled', fault: 'user' },
+  max_turns: { code: 'max_turns', fault: 'user' },
+  budget: { code: 'budget_exceeded', fault: 'user' },
+  denied: { code: 'denied', fault: 'user' },
+};
+
+/**
+ * A failure stored as a text by an older troupe (a version-1 recording or session record), as an {@link ErrorInfo}:
+ * the message kept, the code and side its reason implies (`unexpected` when the reason is unknown).
+ */
+export function errorFromText(message: string, reason: string | null | undefined): ErrorInfo {
+  const { code, fault } = FROM_REASON[reason ?? 'error'] ?? FROM_REASON.error!;
+  return { code, message, fault };
+}

@@ -16,10 +16,11 @@
 export const STORE_SCHEMA_VERSION = 1;
 
 /**
- * The format of a session record in `__agent_sessions__` (see `SessionRecord`). Version 1; records written before
- * the field read as version 1.
+ * The format of a session record in `__agent_sessions__` (see `SessionRecord`). Version 2: a failed session's `error`
+ * is an `ErrorInfo` (`{ code, message, fault, … }`). Version 1 had it as a text, read with the code its reason
+ * implies; records written before the field are version 1.
  */
-export const SESSION_SCHEMA_VERSION = 1;
+export const SESSION_SCHEMA_VERSION = 2;
 
 /**
  * The format of a `record` file (JSON lines): a header line `{"type":"recording","schemaVersion":2,"runId":…}`, then

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { errorMessage, UnsupportedSchemaError } from '../errors.js';
 import { FailureReason } from '../events/events.js';
+import { ErrorInfo, errorFromText } from '../failure.js';
 import { ChatMessage } from '../models/Model.js';
 import type { Redactor } from '../redaction.js';
 import { checkSchemaVersion, SESSION_SCHEMA_VERSION } from '../schemaVersion.js';
@@ -26,9 +27,13 @@ const FiguresSchema = z.object({
  * One agent's session, as stored: who it is, where it hangs, how it went. Plain JSON. A record of a newer
  * `schemaVersion` than {@link SESSION_SCHEMA_VERSION} does not parse: it is left out of lists and left as it is.
  */
-export const SessionRecord = z.object({
-  /** The record's format ({@link SESSION_SCHEMA_VERSION}); records written before the field are version 1. */
-  schemaVersion: z.literal(SESSION_SCHEMA_VERSION).default(SESSION_SCHEMA_VERSION),
+export const SessionRecord = z
+  .object({
+  /**
+   * The record's format ({@link SESSION_SCHEMA_VERSION}); records written before the field are version 1, and every
+   * record reads in today's shape.
+   */
+  schemaVersion: z.union([z.literal(1), z.literal(SESSION_SCHEMA_VERSION)]).default(1),
   /** The agent's id; its conversation is stored under this key too. */
   id: z.string(),
   /** The name of the agent's definition. */
@@ -44,13 +49,18 @@ export const SessionRecord = z.object({
   endTime: z.number().nullable(),
   /** Its final answer, when it completed. */
   result: z.string().nullable(),
-  /** What went wrong, when it failed. */
-  error: z.string().nullable(),
+  /** What went wrong, when it failed: its code, side and message (a text in version 1). */
+  error: z.union([ErrorInfo, z.string()]).nullable(),
   /** Why it failed, when it did. */
   reason: FailureReason.nullable().optional(),
   /** Its figures for the last run: its own and its subtree's. */
   metrics: z.object({ own: FiguresSchema, subtree: FiguresSchema }).nullable(),
-});
+  })
+  .transform((record) => ({
+    ...record,
+    schemaVersion: SESSION_SCHEMA_VERSION,
+    error: typeof record.error === 'string' ? errorFromText(record.error, record.reason) : record.error,
+  }));
 /** One agent's session, as stored. */
 export type SessionRecord = z.infer<typeof SessionRecord>;
 
@@ -154,7 +164,7 @@ export class SessionStore implements SessionManager {
     if (alsoUnder !== undefined) this.conversations.set(alsoUnder, messages);
     this.change((sessions) => {
       const known = sessions[id] as SessionRecord | undefined;
-      if (known) Object.assign(known, outcome, { endTime });
+      if (known) Object.assign(known, outcome, { endTime, schemaVersion: SESSION_SCHEMA_VERSION });
     });
   }
 

@@ -266,7 +266,7 @@ export class Launcher {
       {
         state: outcome.status,
         result: outcome.output ?? null,
-        error: outcome.error?.message ?? null,
+        error: outcome.error ?? null,
         reason: outcome.reason ?? null,
         metrics: result.metrics,
       },

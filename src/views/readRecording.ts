@@ -2,9 +2,9 @@ import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import { CorruptRecordingError, errorMessage, UnsupportedSchemaError, type Fault } from '../errors.js';
-import { FailureReason, TroupeEvent } from '../events/events.js';
-import type { ErrorInfo } from '../failure.js';
+import { CorruptRecordingError, errorMessage, UnsupportedSchemaError } from '../errors.js';
+import { TroupeEvent } from '../events/events.js';
+import { errorFromText } from '../failure.js';
 import { checkSchemaVersion, RECORDING_SCHEMA_VERSION } from '../schemaVersion.js';
 
 /** A recording read back: its format's version, its run and its events in order. */
@@ -99,23 +99,11 @@ function readHeader(file: string, header: Record<string, unknown>): Pick<Recordi
   return { schemaVersion: version.version, runId };
 }
 
-/** What a version-1 failure's reason says of its cause, now that failures carry a code and a side. */
-const VERSION_1_FAILURES: Record<FailureReason, { code: ErrorInfo['code']; fault: Fault }> = {
-  error: { code: 'unexpected', fault: 'system' },
-  timeout: { code: 'idle_timeout', fault: 'system' },
-  cancelled: { code: 'cancelled', fault: 'user' },
-  max_turns: { code: 'max_turns', fault: 'user' },
-  budget: { code: 'budget_exceeded', fault: 'user' },
-  denied: { code: 'denied', fault: 'user' },
-};
-
 /** A version-1 event in today's shape: an `agent.failed` event's text error becomes an `ErrorInfo`. */
 function fromVersion1(value: unknown): unknown {
   const event = value as { type?: unknown; reason?: unknown; error?: unknown } | null;
   if (event?.type !== 'agent.failed' || typeof event.error !== 'string') return value;
-  const known = FailureReason.safeParse(event.reason);
-  const { code, fault } = VERSION_1_FAILURES[known.success ? known.data : 'error'];
-  return { ...event, error: { code, message: event.error, fault } };
+  return { ...event, error: errorFromText(event.error, typeof event.reason === 'string' ? event.reason : undefined) };
 }
 
 function parseEvent(file: string, number: number, value: unknown): TroupeEvent {

@@ -21,9 +21,9 @@ import { eachTestTempDir } from '../support/tempDir.js';
 
 const fixtures = fileURLToPath(new URL('../fixtures/', import.meta.url));
 /** Every fixture folder: the format of files written before versioning, then one folder per schema version. */
-const FORMATS = ['unversioned', 'v1', 'v2'];
+const FORMATS = ['unversioned', 'v1', 'v2', 'v3'];
 /** The recording format of each fixture folder. */
-const RECORDING_VERSIONS: Record<string, number> = { unversioned: 1, v1: 1, v2: 2 };
+const RECORDING_VERSIONS: Record<string, number> = { unversioned: 1, v1: 1, v2: 2, v3: 2 };
 
 /** A hash of every committed fixture file, to show the tests never change them. */
 function fixtureHashes(): Record<string, string> {
@@ -72,11 +72,12 @@ describe.each(FORMATS)('the %s fixtures', (format) => {
       ['lead', 'completed'],
       ['writer', 'failed'],
     ]);
-    expect(sessions.map((session) => session.schemaVersion)).toEqual([1, 1, 1]);
+    expect(sessions.map((session) => session.schemaVersion)).toEqual([SESSION_SCHEMA_VERSION, SESSION_SCHEMA_VERSION, SESSION_SCHEMA_VERSION]); // read in today's shape
     const byType = Object.fromEntries(sessions.map((session) => [session.agentType, session]));
     expect(byType.lead).toMatchObject({ parentConversationId: 'main', result: 'The analyst counted 7 modules.', metrics: { subtree: { modelCalls: 3 } } });
     expect(byType.analyst).toMatchObject({ parentConversationId: byType.lead!.id, taskDescription: 'Count the modules.' });
-    expect(byType.writer).toMatchObject({ parentConversationId: 'poems', reason: 'error', error: 'The model is down.', result: null });
+    // Every format reads in today's shape: a version-1 text error as an ErrorInfo with the code its reason implies.
+    expect(byType.writer).toMatchObject({ parentConversationId: 'poems', reason: 'error', error: { code: 'unexpected', message: 'The model is down.' }, result: null });
     expect(await runtime.sessions.conversation(byType.analyst!.id)).toEqual([
       { role: 'user', content: 'Count the modules.' },
       { role: 'assistant', content: 'There are 7 modules: a, b, c, d, e, f, g.' },

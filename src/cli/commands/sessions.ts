@@ -105,7 +105,7 @@ async function showSession(id: string, flags: StoreFlags): Promise<void> {
     fields.push(['figures:', `${count(own.toolCalls)} calls • ${count(tokens)} tokens • ${formatCost(own.costUsd)} • ${formatDuration(own.durationMs)}`]);
   }
   if (session.result !== null) fields.push(['result:', firstLine(session.result, 200)]);
-  if (session.error !== null) fields.push(['error:', firstLine(session.error, 200)]);
+  if (session.error !== null) fields.push(['error:', firstLine(`${session.error.code}: ${session.error.message}`, 200)]);
   const lines = [session.id, table(fields), '', `Conversation (${conversation.length} messages):`, ...conversation.map(messageLine)];
   process.stdout.write(`${lines.join('\n')}\n`);
 }

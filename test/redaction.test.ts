@@ -142,7 +142,7 @@ describe('a runtime with secrets', () => {
     expect(JSON.stringify(events)).not.toContain(SECRET);
     const stored = readFileSync(file, 'utf8');
     expect(stored).not.toContain(SECRET);
-    expect(await runtime.sessions.get(result.id)).toMatchObject({ state: 'failed', error: `upstream said: bad credentials ${REDACTED}` });
+    expect(await runtime.sessions.get(result.id)).toMatchObject({ state: 'failed', error: { code: 'unexpected', message: `upstream said: bad credentials ${REDACTED}` } });
   });
 
   it('redacts the messages of messages$ and their events', async () => {

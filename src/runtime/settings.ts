@@ -39,6 +39,7 @@ export function readSettings(options: RuntimeOptions): Settings {
   const capacity = positive(options.inbox?.capacity, 'inbox.capacity') ?? DEFAULTS.inbox.capacity;
   if (!Number.isInteger(capacity)) throw new ConfigurationError('inbox.capacity must be a whole number.');
   if (options.seed !== undefined && !Number.isInteger(options.seed)) throw new ConfigurationError('seed must be a whole number.');
+  checkInspect(options.inspect);
   return {
     inbox: { capacity, overflow },
     maxParallel: positive(options.maxParallel, 'maxParallel') ?? DEFAULTS.maxParallel,
@@ -54,4 +55,11 @@ export function positive(value: number | undefined, field: string): number | und
   if (value === undefined) return undefined;
   if (!(typeof value === 'number' && value > 0)) throw new ConfigurationError(`${field} must be a positive number.`);
   return value;
+}
+
+/** `inspect` is `'stately'`, or an XState inspection observer (a function, or an object with `next`). */
+function checkInspect(inspect: RuntimeOptions['inspect']): void {
+  if (inspect === undefined || inspect === 'stately' || typeof inspect === 'function') return;
+  if (typeof inspect === 'object' && inspect !== null && typeof inspect.next === 'function') return;
+  throw new ConfigurationError("inspect must be 'stately' or an XState inspection observer (a function, or an object with next).");
 }

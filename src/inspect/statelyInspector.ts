@@ -71,3 +71,10 @@ export function createStatelyInspector(options: StatelyInspectorOptions = {}): S
     close: () => (closing ??= relay.then((listening) => listening.close(), () => undefined)),
   };
 }
+
+/** True for a {@link StatelyInspector} (what `createRuntime({ inspect })` takes besides `'stately'` and observers). */
+export function isStatelyInspector(value: unknown): value is StatelyInspector {
+  if (typeof value !== 'object' || value === null) return false;
+  const candidate = value as Partial<StatelyInspector>;
+  return typeof candidate.close === 'function' && typeof candidate.inspect?.next === 'function' && candidate.url instanceof Promise;
+}

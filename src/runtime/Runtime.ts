@@ -64,10 +64,11 @@ export interface RuntimeOptions {
    * Inspection of the actor system. `'stately'` starts a Stately inspector (`createStatelyInspector`): a relay on
    * 127.0.0.1 whose page shows the supervisor, every agent and each turn's model call and tool batch as actors, with
    * their states and the events between them; its address is printed on stderr (and is `runtime.inspector.url`), and
-   * it closes at `shutdown()`. Any XState inspection observer works too (handed to `createActor`): it sees the same
-   * actors and events.
+   * it closes at `shutdown()`. A Stately inspector of your own (`createStatelyInspector()`) is used as it is and stays
+   * open after shutdown until you close it, so a page opened later still shows the run. Any XState inspection
+   * observer works too (handed to `createActor`): it sees the same actors and events.
    */
-  inspect?: 'stately' | Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+  inspect?: 'stately' | StatelyInspector | Observer<InspectionEvent> | ((event: InspectionEvent) => void);
   /** Prices by model name, merged over `defaultPrices`. */
   prices?: PriceTable;
   /** The id stamped on every event (default: a new random id, drawn from `seed` when one is given). */
@@ -201,7 +202,10 @@ export interface Runtime {
   readonly metrics$: Observable<MetricsSnapshot>;
   /** The sessions of this runtime's store: records and conversations, from this process and earlier ones. */
   readonly sessions: SessionManager;
-  /** The Stately inspector the runtime started for `inspect: 'stately'` (`await runtime.inspector.url`); closed at shutdown. */
+  /**
+   * The Stately inspector the runtime reports to (`await runtime.inspector.url`): the one it started for `inspect:
+   * 'stately'` (closed at shutdown), or the one it was given.
+   */
   readonly inspector?: StatelyInspector;
   /** Spawns an agent; it starts when a slot is free under `maxParallel`. */
   spawn(agentName: string, task: string, options?: SpawnOptions): AgentHandle;

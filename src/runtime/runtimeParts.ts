@@ -11,7 +11,7 @@ import { agentEvents } from '../events/agentEvents.js';
 import type { TroupeEvent } from '../events/events.js';
 import { createEventPipeline } from '../events/eventPipeline.js';
 import { createMetrics, type MetricsSnapshot } from '../events/metrics.js';
-import { createStatelyInspector, type StatelyInspector } from '../inspect/statelyInspector.js';
+import { createStatelyInspector, isStatelyInspector, type StatelyInspector } from '../inspect/statelyInspector.js';
 import { stampEvent, withMail } from '../machines/agentContext.js';
 import type { AgentContext, AgentEvent, Announcement } from '../machines/agentTypes.js';
 import { clockedAgentActions, clockedGroupAnnounce } from '../machines/agentClock.js';
@@ -55,7 +55,7 @@ export function buildParts(options: RuntimeOptions) {
   const table = () => supervisor.getSnapshot().context.agents;
   // Secrets are replaced where data leaves the runtime: every event, results' errors and what sessions store.
   const redactor = new Redactor({ secrets: options.secrets ?? [] });
-  const { inspector, inspect } = inspectionFor(options, redactor);
+  const { inspector, inspect, owned: ownsInspector } = inspectionFor(options, redactor);
   const sessions = new SessionStore(options.store ?? new InMemoryMemory({ copy: false }), {
     isLive: (id) => launcher.isLive(id),
     redactor,
@@ -116,6 +116,7 @@ export function buildParts(options: RuntimeOptions) {
     recording,
     trace,
     inspector,
+    ownsInspector: ownsInspector === true,
     latest: () => latest,
     close: () => {
       closed = true;
@@ -236,15 +237,21 @@ function agentLogicFor(environment: AgentEnvironment, postOffice: PostOffice, cl
   });
 }
 
-/** The inspection observer of the actor system, and the Stately inspector the runtime started for `inspect: 'stately'`. */
-function inspectionFor(options: RuntimeOptions, redactor: Redactor): { inspector?: StatelyInspector; inspect?: Inspect } {
-  if (options.inspect !== 'stately') return options.inspect === undefined ? {} : { inspect: options.inspect };
+/**
+ * The inspection observer of the actor system, and the Stately inspector: one the runtime starts for `inspect:
+ * 'stately'` (`owned`: it closes it at shutdown), or the caller's.
+ */
+function inspectionFor(options: RuntimeOptions, redactor: Redactor): { inspector?: StatelyInspector; inspect?: Inspect; owned?: true } {
+  const { inspect } = options;
+  if (inspect === undefined) return {};
+  if (isStatelyInspector(inspect)) return { inspector: inspect, inspect: inspect.inspect };
+  if (inspect !== 'stately') return { inspect };
   const inspector = createStatelyInspector({ redactor });
   inspector.url.then(
     (url) => process.stderr.write(`troupe: watch the run in the Stately inspector: open ${url}\n`),
     (error: unknown) => process.stderr.write(`troupe: the Stately inspector could not start: ${error instanceof Error ? error.message : String(error)}\n`),
   );
-  return { inspector, inspect: inspector.inspect };
+  return { inspector, inspect: inspector.inspect, owned: true };
 }
 
 /** An XState inspection observer, as `createActor` takes it. */
@@ -304,7 +311,7 @@ function catalogFor(options: RuntimeOptions, settings: ReturnType<typeof readSet
 /**
  * Shuts a runtime down: no more launches or messages, every live agent cancelled, and once the supervisor has ended
  * (however it ended, a crashed one included) the pool, streams, requests, recording, trace, session writes and the Stately
- * inspector the runtime started are closed.
+ * inspector the runtime started (not one it was given) are closed.
  */
 export async function shutdown(parts: RuntimeParts): Promise<void> {
   parts.close();
@@ -325,7 +332,7 @@ export async function shutdown(parts: RuntimeParts): Promise<void> {
     parts.recording?.close(),
     parts.trace?.close(),
     parts.sessions.flush(),
-    parts.inspector?.close(),
+    parts.ownsInspector ? parts.inspector?.close() : undefined,
   ]);
   if (failure !== undefined) throw failure;
   if (flushed.status === 'rejected') throw flushed.reason;

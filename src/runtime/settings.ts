@@ -1,4 +1,5 @@
 import { ConfigurationError } from '../errors.js';
+import { isStatelyInspector } from '../inspect/statelyInspector.js';
 import type { RuntimeOptions } from './Runtime.js';
 
 /** The runtime's limits, with defaults filled in. */
@@ -57,9 +58,11 @@ export function positive(value: number | undefined, field: string): number | und
   return value;
 }
 
-/** `inspect` is `'stately'`, or an XState inspection observer (a function, or an object with `next`). */
+/** `inspect` is `'stately'`, a Stately inspector, or an XState inspection observer (a function, or an object with `next`). */
 function checkInspect(inspect: RuntimeOptions['inspect']): void {
-  if (inspect === undefined || inspect === 'stately' || typeof inspect === 'function') return;
-  if (typeof inspect === 'object' && inspect !== null && typeof inspect.next === 'function') return;
-  throw new ConfigurationError("inspect must be 'stately' or an XState inspection observer (a function, or an object with next).");
+  if (inspect === undefined || inspect === 'stately' || typeof inspect === 'function' || isStatelyInspector(inspect)) return;
+  if (typeof inspect === 'object' && inspect !== null && typeof (inspect as { next?: unknown }).next === 'function') return;
+  throw new ConfigurationError(
+    "inspect must be 'stately', a Stately inspector (createStatelyInspector()) or an XState inspection observer (a function, or an object with next).",
+  );
 }

@@ -194,10 +194,10 @@ describe("the Stately inspector (inspect: 'stately')", () => {
   it('keeps showing a run after it ended, to a page opened then, until the inspector is closed', async () => {
     const inspector = createStatelyInspector();
     const model = scriptedPerAgent({ lead: [callTools(assignCall('writer', 'Write.')), 'Done.'], writer: ['Written.'] });
-    const runtime = createRuntime({ model, agents: [worker('lead', ['assign_task']), worker('writer')], inspect: inspector.inspect, projectAgentDir: false });
+    const runtime = createRuntime({ model, agents: [worker('lead', ['assign_task']), worker('writer')], inspect: inspector, projectAgentDir: false });
+    expect(runtime.inspector).toBe(inspector);
     const result = await runtime.run('lead', 'Write it.');
-    await runtime.shutdown();
-    expect(runtime.inspector).toBeUndefined(); // the inspector is the caller's: the runtime did not start it
+    await runtime.shutdown(); // the inspector is the caller's: it stays open
 
     const client = connect(await inspector.socketUrl);
     await client.opened;

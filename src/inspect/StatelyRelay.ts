@@ -30,15 +30,19 @@ const CLOSE_GRACE_MS = 1_000;
 /**
  * Starts the relay between a run and the Stately inspector: an HTTP server on `host:port` whose page holds the
  * inspector in a frame, and a WebSocket server on the same port. Each client that connects gets the bridge's actors
- * first, then every message as it happens; what clients send is ignored. (The relay of `@statelyai/inspect/server`
+ * first, then every message as it happens; what clients send is ignored. A browser page of another origin may not
+ * connect (a client that is not a page sends no origin, and may). (The relay of `@statelyai/inspect/server`
  * listens on every interface, does not say which port it got, and replays only its last 200 messages to a client that
  * connects late, so such a client sees events of actors it was never told of.)
  */
 export async function startRelay(bridge: StatelyBridge, options: RelayOptions): Promise<Relay> {
   const { WebSocketServer } = await import('ws');
   let socketUrl = '';
+  const origins = new Set<string>();
   const server = createServer((request, response) => answer(request, response, socketUrl, options.inspectorUrl));
-  const sockets = new WebSocketServer({ server });
+  // A page of another site in the same browser could open a socket to 127.0.0.1 too: only the relay's own page (and
+  // clients that are not pages, which send no origin) may connect.
+  const sockets = new WebSocketServer({ server, verifyClient: ({ origin }) => origin === undefined || origins.has(origin) });
   sockets.on('connection', (socket) => {
     const unsubscribe = bridge.subscribe((message) => socket.send(message));
     socket.on('close', unsubscribe);
@@ -48,6 +52,7 @@ export async function startRelay(bridge: StatelyBridge, options: RelayOptions): 
   const { port } = await listen(server, options.port, options.host);
   const host = options.host.includes(':') ? `[${options.host}]` : options.host;
   socketUrl = `ws://${host}:${port}`;
+  for (const name of [host, 'localhost']) origins.add(`http://${name}:${port}`);
   return {
     url: `http://${host}:${port}/`,
     socketUrl,

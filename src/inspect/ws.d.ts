@@ -6,7 +6,7 @@ declare module 'ws' {
 
   /** One WebSocket connection (a client the server accepted, or a client of a server). */
   export class WebSocket extends EventEmitter {
-    constructor(address: string);
+    constructor(address: string, options?: { origin?: string });
     static readonly CONNECTING: 0;
     static readonly OPEN: 1;
     static readonly CLOSING: 2;
@@ -21,7 +21,7 @@ declare module 'ws' {
 
   /** A WebSocket server on an HTTP server: upgrades its requests to connections. */
   export class WebSocketServer extends EventEmitter {
-    constructor(options: { server: Server });
+    constructor(options: { server: Server; verifyClient?: (info: { origin?: string }) => boolean });
     readonly clients: Set<WebSocket>;
     close(callback?: (error?: Error) => void): void;
   }

@@ -240,6 +240,23 @@ describe("the Stately inspector (inspect: 'stately')", () => {
     expect((await fetch(new URL('/elsewhere', url))).status).toBe(404);
   });
 
+  it("lets the relay's own page connect, and no page of another site", async () => {
+    const runtime = createRuntime({ model: scriptedPerAgent({}), agents: [worker()], inspect: 'stately', projectAgentDir: false });
+    runtimes.push(runtime);
+    const socketUrl = await runtime.inspector!.socketUrl;
+    const attempt = (origin: string) =>
+      new Promise<string>((resolve) => {
+        const socket = new WebSocket(socketUrl, { origin });
+        socket.once('open', () => {
+          socket.close();
+          resolve('open');
+        });
+        socket.once('error', () => resolve('refused'));
+      });
+    expect(await attempt(new URL(await runtime.inspector!.url).origin)).toBe('open');
+    expect(await attempt('https://elsewhere.example')).toBe('refused');
+  });
+
   it("refuses an inspect option that is neither 'stately' nor an observer", () => {
     expect(() => createRuntime({ inspect: 'browser' as never })).toThrow(ConfigurationError);
     expect(() => createRuntime({ inspect: {} as never })).toThrow(ConfigurationError);

@@ -4,6 +4,7 @@ import { agentOverhead } from './agentOverhead.js';
 import { concurrentScale } from './concurrentScale.js';
 import { delegationTree } from './delegationTree.js';
 import { eventPipeline } from './eventPipeline.js';
+import { inspection } from './inspection.js';
 import { messaging } from './messaging.js';
 import { reported } from './measure.js';
 import { planner } from './planner.js';
@@ -24,6 +25,7 @@ await messaging(
     ? [{ traders: 20, rounds: 3 }, { traders: 100, rounds: 2 }]
     : [{ traders: 100, rounds: 20 }, { traders: 1_000, rounds: 5 }, { traders: 10_000, rounds: 1 }],
 );
+await inspection(small ? [10, 100] : [10, 1_000]);
 
 console.log('');
 const rows = reported().map((figure) => [

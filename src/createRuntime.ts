@@ -43,6 +43,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     messages$: messenger.messages$.pipe(map((message) => parts.redactor.redact(message))),
     blackboard: parts.blackboard,
     sessions,
+    ...(parts.inspector ? { inspector: parts.inspector } : {}),
     spawn: (agentName, task, spawnOptions = {}) => spawnFromCode(agentName, task, spawnOptions, true),
     run: (agentName, task, spawnOptions = {}) => spawnFromCode(agentName, task, spawnOptions, false).result,
     group: (name, task, groupOptions = {}) => groupHandle(launcher, launcher.launchGroup(name, task, groupOptions)),

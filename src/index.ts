@@ -155,6 +155,12 @@ export { groupMachine } from './machines/groupMachine.js';
 export type { GroupActorRef, GroupEvent, GroupInput } from './machines/groupMachine.js';
 export type { AgentRecord, AgentState } from './machines/agentTable.js';
 
+// ── Inspection: the Stately inspector ───────────────────────────────────────────────────────────────────
+export { createStatelyInspector, STATELY_INSPECTOR_URL } from './inspect/statelyInspector.js';
+export type { StatelyInspector, StatelyInspectorOptions } from './inspect/statelyInspector.js';
+export { StatelyBridge, STATELY_PROTOCOL_VERSION } from './inspect/StatelyBridge.js';
+export type { StatelyListener } from './inspect/StatelyBridge.js';
+
 // ── Events and metrics ──────────────────────────────────────────────────────────────────────────────────
 export {
   AgentCompleted,

@@ -7,6 +7,7 @@ import type { Model } from '../models/Model.js';
 import type { OpenAIModel } from '../models/OpenAIModel.js';
 import type { Runtime, RuntimeOptions } from '../runtime/Runtime.js';
 import { CommandError, oneLine } from './CommandError.js';
+import { startInspector } from './inspectRun.js';
 
 /** Where the command keeps sessions unless `--store` says otherwise (the folder is ignored by git). */
 export const DEFAULT_STORE = '.troupe/sessions.json';
@@ -24,6 +25,7 @@ export interface RunFlags {
   maxParallel?: number;
   seed?: number;
   trace?: string;
+  inspect?: boolean;
   json?: boolean;
   quiet?: boolean;
 }
@@ -41,20 +43,36 @@ export function addRunOptions(command: Command, task: 'optional' | 'required'): 
     .option('--max-parallel <n>', 'agents running at once (default 5)', positiveWhole)
     .option('--seed <n>', 'seeds ids and scripted randomness, for runs that repeat', whole)
     .option('--trace <file>', 'writes every event to this file as JSON lines, secrets redacted')
+    .option('--inspect', 'shows the run in the Stately inspector: prints a page on 127.0.0.1 to open, kept after the run until Ctrl-C')
     .addOption(new Option('--json', 'print every event as a JSON line, then the result').conflicts('quiet'))
     .option('--quiet', 'print only the result');
 }
 
 /**
- * A runtime made from the flags over `base` (what a scenario brings, the model). Agent files that were refused are
- * warned about, one line each on stderr: the other agents still run. The runtime's code is loaded here, not when the
+ * A runtime made from the flags over `base` (what a scenario brings, the model), with a Stately inspector of its own
+ * for `--inspect` (the command closes it: see `watchRun`). Agent files that were refused are warned about, one line each
+ * on stderr: the other agents still run. The runtime's code is loaded here, not when the
  * command starts, so `--help` and argument errors answer at once.
  */
 export async function runtimeFor(flags: RunFlags, base: RuntimeOptions): Promise<Runtime> {
   const { createRuntime } = await import('../createRuntime.js');
-  const runtime = createRuntime(runtimeOptions(flags, base));
+  const options = runtimeOptions(flags, base);
+  const inspector = flags.inspect ? await startInspector() : undefined;
+  let runtime: Runtime;
+  try {
+    runtime = createRuntime(inspector ? { ...options, inspect: inspector } : options);
+  } catch (error) {
+    await inspector?.close();
+    throw error;
+  }
   for (const error of runtime.agentFileErrors) process.stderr.write(`troupe: warning: ${oneLine(error)}\n`);
   return runtime;
+}
+
+/** Shuts down a runtime that will not run (its agent or session is unknown), and closes its inspector. */
+export async function discard(runtime: Runtime): Promise<void> {
+  await runtime.shutdown();
+  await runtime.inspector?.close();
 }
 
 /** The runtime's options from the flags, over what a scenario brings. */

@@ -1,24 +1,15 @@
 import { and, not } from 'xstate';
-import { pendingToolCalls } from './agentContext.js';
 import { agentSetup, endOfBatch } from './agentSetup.js';
 
 /**
- * `running.acting`: one batch of tool calls (`runTools`). It waits for a person (`waitingForPerson`) or for sub-agents
- * (`waitingForAgents`, its slot lent) as its tools need; at the batch's end the agent finishes, runs out of turns,
- * waits for messages (`waiting`) or thinks again (through `waitingForSlot` without a slot).
+ * `running.acting`: one batch of tool calls (`runTools`, the child actor `tools#<turn>`). It waits for a person
+ * (`waitingForPerson`) or for sub-agents (`waitingForAgents`, its slot lent) as its tools need; at the batch's end the
+ * agent finishes, runs out of turns, waits for messages (`waiting`) or thinks again (through `waitingForSlot` without a
+ * slot).
  */
 export const actingState = agentSetup.createStateConfig({
-    invoke: {
-      src: 'runTools',
-      input: ({ context }) => ({
-        agentId: context.input.id,
-        agentName: context.input.name,
-        depth: context.input.depth,
-        messages: context.messages,
-        toolCalls: pendingToolCalls(context.messages),
-        header: { runId: context.input.runId, parentId: context.input.parentId, toolCallId: context.input.toolCallId },
-      }),
-    },
+    entry: 'startTools',
+    exit: 'stopTools',
     on: {
       // A tool's message leaves through the agent, so an inspector sees it pass from the sender to the supervisor.
       'MESSAGE.OUT': { actions: { type: 'passOn', params: ({ event }) => event.message } },

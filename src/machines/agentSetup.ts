@@ -1,4 +1,4 @@
-import { and, assign, sendParent, setup } from 'xstate';
+import { and, assign, sendParent, setup, spawnChild, stopChild } from 'xstate';
 import { createCallModel, type ModelTurn } from '../actors/callModel.js';
 import { missingEnvironment } from '../actors/agentEnvironment.js';
 import { createRunTools, type ToolMessage } from '../actors/runTools.js';
@@ -12,13 +12,16 @@ import {
   denied,
   emptyAnswer,
   idle,
+  modelCallId,
   noAnswer,
   outOfTurns,
   overBudget,
+  pendingToolCalls,
   stopped,
   withAnswer,
   withToolMessages,
   withTurn,
+  toolsId,
   withoutPendingToolCalls,
 } from './agentContext.js';
 import type {
@@ -112,6 +115,32 @@ export const agentSetup = setup({
   actions: {
     // Made for the real clock; the runtime provides them made for its own (see clockedAgentActions).
     ...clockedAgentActions(realClock),
+    // Each turn's model call and tool batch is a child actor with an id of its own (an invoked actor's id is fixed per
+    // state, so every turn would be `0.agent.running.thinking`), stopped when its state is left, as an invocation is.
+    /** Starts this turn's `callModel` as `model#<turn>`; its done or error event ends `thinking`. */
+    startModelCall: spawnChild('callModel', {
+      id: modelCallId,
+      input: ({ context }) => ({
+        agentId: context.input.id,
+        agentName: context.input.name,
+        depth: context.input.depth,
+        messages: context.messages,
+      }),
+    }),
+    stopModelCall: stopChild(modelCallId),
+    /** Starts this turn's `runTools` as `tools#<turn>`; it sends `TOOLS.DONE` or `TOOLS.FAILED` at its end. */
+    startTools: spawnChild('runTools', {
+      id: toolsId,
+      input: ({ context }) => ({
+        agentId: context.input.id,
+        agentName: context.input.name,
+        depth: context.input.depth,
+        messages: context.messages,
+        toolCalls: pendingToolCalls(context.messages),
+        header: { runId: context.input.runId, parentId: context.input.parentId, toolCallId: context.input.toolCallId },
+      }),
+    }),
+    stopTools: stopChild(toolsId),
     takeSlot: assign({ holdsSlot: true }),
     yieldSlot: assign({ holdsSlot: false }),
     /** Keeps the approval request a `HOLD` brings. */

@@ -8,23 +8,18 @@ const turn = ({ event }: { event: { output: ModelTurn } }) => event.output;
 const reply = { type: 'announceReply' as const, params: turn };
 
 /**
- * `running.thinking`: one model turn. It reads the agent's mail first, starts the idle timer, invokes `callModel`,
- * and sends the reply where it belongs: to `acting` for tool calls, to `waiting` for a resident's answer, to
- * `completed` for a final answer (or `failed`: an empty answer, a budget crossed, a model error, no progress).
+ * `running.thinking`: one model turn. It reads the agent's mail first, starts the idle timer, starts `callModel` as
+ * the child actor `model#<turn>`, and sends the reply where it belongs: to `acting` for tool calls, to
+ * `waiting` for a resident's answer, to `completed` for a final answer (or `failed`: an empty answer, a budget
+ * crossed, a model error, no progress).
  */
 export const thinkingState = agentSetup.createStateConfig({
-  entry: ['takeMail', 'beginTurn', 'startIdleTimer', 'announceModelRequest'],
-  exit: 'stopIdleTimer',
-  invoke: {
-    src: 'callModel',
-    input: ({ context }) => ({
-      agentId: context.input.id,
-      agentName: context.input.name,
-      depth: context.input.depth,
-      messages: context.messages,
-    }),
-    // Every branch announces the reply (`model.response`) after recording it.
-    onDone: [
+  entry: ['takeMail', 'beginTurn', 'startIdleTimer', 'announceModelRequest', 'startModelCall'],
+  exit: ['stopIdleTimer', 'stopModelCall'],
+  on: {
+    // The turn's model call (`model#<turn>`) answered. Every branch announces the reply (`model.response`) after
+    // recording it.
+    'xstate.done.actor.*': [
       {
         guard: { type: 'residentOverBudget', params: turn },
         target: '#agent.completed',
@@ -73,9 +68,7 @@ export const thinkingState = agentSetup.createStateConfig({
         actions: [{ type: 'recordAnswer', params: turn }, reply],
       },
     ],
-    onError: { target: '#agent.failed', actions: { type: 'failModel', params: ({ event }: { event: { error: unknown } }) => event.error } },
-  },
-  on: {
+    'xstate.error.actor.*': { target: '#agent.failed', actions: { type: 'failModel', params: ({ event }: { event: { error: unknown } }) => event.error } },
     IDLE: { target: '#agent.failed', actions: 'failModelIdle' },
   },
 });

@@ -1,3 +1,4 @@
+import type { ModelTurn } from '../actors/callModel.js';
 import type { ToolProgress } from '../actors/runTools.js';
 import type { FailureReason, Risk, TroupeEvent } from '../events/events.js';
 import type { ErrorInfo } from '../failure.js';
@@ -114,6 +115,10 @@ export type AgentEvent =
   | { type: 'WAKE'; slot?: true }
   /** End now: complete with the last answer, or fail with `cancelled` if there is none. */
   | { type: 'STOP'; error?: string }
+  /** This turn's model call answered (its actor, `model#<turn>`, is done). */
+  | { type: `xstate.done.actor.${string}`; output: ModelTurn }
+  /** This turn's model call failed. */
+  | { type: `xstate.error.actor.${string}`; error: unknown }
   | ToolProgress;
 
 /** The fields the agent adds to every event it announces. */

@@ -1,6 +1,7 @@
 import { createActor, enqueueActions, setup, type ActorRefFrom } from 'xstate';
 import type { AgentActorRef, AgentInput, AgentOutcome } from './agentMachine.js';
 import { AgentTable } from './agentTable.js';
+import { SpawnLogic } from './SpawnLogic.js';
 import { abandonWait, beginWait, endWait, giveWakeSlot } from './slots.js';
 import type { SpawnRequest, SupervisorContext, SupervisorEvent, SupervisorInput } from './supervisorTypes.js';
 import { groupMachine, type GroupActorRef } from './groupMachine.js';
@@ -196,8 +197,7 @@ export const supervisorMachine = setup({
 }).createMachine({
   id: 'supervisor',
   context: ({ input }) => ({
-    agentLogic: input.agentLogic,
-    groupLogic: input.groupLogic ?? groupMachine,
+    logic: new SpawnLogic(input.agentLogic, input.groupLogic ?? groupMachine),
     maxParallel: input.maxParallel,
     agents: new AgentTable(),
     postOffice: input.postOffice,
@@ -214,14 +214,14 @@ export const supervisorMachine = setup({
             if ('group' in event.request) {
               const { input } = event.request;
               const { id, name, parentId, depth } = input;
-              const group: GroupActorRef = createActor(context.groupLogic, { id, systemId: id, parent: self, input });
+              const group: GroupActorRef = createActor(context.logic.group, { id, systemId: id, parent: self, input });
               context.agents.addGroup({ id, name, parentId, depth, state: 'running', run: 1, group: true }, group);
               enqueue({ type: 'observeAgent', params: { id } });
               enqueue({ type: 'startGroup', params: { id } });
               return;
             }
             const { input } = event.request;
-            const actor: AgentActorRef = createActor(context.agentLogic, {
+            const actor: AgentActorRef = createActor(context.logic.agent, {
               id: input.id,
               systemId: input.id,
               parent: self,

@@ -5,6 +5,7 @@ import type { GroupInput, groupMachine } from './groupMachine.js';
 import type { FailureReason } from '../events/events.js';
 import type { PostOffice } from '../messaging/PostOffice.js';
 import type { Message } from '../messaging/Message.js';
+import type { SpawnLogic } from './SpawnLogic.js';
 
 /** A request to spawn one agent (or to resume an ended one under its id). */
 export interface SpawnRequest {
@@ -77,10 +78,13 @@ export interface SupervisorInput {
   inspected?: boolean;
 }
 
-/** What the supervisor keeps. */
+/**
+ * What the supervisor keeps. Inspectors serialise it with every snapshot of the supervisor, so each part serialises
+ * small, whatever the number of agents: the logic as the machines' ids, the table and the post office as a few counts
+ * (their `toJSON`).
+ */
 export interface SupervisorContext {
-  agentLogic: typeof agentMachine;
-  groupLogic: typeof groupMachine;
+  logic: SpawnLogic;
   maxParallel: number;
   agents: AgentTable;
   postOffice: PostOffice;

@@ -295,6 +295,14 @@ export class PostOffice {
     return messageId === undefined ? box.last : box.recent?.get(messageId);
   }
 
+  /**
+   * A summary for inspectors and logs, instead of every inbox: the supervisor's context holds the post office, and
+   * inspectors serialise that context with every snapshot of the supervisor.
+   */
+  toJSON(): { mailboxes: number; topics: number } {
+    return { mailboxes: this.boxes.size, topics: this.topics.size };
+  }
+
   private deliver(box: Mailbox, message: Message): Delivery {
     for (const wait of box.waits) {
       if (wait.state !== 'open' || !matches(wait, message)) continue;

@@ -12,6 +12,7 @@ import type { MemoryPort } from '../memory/MemoryPort.js';
 import type { SessionManager } from '../memory/SessionStore.js';
 import type { ChatMessage, Model } from '../models/Model.js';
 import type { PriceTable } from '../models/prices.js';
+import type { StatelyInspector } from '../inspect/statelyInspector.js';
 import type { Tool } from '../tools/defineTool.js';
 import type { PoolOptions, PoolStats } from './AgentPool.js';
 import type { AgentResult } from './AgentResults.js';
@@ -59,8 +60,15 @@ export interface RuntimeOptions {
    * 0 when the runtime is made, so event times are milliseconds since then).
    */
   clock?: Clock;
-  /** An inspection observer handed to `createActor`: it sees the supervisor and every agent actor. */
-  inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+  /**
+   * Inspection of the actor system. `'stately'` starts a Stately inspector (`createStatelyInspector`): a relay on
+   * 127.0.0.1 whose page shows the supervisor, every agent and each turn's model call and tool batch as actors, with
+   * their states and the events between them; its address is printed on stderr (and is `runtime.inspector.url`), and
+   * it closes at `shutdown()`. A Stately inspector of your own (`createStatelyInspector()`) is used as it is and stays
+   * open after shutdown until you close it, so a page opened later still shows the run. Any XState inspection
+   * observer works too (handed to `createActor`): it sees the same actors and events.
+   */
+  inspect?: 'stately' | StatelyInspector | Observer<InspectionEvent> | ((event: InspectionEvent) => void);
   /** Prices by model name, merged over `defaultPrices`. */
   prices?: PriceTable;
   /** The id stamped on every event (default: a new random id, drawn from `seed` when one is given). */
@@ -194,6 +202,11 @@ export interface Runtime {
   readonly metrics$: Observable<MetricsSnapshot>;
   /** The sessions of this runtime's store: records and conversations, from this process and earlier ones. */
   readonly sessions: SessionManager;
+  /**
+   * The Stately inspector the runtime reports to (`await runtime.inspector.url`): the one it started for `inspect:
+   * 'stately'` (closed at shutdown), or the one it was given.
+   */
+  readonly inspector?: StatelyInspector;
   /** Spawns an agent; it starts when a slot is free under `maxParallel`. */
   spawn(agentName: string, task: string, options?: SpawnOptions): AgentHandle;
   /** Spawns an agent and waits for its result. */

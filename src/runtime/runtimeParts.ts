@@ -1,5 +1,5 @@
 import { Subject, type Subscription } from 'rxjs';
-import { assign, createActor, enqueueActions, toPromise, type AnyActorRef } from 'xstate';
+import { assign, createActor, enqueueActions, toPromise, type AnyActorRef, type InspectionEvent, type Observer } from 'xstate';
 import { createCallModel } from '../actors/callModel.js';
 import { createRunTools } from '../actors/runTools.js';
 import type { AgentEnvironment } from '../actors/agentEnvironment.js';
@@ -11,6 +11,7 @@ import { agentEvents } from '../events/agentEvents.js';
 import type { TroupeEvent } from '../events/events.js';
 import { createEventPipeline } from '../events/eventPipeline.js';
 import { createMetrics, type MetricsSnapshot } from '../events/metrics.js';
+import { createStatelyInspector, isStatelyInspector, type StatelyInspector } from '../inspect/statelyInspector.js';
 import { stampEvent, withMail } from '../machines/agentContext.js';
 import type { AgentContext, AgentEvent, Announcement } from '../machines/agentTypes.js';
 import { clockedAgentActions, clockedGroupAnnounce } from '../machines/agentClock.js';
@@ -54,6 +55,7 @@ export function buildParts(options: RuntimeOptions) {
   const table = () => supervisor.getSnapshot().context.agents;
   // Secrets are replaced where data leaves the runtime: every event, results' errors and what sessions store.
   const redactor = new Redactor({ secrets: options.secrets ?? [] });
+  const { inspector, inspect, owned: ownsInspector } = inspectionFor(options, redactor);
   const sessions = new SessionStore(options.store ?? new InMemoryMemory({ copy: false }), {
     isLive: (id) => launcher.isLive(id),
     redactor,
@@ -66,12 +68,12 @@ export function buildParts(options: RuntimeOptions) {
   const send = (event: SupervisorEvent) => supervisor.send(event);
   const announce = announcerFor(runId, clock, table, runtimeEvents);
 
-  const { postOffice, blackboard, messenger } = messagingFor(options, { clock, catalog, send, table, announce, closed: () => closed });
+  const { postOffice, blackboard, messenger } = messagingFor(options, { clock, catalog, send, table, announce, closed: () => closed, inspected: inspect !== undefined });
   const metrics = () => latest;
   const launcher: Launcher = new Launcher({ settings, runId, catalog, results, approvals, sessions, pool, postOffice, messenger, random, redactor, events$, metrics, table, send });
   const delegator = delegatorFor(options, { catalog, results, approvals, sessions, clock, maxDepth: settings.maxDepth, table, launcher, send });
   const environment = environmentFor({ access, prices, launcher, delegator, messenger, blackboard, runtimeEvents, clock, postOffice });
-  const supervisor = supervisorFor(options, {
+  const supervisor = supervisorFor(inspect, {
     agentLogic: agentLogicFor(environment, postOffice, clock),
     maxParallel: settings.maxParallel,
     clock,
@@ -113,6 +115,8 @@ export function buildParts(options: RuntimeOptions) {
     subscriptions,
     recording,
     trace,
+    inspector,
+    ownsInspector: ownsInspector === true,
     latest: () => latest,
     close: () => {
       closed = true;
@@ -158,6 +162,7 @@ function messagingFor(
     table: () => AgentTable;
     announce: (agentId: string, body: Announcement) => void;
     closed: () => boolean;
+    inspected: boolean;
   },
 ) {
   const { clock, catalog, send, table, announce } = parts;
@@ -178,7 +183,7 @@ function messagingFor(
     contactsOf: (name) => catalog.get(name)?.definition.canMessage,
     announce,
     closed: parts.closed,
-    inspected: options.inspect !== undefined,
+    inspected: parts.inspected,
   });
   return { postOffice, blackboard, messenger };
 }
@@ -232,9 +237,29 @@ function agentLogicFor(environment: AgentEnvironment, postOffice: PostOffice, cl
   });
 }
 
+/**
+ * The inspection observer of the actor system, and the Stately inspector: one the runtime starts for `inspect:
+ * 'stately'` (`owned`: it closes it at shutdown), or the caller's.
+ */
+function inspectionFor(options: RuntimeOptions, redactor: Redactor): { inspector?: StatelyInspector; inspect?: Inspect; owned?: true } {
+  const { inspect } = options;
+  if (inspect === undefined) return {};
+  if (isStatelyInspector(inspect)) return { inspector: inspect, inspect: inspect.inspect };
+  if (inspect !== 'stately') return { inspect };
+  const inspector = createStatelyInspector({ redactor });
+  inspector.url.then(
+    (url) => process.stderr.write(`troupe: watch the run in the Stately inspector: open ${url}\n`),
+    (error: unknown) => process.stderr.write(`troupe: the Stately inspector could not start: ${error instanceof Error ? error.message : String(error)}\n`),
+  );
+  return { inspector, inspect: inspector.inspect, owned: true };
+}
+
+/** An XState inspection observer, as `createActor` takes it. */
+type Inspect = Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+
 /** The supervisor actor (not started): it spawns the agents and groups, and reports their ends and routes. */
 function supervisorFor(
-  options: RuntimeOptions,
+  inspect: Inspect | undefined,
   parts: {
     agentLogic: ReturnType<typeof agentLogicFor>;
     maxParallel: number;
@@ -261,9 +286,9 @@ function supervisorFor(
     {
       id: 'supervisor',
       systemId: 'supervisor',
-      input: { agentLogic, groupLogic, maxParallel: parts.maxParallel, postOffice, inspected: options.inspect !== undefined },
+      input: { agentLogic, groupLogic, maxParallel: parts.maxParallel, postOffice, inspected: inspect !== undefined },
       clock,
-      ...(options.inspect ? { inspect: options.inspect } : {}),
+      ...(inspect ? { inspect } : {}),
     },
   );
 }
@@ -285,7 +310,8 @@ function catalogFor(options: RuntimeOptions, settings: ReturnType<typeof readSet
 
 /**
  * Shuts a runtime down: no more launches or messages, every live agent cancelled, and once the supervisor has ended
- * (however it ended, a crashed one included) the pool, streams, requests, recording, trace and session writes are closed.
+ * (however it ended, a crashed one included) the pool, streams, requests, recording, trace, session writes and the Stately
+ * inspector the runtime started (not one it was given) are closed.
  */
 export async function shutdown(parts: RuntimeParts): Promise<void> {
   parts.close();
@@ -302,7 +328,12 @@ export async function shutdown(parts: RuntimeParts): Promise<void> {
   parts.launcher.wakeIdleWaiters();
   parts.clock.detach();
   // All are finished even if one fails; the first failure is reported.
-  const [recorded, traced, flushed] = await Promise.allSettled([parts.recording?.close(), parts.trace?.close(), parts.sessions.flush()]);
+  const [recorded, traced, flushed] = await Promise.allSettled([
+    parts.recording?.close(),
+    parts.trace?.close(),
+    parts.sessions.flush(),
+    parts.ownsInspector ? parts.inspector?.close() : undefined,
+  ]);
   if (failure !== undefined) throw failure;
   if (flushed.status === 'rejected') throw flushed.reason;
   if (recorded.status === 'rejected') throw recorded.reason;

@@ -1,4 +1,5 @@
 import { ConfigurationError } from '../errors.js';
+import { isStatelyInspector } from '../inspect/statelyInspector.js';
 import type { RuntimeOptions } from './Runtime.js';
 
 /** The runtime's limits, with defaults filled in. */
@@ -39,6 +40,7 @@ export function readSettings(options: RuntimeOptions): Settings {
   const capacity = positive(options.inbox?.capacity, 'inbox.capacity') ?? DEFAULTS.inbox.capacity;
   if (!Number.isInteger(capacity)) throw new ConfigurationError('inbox.capacity must be a whole number.');
   if (options.seed !== undefined && !Number.isInteger(options.seed)) throw new ConfigurationError('seed must be a whole number.');
+  checkInspect(options.inspect);
   return {
     inbox: { capacity, overflow },
     maxParallel: positive(options.maxParallel, 'maxParallel') ?? DEFAULTS.maxParallel,
@@ -54,4 +56,13 @@ export function positive(value: number | undefined, field: string): number | und
   if (value === undefined) return undefined;
   if (!(typeof value === 'number' && value > 0)) throw new ConfigurationError(`${field} must be a positive number.`);
   return value;
+}
+
+/** `inspect` is `'stately'`, a Stately inspector, or an XState inspection observer (a function, or an object with `next`). */
+function checkInspect(inspect: RuntimeOptions['inspect']): void {
+  if (inspect === undefined || inspect === 'stately' || typeof inspect === 'function' || isStatelyInspector(inspect)) return;
+  if (typeof inspect === 'object' && inspect !== null && typeof (inspect as { next?: unknown }).next === 'function') return;
+  throw new ConfigurationError(
+    "inspect must be 'stately', a Stately inspector (createStatelyInspector()) or an XState inspection observer (a function, or an object with next).",
+  );
 }

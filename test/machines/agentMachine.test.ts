@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createActor } from 'xstate';
+import { createActor, type InspectionEvent } from 'xstate';
 import { z } from 'zod';
 import { AbortedError, createRuntime, defineAgent, defineTool, ModelError, type TroupeEvent } from 'troupe';
 import { ScriptedModel, advanceUntilSettled, callTools, toolCall } from 'troupe/testing';
@@ -29,6 +29,31 @@ describe('agent lifecycle', () => {
       'agent.completed',
     ]);
     expect(new Set(events.map((event) => event.agentId))).toEqual(new Set([result.id]));
+    await runtime.shutdown();
+  });
+
+  it("runs each turn's model call and tool batch as child actors named for the turn, stopped when the turn ends", async () => {
+    const children: { id: string; parent: string | undefined }[] = [];
+    const ended: string[] = [];
+    const inspect = (event: InspectionEvent) => {
+      const id = (event.actorRef as unknown as { id: string }).id;
+      if (event.type === '@xstate.event' && event.event.type === 'xstate.init' && !id.startsWith('agent:') && id !== 'supervisor') {
+        children.push({ id, parent: (event.sourceRef as { id?: string } | undefined)?.id });
+      }
+      if (event.type === '@xstate.snapshot' && event.snapshot.status !== 'active') ended.push(id);
+    };
+    const { tool } = echoTool();
+    const model = scripted([callTools(toolCall('echo', { text: 'hi' })), 'All done.']);
+    const runtime = createRuntime({ model, agents: [worker('worker', ['echo'])], tools: [tool], inspect });
+
+    const result = await runtime.run('worker', 'Say hi.');
+
+    expect(children).toEqual([
+      { id: 'model#1', parent: result.id },
+      { id: 'tools#1', parent: result.id },
+      { id: 'model#2', parent: result.id },
+    ]);
+    expect(ended).toEqual(expect.arrayContaining(['model#1', 'tools#1', 'model#2', result.id]));
     await runtime.shutdown();
   });
 

@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { CommandError, EXIT, oneLine } from '../CommandError.js';
-import { addRunOptions, missingModel, realModel, requireModel, runtimeFor, type RunFlags } from '../runOptions.js';
+import { addRunOptions, discard, missingModel, realModel, requireModel, runtimeFor, type RunFlags } from '../runOptions.js';
 import { isScenarioPath, loadScenario } from '../Scenario.js';
 import { watchRun } from '../watchRun.js';
 
@@ -15,6 +15,7 @@ Exit codes: 0 the run completed, 1 it failed, 2 a bad argument, agent, file or m
 Examples:
   $ troupe run examples/scenario.ts
   $ troupe run examples/scenario.ts --json > events.jsonl
+  $ troupe run examples/scenario.ts --inspect
   $ troupe run researcher --task "What changed in 2.0?" --agents team/ --base-url http://127.0.0.1:11434/v1 --model llama3.1`;
 
 /** `troupe run <scenario | agent>`: runs a scenario file, or one agent on a task, and shows the run as it goes. */
@@ -50,7 +51,7 @@ async function runAgent(name: string, flags: RunFlags): Promise<void> {
   const model = await requireModel(flags);
   const runtime = await runtimeFor(flags, { model });
   if (!runtime.agentNames.includes(name)) {
-    await runtime.shutdown();
+    await discard(runtime);
     throw new CommandError(`unknown agent "${name}": the agents here are ${runtime.agentNames.join(', ')} (from ./agents and --agents DIR)`);
   }
   await watchRun(runtime, flags, () => runtime.run(name, task));

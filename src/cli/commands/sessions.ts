@@ -3,7 +3,7 @@ import { SessionStore, type SessionRecord } from '../../memory/SessionStore.js';
 import type { ChatMessage } from '../../models/Model.js';
 import { clip, firstLine, formatCost, formatDuration, count } from '../../views/liveFormat.js';
 import { CommandError } from '../CommandError.js';
-import { addRunOptions, DEFAULT_STORE, existingStore, requireModel, runtimeFor, type RunFlags } from '../runOptions.js';
+import { addRunOptions, DEFAULT_STORE, discard, existingStore, requireModel, runtimeFor, type RunFlags } from '../runOptions.js';
 import { table } from '../table.js';
 import { watchRun } from '../watchRun.js';
 
@@ -136,7 +136,7 @@ async function resumeSession(id: string, flags: RunFlags): Promise<void> {
   const task = flags.task!;
   const runtime = await runtimeFor(flags, { model: await requireModel(flags) });
   if (!(await runtime.sessions.get(id))) {
-    await runtime.shutdown();
+    await discard(runtime);
     throw new CommandError(`unknown session "${id}" in ${flags.store ?? DEFAULT_STORE} (troupe sessions list shows them)`);
   }
   await watchRun(runtime, flags, async () => (await runtime.resume(id, task)).result);

@@ -1,0 +1,21 @@
+import type { agentMachine } from './agentMachine.js';
+import type { groupMachine } from './groupMachine.js';
+
+/**
+ * The logic the supervisor makes its actors from: the agent machine and the group machine, as the runtime provided
+ * them. It sits in the supervisor's context, which inspectors serialise with every snapshot of the supervisor; a
+ * machine serialises as its whole definition (kilobytes), so this serialises as the machines' ids: a reference.
+ */
+export class SpawnLogic {
+  constructor(
+    /** The agent logic to run (the agent machine with its actors provided). */
+    readonly agent: typeof agentMachine,
+    /** The logic of groups (pattern runs). */
+    readonly group: typeof groupMachine,
+  ) {}
+
+  /** What inspectors and logs see: the ids of the two machines. */
+  toJSON(): { agent: string; group: string } {
+    return { agent: this.agent.id, group: this.group.id };
+  }
+}

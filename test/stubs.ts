@@ -55,6 +55,18 @@ export function echoTool() {
   return { tool, calls };
 }
 
+/** A read tool with a time limit that never ends on its own: it rejects with its signal's reason when aborted. */
+export function neverEnding(name: string, timeoutMs: number) {
+  return defineTool({
+    name,
+    description: 'Never ends on its own.',
+    parameters: z.object({}),
+    kind: 'read',
+    timeoutMs,
+    execute: (_, { signal }) => new Promise<never>((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason))),
+  });
+}
+
 /** An agent with the given tools. */
 export function worker(name = 'worker', tools: string[] = []) {
   return defineAgent({ name, description: `The ${name}.`, systemPrompt: `You are the ${name}.`, tools });

@@ -23,7 +23,7 @@ export interface RunToolsInput {
   messages: readonly ChatMessage[];
   toolCalls: readonly ToolCall[];
   /** The header of the agent's events: its run, its parent and the parent's tool call. */
-  header: { runId: string; parentId: string | null; toolCallId: string | null };
+  header: { runId: string; id: string; parentId: string | null; toolCallId: string | null };
 }
 
 /** A tool message: the one answer to one tool call. */
@@ -108,8 +108,7 @@ export function createRunTools(environment: AgentEnvironment) {
           count.ended += 1;
           if (event.status === 'error') count.failed += 1;
         }
-        const { header } = input;
-        environment.announce(stampEvent({ ...header, id: input.agentId }, clock.now(), announcementOf(event)));
+        environment.announce(stampEvent(input.header, clock.now(), announcementOf(event)));
         return;
       }
       sendBack(event);

@@ -137,7 +137,7 @@ export const agentSetup = setup({
         depth: context.input.depth,
         messages: context.messages,
         toolCalls: pendingToolCalls(context.messages),
-        header: { runId: context.input.runId, parentId: context.input.parentId, toolCallId: context.input.toolCallId },
+        header: { runId: context.input.runId, id: context.input.id, parentId: context.input.parentId, toolCallId: context.input.toolCallId },
       }),
     }),
     stopTools: stopChild(toolsId),

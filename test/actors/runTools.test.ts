@@ -12,7 +12,7 @@ import { settle, testEnvironment, type TestEnvironment } from '../support/enviro
 
 type Done = Extract<ToolProgress, { type: 'TOOLS.DONE' }>;
 
-const header = { runId: 'run:1', parentId: 'agent:lead:1', toolCallId: 'call_lead' };
+const header = { runId: 'run:1', id: 'agent:worker:1', parentId: 'agent:lead:1', toolCallId: 'call_lead' };
 
 function call(name: string, args: unknown, id: string): ToolCall {
   return { id, name, arguments: typeof args === 'string' ? args : JSON.stringify(args) };

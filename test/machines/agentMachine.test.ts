@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { AbortedError, createRuntime, defineAgent, defineTool, ModelError, type TroupeEvent } from 'troupe';
 import { ScriptedModel, advanceUntilSettled, callTools, toolCall } from 'troupe/testing';
 import { agentMachine } from '../../src/machines/agentMachine.js';
-import { collect, echoTool, scripted, scriptedPerAgent, simulatedClock, worker } from '../stubs.js';
+import { collect, echoTool, neverEnding, scripted, scriptedPerAgent, simulatedClock, worker } from '../stubs.js';
 
 describe('agent lifecycle', () => {
   it('emits spawned, started, each model turn and tool call, then completed, in that order', async () => {
@@ -187,15 +187,7 @@ describe('bad tool calls become error results and the agent goes on', () => {
       throw new Error('disk on fire');
     },
   });
-  const slow = defineTool({
-    name: 'slow',
-    description: 'Never finishes in time.',
-    parameters: z.object({}),
-    kind: 'read',
-    timeoutMs: 50,
-    execute: (_, { signal }) =>
-      new Promise((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason))),
-  });
+  const slow = neverEnding('slow', 50);
   const agent = defineAgent({
     name: 'careful',
     description: 'Calls tools badly.',

@@ -3,10 +3,9 @@
 // helpers) fails the test.
 import { afterEach, describe, expect, it } from 'vitest';
 import { SimulatedClock } from 'xstate';
-import { z } from 'zod';
-import { createRuntime, defineAgent, defineTool, parallel, sequence, step, type Runtime, type TroupeEvent } from 'troupe';
+import { createRuntime, defineAgent, parallel, sequence, step, type Runtime, type TroupeEvent } from 'troupe';
 import { ScriptedModel, advanceUntilSettled, nextTimerAt } from 'troupe/testing';
-import { scripted } from '../stubs.js';
+import { neverEnding, scripted } from '../stubs.js';
 
 /** A SimulatedClock that keeps its state in fields of its own and throws on a read of the base class's private ones. */
 class SealedClock extends SimulatedClock {
@@ -97,14 +96,7 @@ describe('a runtime on a SimulatedClock whose private fields are sealed', () => 
 
   it('times a slow tool out and fails an idle agent, in simulated time', async () => {
     const clock = new SealedClock();
-    const slow = defineTool({
-      name: 'slow',
-      description: 'Never ends on its own.',
-      parameters: z.object({}),
-      kind: 'read',
-      timeoutMs: 5_000,
-      execute: (_, { signal }) => new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason))),
-    });
+    const slow = neverEnding('slow', 5_000);
     const model = scripted([callsTools(call('slow', {})), 'It timed out.']);
     runtime = createRuntime({ model, agents: [agent('worker', ['slow'])], tools: [slow], clock, projectAgentDir: false });
 

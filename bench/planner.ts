@@ -59,4 +59,42 @@ export async function planner(batches: number): Promise<void> {
       ...(cap === Infinity ? { target: 'exactly the critical path without a cap', pass: Math.abs(worst - 1) < 1e-9 } : {}),
     });
   }
+  plannerSpeed(batches >= 100 ? [1_000, 10_000] : [100, 1_000]);
+}
+
+/** One turn of n calls: a fan-out of sub-agent calls (reads, a write every 50th), or file calls with targets. */
+function wideTurn(n: number, targeted: boolean): PlannedCall[] {
+  return Array.from({ length: n }, (_, i) => {
+    const kind = i % 50 === 49 ? 'write' : 'read';
+    return targeted ? { kind, targets: [`src/part${i % 40}/file${i % 7}.ts`] } : { kind };
+  });
+}
+
+/** µs the planner takes per call for one turn of n calls, untargeted (O(n)) and with targets (pairwise). */
+function plannerSpeed(sizes: readonly number[]): void {
+  const perCall = (calls: PlannedCall[]) => {
+    for (let r = 0; r < 3; r++) schedule(calls); // warm
+    // Enough runs for 200 ms: one untargeted turn takes well under a millisecond.
+    let runs = 0;
+    const started = performance.now();
+    while (performance.now() - started < 200) {
+      schedule(calls);
+      runs += 1;
+    }
+    return ((performance.now() - started) * 1000) / runs / calls.length;
+  };
+  const untargeted = sizes.map((n) => perCall(wideTurn(n, false)));
+  sizes.forEach((n, index) => {
+    const targeted = perCall(wideTurn(n, true));
+    report({ bench: 'planner', name: `µs per call, one turn of ${n} calls without targets`, value: untargeted[index]!, unit: 'µs', detail: { withTargetsUs: Number(targeted.toFixed(3)) } });
+  });
+  const growth = untargeted[untargeted.length - 1]! / untargeted[0]!;
+  report({
+    bench: 'planner',
+    name: `growth of µs per untargeted call, ${sizes[0]} → ${sizes[sizes.length - 1]} calls`,
+    value: growth,
+    unit: '×',
+    target: 'linear (at most 1.2×)',
+    pass: growth <= 1.2,
+  });
 }

@@ -1,5 +1,6 @@
 import { fromCallback, type EventObject } from 'xstate';
 import { z } from 'zod';
+import { whenAborted } from '../abort.js';
 import { sleep, type TroupeClock } from '../clock.js';
 import { AbortedError, ToolTimeoutError, errorMessage } from '../errors.js';
 import { errorInfo, type ErrorInfo } from '../failure.js';
@@ -113,8 +114,7 @@ export function createRunTools(environment: AgentEnvironment) {
       }
       sendBack(event);
     };
-    const stopped = aborted(controller.signal);
-    stopped.catch(() => {}); // raced by every call; a batch whose calls were all refused races it with nothing
+    const stopped = whenAborted(controller.signal);
     const batch: Partial<Batch> = { input, environment, clock, signal: controller.signal, stopped, send };
     Promise.resolve()
       .then(() => {
@@ -202,10 +202,10 @@ async function runOne(batch: Batch, { call, tool, args }: ReadyCall): Promise<To
   // A call with a time limit gets a signal of its own (the batch's, or its timeout); others share the batch's.
   const own = tool.timeoutMs === undefined ? undefined : new AbortController();
   const callSignal = own?.signal ?? signal;
-  const stop = () => own?.abort(signal.reason);
   const limits: Promise<never>[] = [batch.stopped];
   if (own) {
-    signal.addEventListener('abort', stop, { once: true });
+    // Through the batch's one abort promise, not a listener per call; a call that already ended ignores it.
+    batch.stopped.catch(() => own.abort(signal.reason));
     limits.push(
       sleep(clock, tool.timeoutMs!, own.signal).then(() => {
         const timeout = new ToolTimeoutError(tool.name, tool.timeoutMs ?? 0);
@@ -261,10 +261,7 @@ async function runOne(batch: Batch, { call, tool, args }: ReadyCall): Promise<To
     message = { role: 'tool', toolCallId: call.id, content: `Error: ${text}`, isError: true };
     send({ type: 'TOOL.ENDED', callId: call.id, tool: call.name, status: 'error', durationMs: clock.now() - started, error: text });
   } finally {
-    if (own) {
-      signal.removeEventListener('abort', stop);
-      if (!own.signal.aborted) own.abort(CALL_ENDED); // clears its timeout timer
-    }
+    if (own && !own.signal.aborted) own.abort(CALL_ENDED); // clears its timeout timer
     if (tool.interactive) send({ type: 'TOOL.RESUMED', callId: call.id });
   }
   return message;
@@ -298,15 +295,6 @@ function callerOf({ agent, input, send, signal: batchSignal }: Batch, toolCallId
     return true;
   };
   return { agentId: input.agentId, agentName: agent.name, depth: input.depth, toolCallId, messages: input.messages, signal, relay };
-}
-
-/** A promise that rejects when the signal aborts (with its reason), and never resolves. */
-function aborted(signal: AbortSignal): Promise<never> {
-  return new Promise((_, reject) => {
-    const fail = () => reject(signal.reason instanceof Error ? signal.reason : new AbortedError());
-    if (signal.aborted) fail();
-    else signal.addEventListener('abort', fail, { once: true });
-  });
 }
 
 /** A tool's output as its tool message: a {@link toolReply} keeps its error flag and metadata. */

@@ -1,5 +1,6 @@
 import type { Caller } from '../actors/agentEnvironment.js';
 import type { AgentCatalog } from '../catalog/AgentCatalog.js';
+import { whenAborted } from '../abort.js';
 import { clockNow, sleep, type Clock } from '../clock.js';
 import { AbortedError, DelegationError, errorMessage } from '../errors.js';
 import { Risk } from '../events/events.js';
@@ -147,12 +148,11 @@ export class Delegator {
     const waiting = caller !== undefined && caller.agentId !== agentId;
     if (waiting) this.host.send({ type: 'WAIT', id: caller.agentId, on: agentId });
     const timer = new AbortController();
-    const stop = () => timer.abort();
-    caller?.signal.addEventListener('abort', stop, { once: true });
     try {
       const result = await Promise.race([
         this.host.results.wait(agentId)!,
         sleep(this.host.clock, timeoutMs, timer.signal).then(() => null, () => null),
+        ...(caller ? [whenAborted(caller.signal).catch(() => null)] : []),
       ]);
       if (caller?.signal.aborted) throw new AbortedError('The caller stopped while it waited.');
       if (result) return taskResult(result);
@@ -163,7 +163,6 @@ export class Delegator {
       return { ...this.running(agentId), timedOut: true };
     } finally {
       timer.abort();
-      caller?.signal.removeEventListener('abort', stop);
       if (waiting && !this.host.results.ended(agentId)) this.host.send({ type: 'UNWAIT', id: caller.agentId, on: agentId });
     }
   }
@@ -277,18 +276,12 @@ export class Delegator {
   private async until(id: string, caller: Caller): Promise<AgentResult> {
     const result = this.host.results.wait(id)!;
     if (caller.signal.aborted) throw new AbortedError('The caller stopped.');
-    let stop: () => void = () => {};
-    const aborted = new Promise<never>((_, reject) => {
-      stop = () => reject(new AbortedError('The caller stopped while it waited for its sub-agent.'));
-      caller.signal.addEventListener('abort', stop, { once: true });
-    });
     try {
-      return await Promise.race([result, aborted]);
-    } catch (error) {
+      // The caller's signal is shared by every call of its batch: race its one abort promise, add no listener.
+      return await Promise.race([result, whenAborted(caller.signal)]);
+    } catch {
       if (!this.host.results.ended(id)) this.host.send({ type: 'UNWAIT', id: caller.agentId, on: id });
-      throw error;
-    } finally {
-      caller.signal.removeEventListener('abort', stop);
+      throw new AbortedError('The caller stopped while it waited for its sub-agent.');
     }
   }
 

@@ -35,7 +35,9 @@ export interface ToolPlan {
 /**
  * Plans one batch of tool calls. Call `j` depends on an earlier call `i` when they conflict (not both reads)
  * and their targets overlap (see {@link targetsOverlap}); `dependsOn[j]` keeps only the dependencies not
- * already implied through another one. Runs in O(n² · t²) for n calls of t targets each.
+ * already implied through another one. A batch of reads only, or one where no call names its targets (a lead's
+ * `assign_task` calls, most hand-written tools), is planned in O(n); a batch with targets in O(n² · t²) for n
+ * calls of t targets each.
  *
  * @example
  * schedule([
@@ -46,11 +48,41 @@ export interface ToolPlan {
  * // => { dependsOn: [[], [0], []], stages: [[0, 2], [1]] }
  */
 export function schedule(calls: readonly PlannedCall[]): ToolPlan {
+  if (calls.every((call) => call.kind === 'read')) return { dependsOn: calls.map(() => []), stages: calls.length > 0 ? [calls.map((_, i) => i)] : [] };
+  const dependsOn = calls.every((call) => call.targets === undefined) ? barrierDependencies(calls) : pairwiseDependencies(calls);
+  return { dependsOn, stages: stagesOf(dependsOn) };
+}
+
+/**
+ * The plan's dependencies found by checking every earlier call against every later one: the general case, in
+ * O(n² · t²). Exported for the tests, which compare the O(n) cases with it.
+ */
+export function pairwiseDependencies(calls: readonly PlannedCall[]): number[][] {
   const normalised = calls.map(normaliseCall);
   const dependsOn = reducedDependencies(normalised.length, (i, j) =>
     conflictNormalised(normalised[i] as PlannedCall, normalised[j] as PlannedCall),
   );
-  return { dependsOn, stages: stagesOf(dependsOn) };
+  return dependsOn;
+}
+
+/**
+ * The dependencies when no call names its targets, in O(n): every non-read is a barrier. A read waits for the last
+ * non-read before it; a non-read waits for the reads since that barrier, or for the barrier itself when there were
+ * none (the reads wait for it already, so it is implied through them).
+ */
+function barrierDependencies(calls: readonly PlannedCall[]): number[][] {
+  let barrier = -1;
+  let readsSince: number[] = [];
+  return calls.map((call, j) => {
+    if (call.kind === 'read') {
+      readsSince.push(j);
+      return barrier < 0 ? [] : [barrier];
+    }
+    const deps = readsSince.length > 0 ? readsSince : barrier < 0 ? [] : [barrier];
+    barrier = j;
+    readsSince = [];
+    return deps;
+  });
 }
 
 /**

@@ -19,3 +19,7 @@ export const callsArbitrary = (maxLength = 14): fc.Arbitrary<PlannedCall[]> =>
     ),
     { maxLength },
   );
+
+/** Random batches in which no call names its targets: the planner's O(n) case. */
+export const untargetedCallsArbitrary = (maxLength = 30): fc.Arbitrary<PlannedCall[]> =>
+  fc.array(fc.record({ kind: fc.constantFrom<PlannedCall['kind']>('read', 'write', 'other') }), { maxLength });

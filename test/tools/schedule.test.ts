@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { callsArbitrary } from '../support/plannedCalls.js';
-import { callsConflict, schedule, targetsOverlap, type PlannedCall } from '../../src/tools/schedule.js';
+import { callsArbitrary, untargetedCallsArbitrary } from '../support/plannedCalls.js';
+import { callsConflict, pairwiseDependencies, schedule, targetsOverlap, type PlannedCall } from '../../src/tools/schedule.js';
 
 const read = (...targets: string[]): PlannedCall => ({ kind: 'read', targets });
 const write = (...targets: string[]): PlannedCall => ({ kind: 'write', targets });
@@ -211,6 +211,25 @@ describe('schedule properties', () => {
         });
       }),
     );
+  });
+
+  it('plans a batch without targets (or of reads only) in O(n) exactly as the pairwise reference does', () => {
+    fc.assert(
+      fc.property(untargetedCallsArbitrary(), (calls) => {
+        expect(schedule(calls).dependsOn).toEqual(pairwiseDependencies(calls));
+        const reads = calls.map((call) => ({ ...call, kind: 'read' as const }));
+        expect(schedule(reads).dependsOn).toEqual(pairwiseDependencies(reads));
+      }),
+    );
+  });
+
+  it('plans 3,000 untargeted calls as the pairwise reference does: reads between barriers, barriers after them', () => {
+    const calls: PlannedCall[] = Array.from({ length: 3_000 }, (_, i) => ({ kind: i % 97 === 0 || i % 89 === 0 ? 'write' : 'read' }));
+    const { dependsOn, stages } = schedule(calls);
+    expect(dependsOn).toEqual(pairwiseDependencies(calls));
+    expect(dependsOn[96]).toEqual([89]); // the read after the barrier at 89
+    expect(dependsOn[97]).toEqual([90, 91, 92, 93, 94, 95, 96]); // the barrier after the reads since 89
+    expect(stages.flat().sort((a, b) => a - b)).toEqual(calls.map((_, i) => i));
   });
 
   it('plans a few hundred calls', () => {

@@ -4,6 +4,7 @@ import { agentOverhead } from './agentOverhead.js';
 import { concurrentScale } from './concurrentScale.js';
 import { delegationTree } from './delegationTree.js';
 import { eventPipeline } from './eventPipeline.js';
+import { fanOutDelegation } from './fanOut.js';
 import { inspection } from './inspection.js';
 import { messaging } from './messaging.js';
 import { reported } from './measure.js';
@@ -18,6 +19,7 @@ const started = performance.now();
 await agentOverhead(small ? [100, 300] : [1_000, 10_000, 100_000]);
 await concurrentScale(small ? 200 : 100_000);
 await delegationTree();
+await fanOutDelegation(small ? [50, 200] : [100, 1_000, 10_000]);
 await eventPipeline(small ? 200 : 20_000);
 await planner(small ? 20 : 500);
 await messaging(

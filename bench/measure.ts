@@ -1,4 +1,5 @@
-// Measuring helpers for the benchmarks: wall time, heap after a full GC, figures as JSON lines.
+// Measuring helpers for the benchmarks: wall time, heap after a full GC, bytes allocated, figures as JSON lines.
+import { GCProfiler, getHeapStatistics } from 'node:v8';
 
 /** One figure of the benchmark, printed as one JSON line. */
 export interface Figure {
@@ -99,4 +100,25 @@ export function seeded(seed: number): () => number {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
+}
+
+/**
+ * Wall ms of `work` and the bytes it allocated on the JS heap: the heap's growth between collections, summed over
+ * every collection V8 ran meanwhile (read from `v8.GCProfiler`), plus what is left at the end.
+ */
+export async function allocatedDuring(work: () => Promise<unknown>): Promise<{ ms: number; bytes: number }> {
+  const profiler = new GCProfiler();
+  const before = getHeapStatistics().used_heap_size;
+  profiler.start();
+  const ms = await timed(work);
+  const after = getHeapStatistics().used_heap_size;
+  const { statistics } = profiler.stop();
+  let bytes = 0;
+  let last = before;
+  for (const gc of statistics) {
+    bytes += Math.max(0, gc.beforeGC.heapStatistics.usedHeapSize - last);
+    last = gc.afterGC.heapStatistics.usedHeapSize;
+  }
+  bytes += Math.max(0, after - last);
+  return { ms, bytes };
 }

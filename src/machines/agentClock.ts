@@ -4,21 +4,35 @@ import { startIdleTimer, stopIdleTimer } from '../actors/idleTimer.js';
 import type { TroupeClock } from '../clock.js';
 import type { TroupeEvent } from '../events/events.js';
 import * as announcements from './agentAnnouncements.js';
-import { settled, stamp, stampEvent, withTurn } from './agentContext.js';
+import type { PostOffice } from '../messaging/PostOffice.js';
+import { settled, stamp, stampEvent, withMail, withTurn } from './agentContext.js';
 import type { ActorHeader, AgentContext, AgentEvent, Announcement } from './agentTypes.js';
 
+/** Where an agent's mail waits: the runtime's post office (an agent machine without one gets no mail). */
+export type Mailbox = Pick<PostOffice, 'hasMail' | 'take'>;
+
 /**
- * The agent machine's actions that read the time or set a timer, made for one clock. The machine's setup holds them
- * made for the real clock; the runtime provides them made for its own clock (`agentMachine.provide({ actions })`),
- * so no action asks XState's actor system for its clock (a private field).
+ * The agent machine's actions that read the time or set a timer, made for one clock (and the post office its turns
+ * read their mail from). The machine's setup holds them made for the real clock; the runtime provides them made for
+ * its own clock (`agentMachine.provide({ actions })`), so no action asks XState's actor system for its clock (a
+ * private field).
  */
-export function clockedAgentActions(clock: TroupeClock) {
+export function clockedAgentActions(clock: TroupeClock, mailbox?: Mailbox) {
   const now = () => clock.now();
   return {
+    /**
+     * A turn begins, in one assign (each assign copies the context and the snapshot): the turn counted, the slot held,
+     * the running time started on the first turn, and any mail that came read into the conversation.
+     */
+    beginTurn: assign<AgentContext, AgentEvent, undefined, AgentEvent, never>(({ context }) => {
+      const begun = { turns: context.turns + 1, holdsSlot: true, startedAt: context.startedAt ?? now() };
+      if (!mailbox?.hasMail(context.input.id)) return begun;
+      const { answers, mail } = mailbox.take(context.input.id);
+      return { ...begun, messages: withMail(context.messages, answers, mail) };
+    }),
     startIdleTimer: ({ context, self }: { context: AgentContext; self: Parameters<typeof startIdleTimer>[0] }) =>
       startIdleTimer(self, clock, context.input.idleTimeoutMs),
     stopIdleTimer: ({ self }: { self: Parameters<typeof stopIdleTimer>[0] }) => stopIdleTimer(self, clock),
-    markStarted: assign<AgentContext, AgentEvent, undefined, AgentEvent, never>({ startedAt: now, holdsSlot: true }),
     /** The final turn, in one assign: its reply recorded, the answer kept and the agent's running time settled. */
     recordAnswer: assign<AgentContext, AgentEvent, ModelTurn, AgentEvent, never>(({ context }, turn) => {
       const { messages, own } = withTurn(context, turn);

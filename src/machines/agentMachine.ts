@@ -57,7 +57,7 @@ export const agentMachine = agentSetup.createMachine({
       },
     },
     running: {
-      entry: ['markStarted', 'announceStarted'],
+      entry: 'announceStarted',
       on: {
         CANCEL: { target: 'failed', actions: 'failCancelled' },
         STOP: [

@@ -148,15 +148,12 @@ export const agentSetup = setup({
       approval: ({ context, event }): ApprovalHold | null =>
         event.type === 'HOLD' ? { requestId: event.requestId, risk: event.risk, reason: event.reason } : context.approval,
     }),
-    beginTurn: assign({ turns: ({ context }) => context.turns + 1 }),
     recordTurn: assign(({ context }, turn: ModelTurn) => withTurn(context, turn)),
     dropToolCalls: assign({ messages: ({ context }) => withoutPendingToolCalls(context.messages) }),
     appendToolMessages: assign(({ context }, done: { messages: ToolMessage[]; ended: number; failed: number }) => ({
       messages: withToolMessages(context.messages, done.messages),
       own: { ...context.own, toolCalls: context.own.toolCalls + done.ended, toolErrors: context.own.toolErrors + done.failed },
     })),
-    /** Provided by the runtime: reads the agent's mail (if any) into its conversation. */
-    takeMail: () => {},
     /** A resident's answer: recorded, kept as its result so far, and it waits for the next message. */
     recordResidentAnswer: assign(({ context }, turn: ModelTurn) => withAnswer(context, turn)),
     recordFinish: assign({

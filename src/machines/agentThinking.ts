@@ -8,13 +8,13 @@ const turn = ({ event }: { event: { output: ModelTurn } }) => event.output;
 const reply = { type: 'announceReply' as const, params: turn };
 
 /**
- * `running.thinking`: one model turn. It reads the agent's mail first, starts the idle timer, starts `callModel` as
+ * `running.thinking`: one model turn. It begins the turn (counted, its mail read into the conversation), starts the idle timer, starts `callModel` as
  * the child actor `model#<turn>`, and sends the reply where it belongs: to `acting` for tool calls, to
  * `waiting` for a resident's answer, to `completed` for a final answer (or `failed`: an empty answer, a budget
  * crossed, a model error, no progress).
  */
 export const thinkingState = agentSetup.createStateConfig({
-  entry: ['takeMail', 'beginTurn', 'startIdleTimer', 'announceModelRequest', 'startModelCall'],
+  entry: ['beginTurn', 'startIdleTimer', 'announceModelRequest', 'startModelCall'],
   exit: ['stopIdleTimer', 'stopModelCall'],
   on: {
     // The turn's model call (`model#<turn>`) answered. Every branch announces the reply (`model.response`) after

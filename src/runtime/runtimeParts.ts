@@ -1,5 +1,5 @@
 import { Subject, type Subscription } from 'rxjs';
-import { assign, createActor, enqueueActions, toPromise, type AnyActorRef, type InspectionEvent, type Observer } from 'xstate';
+import { createActor, toPromise, type AnyActorRef, type InspectionEvent, type Observer } from 'xstate';
 import { createCallModel } from '../actors/callModel.js';
 import { createRunTools } from '../actors/runTools.js';
 import type { AgentEnvironment } from '../actors/agentEnvironment.js';
@@ -12,8 +12,8 @@ import type { TroupeEvent } from '../events/events.js';
 import { createEventPipeline } from '../events/eventPipeline.js';
 import { createMetrics, type MetricsSnapshot } from '../events/metrics.js';
 import { createStatelyInspector, isStatelyInspector, type StatelyInspector } from '../inspect/statelyInspector.js';
-import { stampEvent, withMail } from '../machines/agentContext.js';
-import type { AgentContext, AgentEvent, Announcement } from '../machines/agentTypes.js';
+import { stampEvent } from '../machines/agentContext.js';
+import type { Announcement } from '../machines/agentTypes.js';
 import { clockedAgentActions, clockedGroupAnnounce } from '../machines/agentClock.js';
 import { agentMachine } from '../machines/agentMachine.js';
 import { groupMachine, type GroupContext, type GroupEvent } from '../machines/groupMachine.js';
@@ -219,21 +219,10 @@ function environmentFor(parts: {
 
 /** The agent machine with the runtime's actors, its clock, and its post office's mail. */
 function agentLogicFor(environment: AgentEnvironment, postOffice: PostOffice, clock: RuntimeClock) {
-  const readMail = assign<AgentContext, AgentEvent, undefined, AgentEvent, never>(({ context }) => {
-    const { answers, mail } = postOffice.take(context.input.id);
-    return { messages: withMail(context.messages, answers, mail) };
-  });
   return agentMachine.provide({
     actors: { callModel: createCallModel(environment), runTools: createRunTools(environment) },
     guards: { mailReady: ({ context }) => postOffice.ready(context.input.id) },
-    actions: {
-      ...clockedAgentActions(clock),
-      // Most turns find no mail: then nothing is assigned (an assign copies the context). The assign is made once:
-      // making one inside an action that runs during another actor's custom action draws an XState warning.
-      takeMail: enqueueActions(({ context, enqueue }) => {
-        if (postOffice.hasMail(context.input.id)) enqueue(readMail);
-      }),
-    },
+    actions: clockedAgentActions(clock, postOffice),
   });
 }
 

@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { createActor, fromPromise, SimulatedClock } from 'xstate';
 import type { CallModelInput, ModelTurn } from '../../src/actors/callModel.js';
+import { clockedAgentActions } from '../../src/machines/agentClock.js';
 import { agentMachine, type AgentInput, type AgentOutcome } from '../../src/machines/agentMachine.js';
 import { supervisorMachine, type SpawnRequest } from '../../src/machines/supervisorMachine.js';
 import type { RouteReport } from '../../src/messaging/PostOffice.js';
@@ -27,7 +28,7 @@ function setup(maxParallel: number) {
   const agentLogic = agentMachine.provide({
     actors: { callModel },
     guards: { mailReady: ({ context }) => postOffice.ready(context.input.id) },
-    actions: { takeMail: ({ context }) => void postOffice.take(context.input.id) },
+    actions: clockedAgentActions(clock, postOffice),
   });
   const outcomes: AgentOutcome[] = [];
   const routes: RouteReport[] = [];

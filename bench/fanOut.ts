@@ -1,0 +1,78 @@
+// Fan-out delegation: one lead whose one reply holds N assign_task calls, against the same N workers run flat
+// (N × runtime.run) and raw XState (N children spawned in one assign, one fromPromise each), measured in the same
+// run: µs and KB allocated per sub-agent.
+import { createRuntime, defineAgent, type ModelRequest } from 'troupe';
+import { ScriptedModel } from 'troupe/testing';
+import { runAgents } from './agentOverhead.js';
+import { rawXState } from './baselines.js';
+import { allocatedDuring, report } from './measure.js';
+
+const lead = defineAgent({ name: 'lead', description: 'Splits the work.', systemPrompt: 'Split.', tools: ['assign_task'], subagents: ['worker'] });
+const worker = defineAgent({ name: 'worker', description: 'Answers at once.', systemPrompt: 'Answer.' });
+
+/** One lead hands N tasks to workers in one turn, then answers; returns when it has. */
+export async function fanOut(n: number): Promise<void> {
+  const reply = (request: ModelRequest) => {
+    if (request.agentName === 'worker') return 'ok';
+    if (request.messages.some((message) => message.role === 'tool')) return 'all done';
+    return {
+      content: '',
+      toolCalls: Array.from({ length: n }, (_, index) => ({
+        id: `t${index}`,
+        name: 'assign_task',
+        arguments: `{"description":"part","agent":"worker","task":"part ${index}"}`,
+      })),
+    };
+  };
+  const runtime = createRuntime({
+    model: new ScriptedModel(reply, { record: false }),
+    agents: [lead, worker],
+    maxParallel: n + 1,
+    maxToolConcurrency: n,
+    projectAgentDir: false,
+  });
+  const result = await runtime.run('lead', 'Split the work.');
+  const completed = runtime.metrics().total.agentsCompleted;
+  if (result.status !== 'completed' || completed !== n + 1) throw new Error(`The fan-out did not complete: ${completed} of ${n + 1}.`);
+  await runtime.shutdown();
+}
+
+/** The median (by time) of `runs` measurements of `work`, in µs and KB per agent. */
+async function perAgent(runs: number, n: number, work: () => Promise<unknown>): Promise<{ us: number; kb: number }> {
+  const samples = [];
+  for (let r = 0; r < runs; r++) samples.push(await allocatedDuring(work));
+  samples.sort((a, b) => a.ms - b.ms);
+  const median = samples[Math.floor(samples.length / 2)]!;
+  return { us: (median.ms * 1000) / n, kb: median.bytes / 1024 / n };
+}
+
+export async function fanOutDelegation(sizes: readonly number[]): Promise<void> {
+  for (let round = 0; round < 5; round++) {
+    await fanOut(Math.min(1_000, sizes[0]!));
+    await runAgents(Math.min(1_000, sizes[0]!));
+  }
+  const fanned: number[] = [];
+  for (const n of sizes) {
+    const runs = n >= 10_000 ? 3 : 7;
+    const delegated = await perAgent(runs, n, () => fanOut(n));
+    const flat = await perAgent(runs, n, () => runAgents(n));
+    const raw = await perAgent(runs, n, () => rawXState(n));
+    fanned.push(delegated.us);
+    const detail = { flatKB: round1(flat.kb), rawXStateKB: round1(raw.kb), rawXStateUs: round1(raw.us) };
+    report({ bench: 'fan-out', name: `µs per sub-agent, one turn of ${n} assign_task`, value: delegated.us, unit: 'µs', baseline: `the same ${n} agents run flat`, baselineValue: flat.us, ratio: delegated.us / flat.us, target: 'at most 1.2× flat', pass: delegated.us / flat.us <= 1.2, detail });
+    report({ bench: 'fan-out', name: `KB allocated per sub-agent, N=${n}`, value: delegated.kb, unit: 'KB', baseline: 'raw XState', baselineValue: raw.kb, ratio: delegated.kb / raw.kb, target: 'at most 60 KB', pass: delegated.kb <= 60, detail: { flatKB: round1(flat.kb) } });
+    report({ bench: 'fan-out', name: `KB allocated per flat agent, N=${n}`, value: flat.kb, unit: 'KB', baseline: 'raw XState', baselineValue: raw.kb, ratio: flat.kb / raw.kb, target: 'at most 60 KB', pass: flat.kb <= 60 });
+  }
+  const growthAt = (from: number, to: number) => {
+    const a = sizes.indexOf(from);
+    const b = sizes.indexOf(to);
+    if (a < 0 || b < 0) return;
+    const growth = fanned[b]! / fanned[a]!;
+    report({ bench: 'fan-out', name: `growth of µs per sub-agent, ${from} → ${to}`, value: growth, unit: '×', target: 'at most 1.2×', pass: growth <= 1.2 });
+  };
+  growthAt(sizes[sizes.length - 2]!, sizes[sizes.length - 1]!);
+}
+
+function round1(value: number): number {
+  return Number(value.toFixed(1));
+}

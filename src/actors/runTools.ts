@@ -195,20 +195,17 @@ function check(
 }
 
 async function runOne(batch: Batch, { call, tool, args }: ReadyCall): Promise<ToolMessage> {
-  const { agent, input, environment, clock, signal, send } = batch;
+  const { agent, input, environment, clock, send } = batch;
   const started = clock.now();
   send({ type: 'TOOL.STARTED', callId: call.id, tool: call.name, arguments: call.arguments });
   if (tool.interactive) send({ type: 'TOOL.WAITING', callId: call.id });
-  // A call with a time limit gets a signal of its own (the batch's, or its timeout); others share the batch's.
-  const own = tool.timeoutMs === undefined ? undefined : new AbortController();
-  const callSignal = own?.signal ?? signal;
+  const own = callSignal(batch);
   const limits: Promise<never>[] = [batch.stopped];
-  if (own) {
-    // Through the batch's one abort promise, not a listener per call; a call that already ended ignores it.
-    batch.stopped.catch(() => own.abort(signal.reason));
+  if (tool.timeoutMs !== undefined) {
+    const timeoutMs = tool.timeoutMs;
     limits.push(
-      sleep(clock, tool.timeoutMs!, own.signal).then(() => {
-        const timeout = new ToolTimeoutError(tool.name, tool.timeoutMs ?? 0);
+      sleep(clock, timeoutMs, own.signal).then(() => {
+        const timeout = new ToolTimeoutError(tool.name, timeoutMs);
         own.abort(timeout);
         throw timeout;
       }),
@@ -222,15 +219,17 @@ async function runOne(batch: Batch, { call, tool, args }: ReadyCall): Promise<To
           agentId: input.agentId,
           agentName: agent.name,
           toolCallId: call.id,
-          signal: callSignal,
+          get signal() {
+            return own.signal;
+          },
           clock,
           messages: input.messages,
           // Made on first use: most tools never delegate or message.
           get delegation() {
-            return environment.delegation(callerOf(batch, call.id, callSignal));
+            return environment.delegation(callerOf(batch, call.id, own));
           },
           get messaging() {
-            return environment.messaging(callerOf(batch, call.id, callSignal));
+            return environment.messaging(callerOf(batch, call.id, own));
           },
           get blackboard() {
             return environment.blackboard;
@@ -261,10 +260,36 @@ async function runOne(batch: Batch, { call, tool, args }: ReadyCall): Promise<To
     message = { role: 'tool', toolCallId: call.id, content: `Error: ${text}`, isError: true };
     send({ type: 'TOOL.ENDED', callId: call.id, tool: call.name, status: 'error', durationMs: clock.now() - started, error: text });
   } finally {
-    if (own && !own.signal.aborted) own.abort(CALL_ENDED); // clears its timeout timer
+    own.end(); // clears its timeout timer
     if (tool.interactive) send({ type: 'TOOL.RESUMED', callId: call.id });
   }
   return message;
+}
+
+/**
+ * One call's AbortSignal: its own, so what a tool adds to it (listeners, timers) stays with that call and no signal
+ * gathers a listener per call of a wide turn. It is made when the tool first reads it (most never do) or when the
+ * tool has a time limit, follows the batch's stop through the batch's one abort promise (no listener on the batch's
+ * signal), and is aborted when the call ends (which also clears its timeout timer).
+ */
+function callSignal(batch: Batch) {
+  let controller: AbortController | undefined;
+  const made = () => {
+    if (controller) return controller;
+    const linked = new AbortController();
+    batch.stopped.catch(() => linked.abort(batch.signal.reason));
+    controller = linked;
+    return linked;
+  };
+  return {
+    get signal(): AbortSignal {
+      return made().signal;
+    },
+    abort: (reason: unknown) => made().abort(reason),
+    end: () => {
+      if (controller && !controller.signal.aborted) controller.abort(CALL_ENDED);
+    },
+  };
 }
 
 /** The event a tool note announces: `tool.call`, `tool.denied` or `tool.result`, without the header. */
@@ -287,14 +312,25 @@ function announcementOf(note: ToolNote) {
 }
 
 /** The agent a tool call runs for, as delegation and messaging see it. */
-function callerOf({ agent, input, send, signal: batchSignal }: Batch, toolCallId: string, signal: AbortSignal) {
+function callerOf({ agent, input, send, signal: batchSignal }: Batch, toolCallId: string, own: { readonly signal: AbortSignal }) {
   // Through the agent while its batch runs; after that the caller must send another way (false).
   const relay = (message: Message) => {
     if (batchSignal.aborted) return false;
     send({ type: 'MESSAGE.OUT', message });
     return true;
   };
-  return { agentId: input.agentId, agentName: agent.name, depth: input.depth, toolCallId, messages: input.messages, signal, relay };
+  return {
+    agentId: input.agentId,
+    agentName: agent.name,
+    depth: input.depth,
+    toolCallId,
+    messages: input.messages,
+    // The call's own signal is made only if the delegation or messaging reads it (a publish never does).
+    get signal() {
+      return own.signal;
+    },
+    relay,
+  };
 }
 
 /** A tool's output as its tool message: a {@link toolReply} keeps its error flag and metadata. */

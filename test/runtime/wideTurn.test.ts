@@ -1,12 +1,12 @@
-// A turn of many tool calls: every call races its batch's stop through one shared promise, so a wide turn adds no
-// listener per call to the batch's AbortSignal (Node warns past ten listeners on one signal).
+// A turn of many tool calls: every call races its batch's stop through one shared promise, and each call that reads
+// its signal gets its own, so a wide turn adds no listener per call to any one AbortSignal (Node warns past ten).
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createRuntime, defineTool } from 'troupe';
 import { assignCall, callTools, toolCall } from 'troupe/testing';
 import { z } from 'zod';
 import { leader, scriptedPerAgent, worker } from '../stubs.js';
 
-const CALLS = 50;
+const CALLS = 200;
 
 describe('a turn of many tool calls', () => {
   const warnings: Error[] = [];
@@ -62,6 +62,36 @@ describe('a turn of many tool calls', () => {
     await warningsSettled();
     expect(result.reason).toBe('cancelled');
     expect(aborted).toHaveLength(CALLS);
+    expect(warnings.map((warning) => warning.name)).toEqual([]);
+    await runtime.shutdown();
+  });
+
+  it.each([1, CALLS])('%i at a time: tools that keep a listener on their signal get one each; no warning, every call answered', async (concurrency) => {
+    const listening = defineTool({
+      name: 'listening',
+      description: 'Listens to its signal and answers.',
+      parameters: z.object({ n: z.number() }),
+      kind: 'read',
+      execute: ({ n }, { signal }) => {
+        signal.addEventListener('abort', () => {}); // kept: never removed
+        return `answer ${n}`;
+      },
+    });
+    const answered: string[] = [];
+    const model = scriptedPerAgent({
+      lead: [
+        callTools(...Array.from({ length: CALLS }, (_, n) => toolCall('listening', { n }, `l${n}`))),
+        (request) => {
+          answered.push(...request.messages.filter((message) => message.role === 'tool').map((message) => message.content));
+          return 'All answered.';
+        },
+      ],
+    });
+    const runtime = createRuntime({ model, agents: [leader('lead', { tools: ['listening'] })], tools: [listening], maxToolConcurrency: concurrency });
+    const result = await runtime.run('lead', 'Ask everyone.');
+    await warningsSettled();
+    expect(result.status).toBe('completed');
+    expect(answered).toEqual(Array.from({ length: CALLS }, (_, n) => `answer ${n}`));
     expect(warnings.map((warning) => warning.name)).toEqual([]);
     await runtime.shutdown();
   });

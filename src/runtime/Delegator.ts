@@ -197,6 +197,11 @@ export class Delegator {
           `Its tools: ${[...creator.tools.keys()].join(', ') || 'none'}.`,
       );
     }
+    // Its reach is within its creator's: the agents the creator may delegate to now (never the creator's own kind,
+    // unless the creator may delegate to it), and the creator's message allow-list. Without a list of its own it
+    // could delegate to every agent of the catalog.
+    const subagents = catalog.delegatesOf(who(caller)).map((agent) => agent.name);
+    const { canMessage } = creator.definition;
     try {
       catalog.add(
         {
@@ -204,6 +209,8 @@ export class Delegator {
           description: request.description ?? `Made by ${caller.agentName} for one kind of task.`,
           systemPrompt: request.systemPrompt,
           tools,
+          subagents,
+          ...(canMessage === undefined ? {} : { canMessage: [...canMessage] }),
           ...(creator.definition.model === undefined ? {} : { model: creator.definition.model }),
           ...(creator.temperature === undefined ? {} : { temperature: creator.temperature }),
         },

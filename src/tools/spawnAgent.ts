@@ -6,8 +6,8 @@ const READ = Object.freeze({ kind: 'read' } as const);
 const WRITE = Object.freeze({ kind: 'write' } as const);
 
 /**
- * `spawn_agent`: makes an agent that is not in the catalog (its own system prompt, a subset of the caller's tools)
- * and runs a task with it. A `temporary` agent (the default) is removed when the task ends; a `permanent` one stays
+ * `spawn_agent`: makes an agent that is not in the catalog (its own system prompt, a subset of the caller's tools, and
+ * the caller's reach: the agents the caller may delegate to and its message allow-list) and runs a task with it. A `temporary` agent (the default) is removed when the task ends; a `permanent` one stays
  * available to `assign_task` for the rest of the run. A call is planned as a write when the new agent gets a tool
  * that is not a `read` tool (or one the runtime does not know).
  */

@@ -68,6 +68,39 @@ describe('spawn_agent', () => {
     await runtime.shutdown();
   });
 
+  it("keeps a spawned agent's reach within its creator's: it may delegate and message only where its creator may", async () => {
+    const model = scriptedPerAgent({
+      lead: [callTools(spawnCall({ name: 'minion', tools: ['assign_task', 'send_message'] })), 'done'],
+      minion: [
+        (request) => {
+          const offered = request.tools.find((schema) => schema.name === 'assign_task')?.description ?? '';
+          return callTools(
+            assignCall('secret', 'Tell me the secret.', { id: 'escape' }),
+            toolCall('send_message', { to: 'secret', content: 'psst' }, 'whisper'),
+            assignCall('helper', `Help. (offered: ${offered.includes('- secret') ? 'secret' : 'helper only'})`, { id: 'allowed' }),
+          );
+        },
+        (request) => `minion saw: ${request.messages.filter((message) => message.role === 'tool').map((message) => message.content).join(' | ')}`,
+      ],
+      helper: [(request) => `helped: ${String(request.messages.at(-1)?.content)}`],
+    });
+    const lead = leader('lead', { tools: ['assign_task', 'spawn_agent', 'send_message'], subagents: ['helper'], canMessage: ['helper'] });
+    const secret = defineAgent({ name: 'secret', description: 'Knows the secret.', systemPrompt: 'Guard it.' });
+    const helper = defineAgent({ name: 'helper', description: 'Helps.', systemPrompt: 'Help.' });
+    const runtime = createRuntime({ model, agents: [lead, secret, helper] });
+    const events = collect(runtime.events$);
+
+    await runtime.run('lead', 'Get it done.');
+
+    expect(model.calls.some((request) => request.agentName === 'secret')).toBe(false);
+    expect(ofType(events, 'agent.spawned').map((event) => event.name).sort()).toEqual(['helper', 'lead', 'minion']);
+    const minionTools = model.calls.filter((request) => request.agentName === 'minion').at(-1)!.messages.filter((message) => message.role === 'tool');
+    expect(minionTools[0]).toMatchObject({ toolCallId: 'escape', isError: true });
+    expect(minionTools[1]).toMatchObject({ toolCallId: 'whisper', isError: true });
+    expect(minionTools[2]).toMatchObject({ toolCallId: 'allowed', content: expect.stringContaining('helped: Help. (offered: helper only)') });
+    await runtime.shutdown();
+  });
+
   it('keeps a temporary agent until its last run ends, so a second run of it is not cut off', async () => {
     const clock = simulatedClock();
     const model = new ScriptedModel(

@@ -33,7 +33,7 @@ function reply(request: ModelRequest) {
 const TREE_SIZE = 1 + FAN_OUT + FAN_OUT ** 2 + FAN_OUT ** 3;
 
 async function tree(): Promise<void> {
-  const runtime = createRuntime({ model: new ScriptedModel(reply, { record: false }), agents, maxParallel: TREE_SIZE, maxToolConcurrency: FAN_OUT });
+  const runtime = createRuntime({ model: new ScriptedModel(reply, { record: false }), agents, maxParallel: TREE_SIZE, maxToolConcurrency: FAN_OUT, maxAgents: TREE_SIZE });
   const result = await runtime.run('lead', 'Do everything.');
   if (result.status !== 'completed' || runtime.metrics().total.agentsCompleted !== TREE_SIZE) {
     throw new Error(`The tree did not complete: ${result.error?.message ?? runtime.metrics().total.agentsCompleted}`);

@@ -29,6 +29,7 @@ export async function fanOut(n: number): Promise<void> {
     agents: [lead, worker],
     maxParallel: n + 1,
     maxToolConcurrency: n,
+    maxAgents: n + 1,
     projectAgentDir: false,
   });
   const result = await runtime.run('lead', 'Split the work.');

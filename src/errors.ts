@@ -34,6 +34,7 @@ export const TROUPE_ERROR_CODES = [
   'reply_timeout',
   'deadlock',
   'time_limit',
+  'budget_spent',
 ] as const;
 
 /** The codes of every troupe error, one per subclass. */
@@ -72,6 +73,7 @@ const FAULTS: Record<TroupeErrorCode, Fault> = {
   reply_timeout: 'system',
   deadlock: 'system',
   time_limit: 'system',
+  budget_spent: 'user',
 };
 
 /** The common base of every error troupe throws. */
@@ -223,11 +225,13 @@ export type DelegationRefusal =
   | 'still_running'
   | 'wrong_agent'
   | 'name_taken'
-  | 'invalid_tools';
+  | 'invalid_tools'
+  /** A limit of the run: `maxAgents`, `maxPending`, or a spent budget of the caller's subtree or above it. */
+  | 'budget';
 
 /**
- * A delegation was refused before anything was spawned: an unknown or forbidden agent, the depth limit, or a resume
- * of a session that cannot be resumed. Inside a tool it becomes an error result the model sees.
+ * A delegation was refused before anything was spawned: an unknown or forbidden agent, the depth limit, a limit of
+ * the run (`budget`), or a resume of a session that cannot be resumed. Inside a tool it becomes an error result the model sees.
  */
 export class DelegationError extends TroupeError {
   readonly code = 'delegation_refused' as const;
@@ -329,6 +333,21 @@ export class StoreLockedError extends TroupeError {
     readonly waitedMs: number,
   ) {
     super(`The store lock ${lockFile} was held by another process for more than ${waitedMs} ms.`);
+  }
+}
+
+/**
+ * A model turn was not started because a budget over the agent's subtree (its own, an ancestor's or the run's) is
+ * spent: the agent fails with reason `budget` (a resident with an answer completes with it), and the model is not
+ * called.
+ */
+export class BudgetSpentError extends TroupeError {
+  readonly code = 'budget_spent' as const;
+  constructor(
+    /** The agent (or group) whose budget is spent. */
+    readonly owner: string,
+  ) {
+    super(`The budget of ${owner} is spent: no more model turns under it.`);
   }
 }
 

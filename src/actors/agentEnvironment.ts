@@ -82,6 +82,11 @@ export interface AgentEnvironment {
   announce(event: TroupeEvent): void;
   /** A call ended without waiting for messages: a wait it registered anyway is dropped (it would never be answered). */
   dropWait(agentId: string, callId: string): void;
+  /**
+   * Asks to start a model turn: counts it under every budget above the agent, or refuses it with the id of the agent
+   * (this one, an ancestor, or its run's top agent) whose budget is spent.
+   */
+  reserveTurn(agentId: string): string | undefined;
 }
 
 const notProvided = (): never => {
@@ -105,6 +110,7 @@ export const missingEnvironment: AgentEnvironment = {
   random: notProvided,
   announce: () => {},
   dropWait: () => {},
+  reserveTurn: () => undefined,
   prices: {},
   clock: realClock,
 };

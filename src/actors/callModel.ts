@@ -1,5 +1,5 @@
 import { fromPromise } from 'xstate';
-import { AbortedError, ModelError } from '../errors.js';
+import { AbortedError, BudgetSpentError, ModelError } from '../errors.js';
 import type { ChatMessage, ModelReply, ToolCall } from '../models/Model.js';
 import { costOf } from '../models/prices.js';
 import type { AgentEnvironment } from './agentEnvironment.js';
@@ -31,6 +31,8 @@ export interface ModelTurn {
 export function createCallModel(environment: AgentEnvironment) {
   return fromPromise<ModelTurn, CallModelInput>(async ({ input, signal }) => {
     const agent = environment.resolve(input.agentName, input.agentId);
+    const spent = environment.reserveTurn(input.agentId);
+    if (spent !== undefined) throw new BudgetSpentError(spent); // the model is not called
     const { clock } = environment;
     const startedAt = clock.now();
     let reply: ModelReply;

@@ -3,12 +3,14 @@ import { createCallModel, type ModelTurn } from '../actors/callModel.js';
 import { missingEnvironment } from '../actors/agentEnvironment.js';
 import { createRunTools, type ToolMessage } from '../actors/runTools.js';
 import { realClock } from '../clock.js';
+import { BudgetSpentError } from '../errors.js';
 import type { TroupeEvent } from '../events/events.js';
 import type { Message } from '../messaging/Message.js';
 import { clockedAgentActions } from './agentClock.js';
 import { errorInfo, type ErrorInfo } from '../failure.js';
 import {
   cancelled,
+  failure,
   denied,
   emptyAnswer,
   idle,
@@ -51,6 +53,38 @@ export const wake = [
   { guard: 'slotGiven' as const, actions: 'releaseSlot' as const },
 ];
 /**
+ * The guards that end an agent at its budget. On its own an agent checks its own figures against its budget; the
+ * runtime gives `crosses`, which also checks the budgets of the agent's subtree and of every agent above it.
+ */
+export function budgetGuards(crosses?: (agentId: string, turn: ModelTurn) => boolean) {
+  const over = (context: AgentContext, turn: ModelTurn) => ownPast(context, turn) || (crosses?.(context.input.id, turn) ?? false);
+  return {
+    // A final answer is kept even when it crossed the budget; a resident would wait for more, so it ends.
+    overBudget: ({ context }: { context: AgentContext }, turn: ModelTurn) =>
+      (turn.toolCalls.length > 0 || context.input.resident === true) && over(context, turn),
+    /** A resident past its budget ends with its answer (this turn's, or its last) when it has one. */
+    residentOverBudget: ({ context }: { context: AgentContext }, turn: ModelTurn) => {
+      if (context.input.resident !== true) return false;
+      const answer = turn.toolCalls.length === 0 && turn.content.trim() !== '' ? turn.content : (context.output ?? '');
+      return answer.trim() !== '' && over(context, turn);
+    },
+  };
+}
+
+/** True when this turn takes the agent's own figures past its own budget. */
+function ownPast(context: AgentContext, turn: ModelTurn): boolean {
+  const { budget } = context.input;
+  if (!budget) return false;
+  const { own } = context;
+  const tokens = own.inputTokens + own.outputTokens + turn.inputTokens + turn.outputTokens;
+  return (
+    (budget.maxTurns !== undefined && own.modelCalls + 1 > budget.maxTurns) ||
+    (budget.maxTokens !== undefined && tokens > budget.maxTokens) ||
+    (budget.maxCostUsd !== undefined && own.costUsd + turn.costUsd > budget.maxCostUsd)
+  );
+}
+
+/**
  * The agent machine's setup: its types, the actors the runtime provides (`callModel`, `runTools`), and every guard and
  * action by name. The states are built on it in `agentMachine.ts`, `agentThinking.ts` and `agentActing.ts`.
  */
@@ -69,17 +103,7 @@ export const agentSetup = setup({
   guards: {
     wantsTools: (_, turn: ModelTurn) => turn.toolCalls.length > 0,
     emptyAnswer: (_, turn: ModelTurn) => turn.toolCalls.length === 0 && turn.content.trim() === '',
-    overBudget: ({ context }, turn: ModelTurn) => {
-      const { own } = context;
-      const { budget } = context.input;
-      // A final answer is kept even when it crossed the budget; a resident would wait for more, so it ends.
-      if (!budget || (turn.toolCalls.length === 0 && context.input.resident !== true)) return false;
-      const tokens = own.inputTokens + own.outputTokens + turn.inputTokens + turn.outputTokens;
-      return (
-        (budget.maxTokens !== undefined && tokens > budget.maxTokens) ||
-        (budget.maxCostUsd !== undefined && own.costUsd + turn.costUsd > budget.maxCostUsd)
-      );
-    },
+    ...budgetGuards(),
     turnsUsed: ({ context }) => context.turns >= context.input.maxTurns,
     /** A reply without tool calls leaves the agent an answer: its own text, or the agent's last answer. */
     answers: ({ context, event }) => {
@@ -87,19 +111,9 @@ export const agentSetup = setup({
       const own = turn !== undefined && turn.toolCalls.length === 0 && turn.content.trim() !== '';
       return own || (context.output ?? '').trim() !== '';
     },
-    /** A resident past its budget ends with its answer (this turn's, or its last) when it has one. */
-    residentOverBudget: ({ context }, turn: ModelTurn) => {
-      const { budget } = context.input;
-      if (context.input.resident !== true || !budget) return false;
-      const { own } = context;
-      const tokens = own.inputTokens + own.outputTokens + turn.inputTokens + turn.outputTokens;
-      const over =
-        (budget.maxTokens !== undefined && tokens > budget.maxTokens) ||
-        (budget.maxCostUsd !== undefined && own.costUsd + turn.costUsd > budget.maxCostUsd);
-      const answer = turn.toolCalls.length === 0 && turn.content.trim() !== '' ? turn.content : (context.output ?? '');
-      return over && answer.trim() !== '';
-    },
     resident: ({ context }) => context.input.resident === true,
+    /** The turn's model call was refused because a budget over the agent is spent. */
+    budgetSpent: ({ event }) => 'error' in event && event.error instanceof BudgetSpentError,
     hasAnswer: ({ context }) => context.output !== null && context.output.trim() !== '',
     finishes: ({ event }) => event.type === 'TOOLS.DONE' && event.finish !== undefined,
     waitsForMail: ({ event }) => event.type === 'TOOLS.DONE' && event.waiting === true,
@@ -170,6 +184,7 @@ export const agentSetup = setup({
     failDenied: assign({ failure: ({ context, event }) => denied(context, event) }),
     failOutOfTurns: assign({ failure: ({ context }) => outOfTurns(context) }),
     failOverBudget: assign({ failure: () => overBudget() }),
+    failBudgetSpent: assign({ failure: (_, error: BudgetSpentError) => failure('budget', 'budget_exceeded', 'user', error.message) }),
     failEmptyAnswer: assign({ failure: () => emptyAnswer() }),
     failNoAnswer: assign({ failure: () => noAnswer() }),
     failModelIdle: assign({ failure: ({ context }) => idle(context, 'model') }),

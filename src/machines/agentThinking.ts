@@ -1,4 +1,5 @@
 import { and } from 'xstate';
+import type { BudgetSpentError } from '../errors.js';
 import type { ModelTurn } from '../actors/callModel.js';
 import { agentSetup } from './agentSetup.js';
 
@@ -68,7 +69,12 @@ export const thinkingState = agentSetup.createStateConfig({
         actions: [{ type: 'recordAnswer', params: turn }, reply],
       },
     ],
-    'xstate.error.actor.*': { target: '#agent.failed', actions: { type: 'failModel', params: ({ event }: { event: { error: unknown } }) => event.error } },
+    'xstate.error.actor.*': [
+      // A spent budget stopped the turn before the model was called: a resident ends with its last answer.
+      { guard: and(['budgetSpent', 'resident', 'hasAnswer']), target: '#agent.completed', actions: 'settle' },
+      { guard: 'budgetSpent', target: '#agent.failed', actions: { type: 'failBudgetSpent', params: ({ event }: { event: { error: unknown } }) => event.error as BudgetSpentError } },
+      { target: '#agent.failed', actions: { type: 'failModel', params: ({ event }: { event: { error: unknown } }) => event.error } },
+    ],
     IDLE: { target: '#agent.failed', actions: 'failModelIdle' },
   },
 });

@@ -6,11 +6,16 @@ import type { Figures } from '../events/metrics.js';
 import type { Message } from '../messaging/Message.js';
 import type { ChatMessage } from '../models/Model.js';
 
-/** Limits on what one agent may spend; past them the agent fails with `budget` instead of calling more tools. */
+/**
+ * Limits on what an agent and everything it starts may spend together (its subtree): a model turn that would pass
+ * one fails its agent with `budget` instead of calling more tools, and no agent may be started under a spent one.
+ */
 export interface AgentBudget {
-  /** Input plus output tokens over all turns. */
+  /** Model turns over the subtree. */
+  maxTurns?: number;
+  /** Input plus output tokens over all turns of the subtree. */
   maxTokens?: number;
-  /** USD over all turns. */
+  /** USD over all turns of the subtree. */
   maxCostUsd?: number;
 }
 

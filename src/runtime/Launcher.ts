@@ -22,7 +22,8 @@ import type { Launch } from './Delegator.js';
 import { HandleStream } from './HandleStream.js';
 import type { Messenger } from './Messenger.js';
 import type { AgentHandle, GroupOptions, SpawnOptions } from './Runtime.js';
-import { positive, type Settings } from './settings.js';
+import type { RunLimits } from './RunLimits.js';
+import { checkBudget, positive, type Settings } from './settings.js';
 
 /** A launch with the options a spawn from code may add. */
 export type LaunchRequest = Launch &
@@ -45,6 +46,8 @@ interface LiveRun {
 /** The parts of the runtime a launcher works with. */
 export interface LauncherParts {
   readonly settings: Settings;
+  /** The run's limits: agents per run, pending agents, subtree budgets. */
+  readonly limits: RunLimits;
   readonly runId: string;
   readonly catalog: AgentCatalog;
   readonly results: AgentResults;
@@ -125,7 +128,10 @@ export class Launcher {
   /** Hands each event to the handles watching its agent or an ancestor, and keeps sessions in step. */
   observe(event: TroupeEvent): void {
     this.eventsSeen += 1;
-    if (event.type === 'agent.started' && !this.groups.has(event.agentId)) this.parts.sessions.started(event.agentId);
+    if (event.type === 'agent.started' && !this.groups.has(event.agentId)) {
+      this.parts.sessions.started(event.agentId);
+      this.parts.limits.running(event.agentId);
+    }
     if (this.watchers.size === 0) return;
     const table = this.parts.table();
     let id: string | null = event.agentId;
@@ -149,6 +155,9 @@ export class Launcher {
     const definition = agent.definition;
     // Every check before the first change, so a refused launch leaves nothing behind.
     const limits = limitsOf(request, definition, settings);
+    checkBudget(request.budget, 'budget');
+    const byAgent = parent !== undefined && parent.group !== true;
+    this.parts.limits.check(parent?.id ?? null, byAgent);
     const { inbox, topics } = limits;
     let { resume, history } = request;
     if (resume !== undefined && this.isLive(resume)) {
@@ -163,6 +172,7 @@ export class Launcher {
       if (pooled) ({ id: resume, messages: history } = { id: pooled.id, messages: [...pooled.messages] });
     }
     const id = resume ?? this.freshId(`agent:${agent.name}`);
+    this.parts.limits.launched(id, parent?.id ?? null, byAgent, request.budget);
     const result = results.begin(id, resume === undefined ? undefined : { ...(this.parts.metrics().agents[id]?.subtree ?? emptyFigures()) });
     // Where the session hangs: its parent agent; else the conversation it was stored under (a resumed session from
     // an earlier process); else the caller's key, `main` by default, which also keeps the run's conversation.
@@ -250,6 +260,7 @@ export class Launcher {
       this.settleGroup(outcome);
       return;
     }
+    this.parts.limits.running(outcome.id); // ended before it ran, if it never did
     const { approvals, results, sessions, pool, catalog } = this.parts;
     approvals.drop(outcome.id);
     const entry = this.parts.metrics().agents[outcome.id];

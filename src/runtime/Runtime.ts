@@ -53,6 +53,21 @@ export interface RuntimeOptions {
   maxToolConcurrency?: number;
   /** Agents at this depth (top-level agents are at 0) get no delegation tools (default 3). */
   maxDepth?: number;
+  /**
+   * At most this many agents in one run: a top-level agent and every agent started under it, by delegation,
+   * `spawn_agent` or a pattern (default 1,000). A delegation past it fails with reason `budget`; the caller goes on.
+   */
+  maxAgents?: number;
+  /**
+   * At most this many agents started by agents may wait for a slot at once, over the whole runtime (default 10,000);
+   * a delegation past it fails with reason `budget`. Agents spawned from code are not bounded by it.
+   */
+  maxPending?: number;
+  /**
+   * The budget of every run: the model turns, tokens and cost a top-level agent and everything under it may spend
+   * together. A turn that would pass it fails its agent with `budget`; no agent may be started under a spent one.
+   */
+  budget?: AgentBudget;
   /** Decides every delegation an agent asks for: allow, deny, or ask a person (default: allow all). */
   delegationPolicy?: DelegationPolicy;
   /**
@@ -118,7 +133,10 @@ export interface SpawnOptions {
   maxTurns?: number;
   /** Overrides the definition's and runtime's idle timeout. */
   idleTimeoutMs?: number;
-  /** Spending limits: past them the agent fails with `budget`. */
+  /**
+   * Spending limits of this agent and everything it starts (its subtree): a turn that would pass one fails its agent
+   * with `budget`, and no agent may be started under a spent one.
+   */
   budget?: AgentBudget;
   /** Messages to start from, after the system prompt and before the task. */
   history?: ChatMessage[];

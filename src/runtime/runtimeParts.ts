@@ -18,6 +18,7 @@ import { clockedAgentActions, clockedGroupAnnounce } from '../machines/agentCloc
 import { agentMachine } from '../machines/agentMachine.js';
 import { groupMachine, type GroupContext, type GroupEvent } from '../machines/groupMachine.js';
 import type { AgentTable } from '../machines/agentTable.js';
+import { budgetGuards } from '../machines/agentSetup.js';
 import { supervisorMachine, type SupervisorEvent } from '../machines/supervisorMachine.js';
 import { InMemoryMemory } from '../memory/InMemoryMemory.js';
 import { SessionStore } from '../memory/SessionStore.js';
@@ -33,6 +34,7 @@ import { AgentResults } from './AgentResults.js';
 import { Approvals } from './Approvals.js';
 import { Delegator, type DelegatorHost } from './Delegator.js';
 import { Launcher } from './Launcher.js';
+import { RunLimits } from './RunLimits.js';
 import { Messenger } from './Messenger.js';
 import type { RuntimeOptions } from './Runtime.js';
 import { RuntimeClock } from './RuntimeClock.js';
@@ -70,11 +72,12 @@ export function buildParts(options: RuntimeOptions) {
 
   const { postOffice, blackboard, messenger } = messagingFor(options, { clock, catalog, send, table, announce, closed: () => closed, inspected: inspect !== undefined });
   const metrics = () => latest;
-  const launcher: Launcher = new Launcher({ settings, runId, catalog, results, approvals, sessions, pool, postOffice, messenger, random, redactor, events$, metrics, table, send });
+  const limits = new RunLimits({ table, metrics, maxAgents: settings.maxAgents, maxPending: settings.maxPending, runBudget: settings.budget });
+  const launcher: Launcher = new Launcher({ settings, limits, runId, catalog, results, approvals, sessions, pool, postOffice, messenger, random, redactor, events$, metrics, table, send });
   const delegator = delegatorFor(options, { catalog, results, approvals, sessions, clock, maxDepth: settings.maxDepth, table, launcher, send });
-  const environment = environmentFor({ access, prices, launcher, delegator, messenger, blackboard, runtimeEvents, clock, postOffice });
+  const environment = environmentFor({ access, prices, launcher, delegator, messenger, blackboard, runtimeEvents, clock, postOffice, limits });
   const supervisor = supervisorFor(inspect, {
-    agentLogic: agentLogicFor(environment, postOffice, clock),
+    agentLogic: agentLogicFor(environment, postOffice, clock, limits),
     maxParallel: settings.maxParallel,
     clock,
     postOffice,
@@ -199,6 +202,7 @@ function environmentFor(parts: {
   runtimeEvents: Subject<TroupeEvent>;
   clock: RuntimeClock;
   postOffice: PostOffice;
+  limits: RunLimits;
 }): AgentEnvironment {
   const { access, launcher, delegator, messenger, runtimeEvents, postOffice } = parts;
   return {
@@ -214,14 +218,18 @@ function environmentFor(parts: {
     announce: (event) => runtimeEvents.next(event),
     clock: parts.clock,
     dropWait: (agentId, callId) => postOffice.cancelWait(agentId, callId),
+    reserveTurn: (agentId) => parts.limits.reserveTurn(agentId),
   };
 }
 
-/** The agent machine with the runtime's actors, its clock, and its post office's mail. */
-function agentLogicFor(environment: AgentEnvironment, postOffice: PostOffice, clock: RuntimeClock) {
+/** The agent machine with the runtime's actors, its clock, its post office's mail, and the run's budgets. */
+function agentLogicFor(environment: AgentEnvironment, postOffice: PostOffice, clock: RuntimeClock, limits: RunLimits) {
   return agentMachine.provide({
     actors: { callModel: createCallModel(environment), runTools: createRunTools(environment) },
-    guards: { mailReady: ({ context }) => postOffice.ready(context.input.id) },
+    guards: {
+      mailReady: ({ context }) => postOffice.ready(context.input.id),
+      ...budgetGuards((agentId, turn) => limits.crosses(agentId, turn)),
+    },
     actions: clockedAgentActions(clock, postOffice),
   });
 }

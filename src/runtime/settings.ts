@@ -1,5 +1,6 @@
 import { ConfigurationError } from '../errors.js';
 import { isStatelyInspector } from '../inspect/statelyInspector.js';
+import type { AgentBudget } from '../machines/agentTypes.js';
 import type { RuntimeOptions } from './Runtime.js';
 
 /** The runtime's limits, with defaults filled in. */
@@ -9,6 +10,12 @@ export interface Settings {
   idleTimeoutMs: number;
   maxToolConcurrency: number;
   maxDepth: number;
+  /** Agents one run (a top-level agent and everything under it) may start. */
+  maxAgents: number;
+  /** Agents started by agents that may wait for a slot at once. */
+  maxPending: number;
+  /** The budget of every run (a top-level agent's subtree), if any. */
+  budget: AgentBudget | undefined;
   /** Every agent's inbox, unless its definition or spawn says otherwise. */
   inbox: { capacity: number; overflow: 'reject' | 'drop-oldest' };
 }
@@ -19,6 +26,9 @@ const DEFAULTS: Settings = {
   idleTimeoutMs: 5 * 60_000,
   maxToolConcurrency: 3,
   maxDepth: 3,
+  maxAgents: 1_000,
+  maxPending: 10_000,
+  budget: undefined,
   inbox: { capacity: 256, overflow: 'reject' },
 };
 
@@ -48,6 +58,9 @@ export function readSettings(options: RuntimeOptions): Settings {
     idleTimeoutMs: positive(options.idleTimeoutMs, 'idleTimeoutMs') ?? DEFAULTS.idleTimeoutMs,
     maxToolConcurrency: positive(options.maxToolConcurrency, 'maxToolConcurrency') ?? DEFAULTS.maxToolConcurrency,
     maxDepth: maxDepth ?? DEFAULTS.maxDepth,
+    maxAgents: whole(options.maxAgents, 'maxAgents') ?? DEFAULTS.maxAgents,
+    maxPending: whole(options.maxPending, 'maxPending') ?? DEFAULTS.maxPending,
+    budget: checkBudget(options.budget, 'budget'),
   };
 }
 
@@ -56,6 +69,23 @@ export function positive(value: number | undefined, field: string): number | und
   if (value === undefined) return undefined;
   if (!(typeof value === 'number' && value > 0)) throw new ConfigurationError(`${field} must be a positive number.`);
   return value;
+}
+
+/** A whole number ≥ 1, or undefined when not given; anything else is a `ConfigurationError` naming the field. */
+function whole(value: number | undefined, field: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (!(Number.isInteger(value) && value >= 1)) throw new ConfigurationError(`${field} must be a whole number ≥ 1.`);
+  return value;
+}
+
+/** A budget whose limits are positive numbers (`maxTurns` whole), or undefined; anything else is a `ConfigurationError`. */
+export function checkBudget(budget: AgentBudget | undefined, field: string): AgentBudget | undefined {
+  if (budget === undefined) return undefined;
+  if (typeof budget !== 'object' || budget === null) throw new ConfigurationError(`${field} must be an object with maxTurns, maxTokens or maxCostUsd.`);
+  whole(budget.maxTurns, `${field}.maxTurns`);
+  positive(budget.maxTokens, `${field}.maxTokens`);
+  positive(budget.maxCostUsd, `${field}.maxCostUsd`);
+  return budget;
 }
 
 /** `inspect` is `'stately'`, a Stately inspector, or an XState inspection observer (a function, or an object with `next`). */

@@ -97,6 +97,7 @@ export function testEnvironment(options: TestEnvironmentOptions = {}): TestEnvir
     },
     announce: (event) => events.push(event),
     dropWait: (agentId, callId) => droppedWaits.push({ agentId, callId }),
+    reserveTurn: () => undefined,
     agent: (name = 'worker') => catalog.resolve(name),
     advance: (ms) => clock.advanceTo(clock.now() + ms),
   };

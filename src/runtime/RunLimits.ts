@@ -1,0 +1,157 @@
+import { DelegationError } from '../errors.js';
+import type { MetricsSnapshot } from '../events/metrics.js';
+import type { AgentTable } from '../machines/agentTable.js';
+import type { AgentBudget } from '../machines/agentTypes.js';
+
+/** What {@link RunLimits} reads of the runtime. */
+export interface RunLimitsHost {
+  /** The supervisor's book of agents (parents, states). */
+  table(): AgentTable;
+  /** The latest metrics (subtree figures). */
+  metrics(): MetricsSnapshot;
+  /** Agents one run (a top-level agent and everything under it) may start. */
+  readonly maxAgents: number;
+  /** Agents started by agents that may wait for a slot at once, over the whole runtime. */
+  readonly maxPending: number;
+  /** The budget of every run, if the runtime has one. */
+  readonly runBudget: AgentBudget | undefined;
+}
+
+/** What a model turn adds: the figures a budget counts. */
+export interface TurnSpend {
+  inputTokens: number;
+  outputTokens: number;
+  costUsd: number;
+}
+
+/**
+ * The limits that keep a run from running away: at most `maxAgents` agents in one run (a top-level agent and every
+ * agent under it, however they were started), at most `maxPending` agents started by agents waiting for a slot, and
+ * budgets (`maxTurns`, `maxTokens`, `maxCostUsd`) over a whole subtree: an agent's budget covers it and everything
+ * it starts, the runtime's covers each run. A launch past a limit is refused with a {@link DelegationError} whose
+ * reason is `budget` (the delegation tool's call fails, its caller goes on). A model turn is counted before the model
+ * is called ({@link RunLimits.reserveTurn}), so `maxTurns` is never passed; a turn whose tokens or cost take a subtree
+ * past its budget fails its agent with reason `budget` (the agent machine's `overBudget` guard asks
+ * {@link RunLimits.crosses}), and no turn starts under a spent budget, so tokens and cost pass a budget by at most the
+ * turns already under way when it was reached.
+ */
+export class RunLimits {
+  /** Budgets by the id of the agent whose subtree they cover. */
+  private readonly budgets = new Map<string, AgentBudget[]>();
+  /** Model turns started under each budgeted agent (its own included), counted before the model is called. */
+  private readonly turnsStarted = new Map<string, number>();
+  /** Agents started in each run, by the run's top-level id. */
+  private readonly started = new Map<string, number>();
+  /** Agents started by agents that have not started running yet. */
+  private pendingFromAgents = new Set<string>();
+
+  constructor(private readonly host: RunLimitsHost) {}
+
+  /** Refuses a launch under `parentId` that would pass a limit (throws); changes nothing. */
+  check(parentId: string | null, byAgent: boolean): void {
+    if (parentId === null) return; // a new run
+    const root = this.rootOf(parentId);
+    const { maxAgents, maxPending } = this.host;
+    if ((this.started.get(root) ?? 1) >= maxAgents) {
+      throw new DelegationError('budget', `This run has started ${maxAgents} agents, its limit (maxAgents); no more may be started in it.`);
+    }
+    if (byAgent && this.pendingFromAgents.size >= maxPending) {
+      throw new DelegationError('budget', `${maxPending} agents started by agents already wait for a slot (maxPending); try again when some have run.`);
+    }
+    const spent = this.spentBudget(parentId);
+    if (spent) throw new DelegationError('budget', `The budget of ${spent} is spent; no more agents may be started under it.`);
+  }
+
+  /** Counts a launched agent in its run and keeps its budgets (its own, and the run's for a top-level agent). */
+  launched(id: string, parentId: string | null, byAgent: boolean, budget: AgentBudget | undefined): void {
+    const root = parentId === null ? id : this.rootOf(parentId);
+    this.started.set(root, (this.started.get(root) ?? 0) + 1);
+    if (byAgent) this.pendingFromAgents.add(id);
+    const budgets = [...(budget ? [budget] : []), ...(parentId === null && this.host.runBudget ? [this.host.runBudget] : [])];
+    if (budgets.length > 0) this.budgets.set(id, budgets);
+  }
+
+  /** The agent started running (or ended before it did): it no longer counts as pending. */
+  running(id: string): void {
+    this.pendingFromAgents.delete(id);
+  }
+
+  /**
+   * True when a model turn of agent `agentId` that spent `turn` takes it or any agent above it past the tokens or cost
+   * of a budget of their subtree (this turn's counted in).
+   */
+  crosses(agentId: string, turn: TurnSpend): boolean {
+    if (this.budgets.size === 0) return false;
+    const { agents } = this.host.metrics();
+    const table = this.host.table();
+    for (let at: string | null = agentId; at !== null; at = table.record(at)?.parentId ?? null) {
+      const budgets = this.budgets.get(at);
+      if (!budgets) continue;
+      const subtree = agents[at]?.subtree;
+      const tokens = (subtree ? subtree.inputTokens + subtree.outputTokens : 0) + turn.inputTokens + turn.outputTokens;
+      const cost = (subtree?.costUsd ?? 0) + turn.costUsd;
+      if (budgets.some((budget) => past(budget, tokens, cost))) return true;
+    }
+    return false;
+  }
+
+  /**
+   * Asks to start a model turn of agent `agentId`: refused (the id of the agent whose budget is spent is returned)
+   * when a budget at or above it has no turn left, or its tokens or cost are used up; else the turn is counted under
+   * every budget above it before the model is called, so turns in flight at once never pass `maxTurns`.
+   */
+  reserveTurn(agentId: string): string | undefined {
+    const spent = this.spentBudget(agentId);
+    if (spent !== undefined || this.budgets.size === 0) return spent;
+    for (const at of this.budgetedAbove(agentId)) this.turnsStarted.set(at, (this.turnsStarted.get(at) ?? 0) + 1);
+    return undefined;
+  }
+
+  /** The id of the first agent at or above `agentId` whose subtree has spent a whole budget, if any. */
+  spentBudget(agentId: string): string | undefined {
+    if (this.budgets.size === 0) return undefined;
+    const { agents } = this.host.metrics();
+    for (const at of this.budgetedAbove(agentId)) {
+      const subtree = agents[at]?.subtree;
+      const tokens = subtree ? subtree.inputTokens + subtree.outputTokens : 0;
+      const turns = this.turnsStarted.get(at) ?? 0;
+      if (this.budgets.get(at)!.some((budget) => reached(budget, turns, tokens, subtree?.costUsd ?? 0))) return at;
+    }
+    return undefined;
+  }
+
+  /** The budgeted agents at or above `agentId`, nearest first. */
+  private budgetedAbove(agentId: string): string[] {
+    const table = this.host.table();
+    const found: string[] = [];
+    for (let at: string | null = agentId; at !== null; at = table.record(at)?.parentId ?? null) {
+      if (this.budgets.has(at)) found.push(at);
+    }
+    return found;
+  }
+
+  /** The top-level agent (or group) of the run `id` is in. */
+  private rootOf(id: string): string {
+    const table = this.host.table();
+    let at = id;
+    for (let parent = table.record(at)?.parentId ?? null; parent !== null; parent = table.record(parent)?.parentId ?? null) at = parent;
+    return at;
+  }
+}
+
+/** True when these figures are past a budget's tokens or cost (its turns are counted before each call). */
+function past(budget: AgentBudget, tokens: number, cost: number): boolean {
+  return (
+    (budget.maxTokens !== undefined && tokens > budget.maxTokens) ||
+    (budget.maxCostUsd !== undefined && cost > budget.maxCostUsd)
+  );
+}
+
+/** True when these figures have used a whole budget: nothing more fits. */
+function reached(budget: AgentBudget, turns: number, tokens: number, cost: number): boolean {
+  return (
+    (budget.maxTurns !== undefined && turns >= budget.maxTurns) ||
+    (budget.maxTokens !== undefined && tokens >= budget.maxTokens) ||
+    (budget.maxCostUsd !== undefined && cost >= budget.maxCostUsd)
+  );
+}

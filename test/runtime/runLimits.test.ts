@@ -1,0 +1,158 @@
+// The limits that keep a run from running away: maxAgents per run, maxPending for agents started by agents, and
+// budgets over a subtree (an agent's and everything it starts) or a whole run.
+import { describe, expect, it } from 'vitest';
+import { createRuntime, defineAgent, type ModelRequest } from 'troupe';
+import { ScriptedModel, assignCall, callTools, toolCall } from 'troupe/testing';
+import { echoTool, leader, ofType, collect, worker } from '../stubs.js';
+
+/** The tool messages of a request. */
+const toolMessages = (request: ModelRequest) => request.messages.filter((message) => message.role === 'tool');
+
+describe('maxAgents', () => {
+  /** Every agent asks for `fan` sub-agents of its own kind in its first turn, and answers in its second. */
+  async function spawnBomb(fan: number, options: { maxAgents?: number }) {
+    const bomb = defineAgent({ name: 'bomb', description: 'Multiplies.', systemPrompt: 'Multiply.', tools: ['assign_task'], subagents: ['bomb'] });
+    const model = new ScriptedModel(
+      (request) => {
+        const offered = request.tools.some((schema) => schema.name === 'assign_task');
+        if (!offered || toolMessages(request).length > 0) return 'done';
+        return callTools(...Array.from({ length: fan }, (_, index) => assignCall('bomb', `Part ${index}.`, { id: `b${index}` })));
+      },
+      { record: false },
+    );
+    const runtime = createRuntime({ model, agents: [bomb], maxDepth: 10, maxParallel: 64, maxToolConcurrency: fan, ...options });
+    const events = collect(runtime.events$);
+    const result = await runtime.run('bomb', 'Go.');
+    const { total } = runtime.metrics();
+    await runtime.shutdown();
+    const refused = ofType(events, 'tool.result').filter((event) => event.status === 'error' && /maxAgents/.test(event.error ?? ''));
+    return { result, total, refused: refused.length };
+  }
+
+  it('stops a spawn bomb at 1,000 agents by default: every agent asks for 50 more, at maxDepth 10', async () => {
+    const { result, total, refused } = await spawnBomb(50, {});
+    // How many agents ran: the whole run stops at the limit, and every one of them ends.
+    expect(total.agentsSpawned).toBe(1_000);
+    expect(total.agentsCompleted).toBe(1_000);
+    expect(total.agentsRunning).toBe(0);
+    expect(refused).toBeGreaterThan(0); // the calls past the limit failed; their callers went on
+    expect(result.status).toBe('completed');
+  });
+
+  it('takes its limit from the runtime, and counts each run on its own', async () => {
+    const { total } = await spawnBomb(5, { maxAgents: 40 });
+    expect(total.agentsSpawned).toBe(40);
+    const bomb = defineAgent({ name: 'bomb', description: 'Multiplies.', systemPrompt: 'Multiply.', tools: ['assign_task'], subagents: ['bomb'] });
+    // At maxDepth 1 only the top agent may delegate: each run is the top agent and one sub-agent.
+    const offered = (request: ModelRequest) => request.tools.some((schema) => schema.name === 'assign_task');
+    const model = new ScriptedModel((request) => (offered(request) && toolMessages(request).length === 0 ? callTools(assignCall('bomb', 'Part.')) : 'done'), { record: false });
+    const runtime = createRuntime({ model, agents: [bomb], maxAgents: 2, maxDepth: 1 });
+    const runs = await Promise.all([runtime.run('bomb', 'A.'), runtime.run('bomb', 'B.')]);
+    expect(runs.map((run) => run.status)).toEqual(['completed', 'completed']);
+    expect(runtime.metrics().total.agentsSpawned).toBe(4); // two runs of two: each run has its own count
+    await runtime.shutdown();
+  });
+});
+
+describe('maxPending', () => {
+  it('refuses delegations past the number of agents started by agents that wait for a slot', async () => {
+    const seen: string[] = [];
+    const model = new ScriptedModel(
+      (request) => {
+        if (request.agentName === 'worker') return 'worked';
+        if (toolMessages(request).length === 0) {
+          return callTools(...Array.from({ length: 12 }, (_, index) => assignCall('worker', `Part ${index}.`, { id: `p${index}`, background: true })));
+        }
+        seen.push(...toolMessages(request).map((message) => (message.isError ? `refused: ${message.content}` : 'started')));
+        return 'handed out';
+      },
+      { record: false },
+    );
+    const runtime = createRuntime({ model, agents: [leader(), worker()], maxParallel: 1, maxPending: 5, maxToolConcurrency: 12 });
+    const result = await runtime.run('lead', 'Hand out work.');
+    await runtime.idle();
+    expect(result.status).toBe('completed');
+    expect(seen.filter((text) => text === 'started')).toHaveLength(5);
+    expect(seen.filter((text) => text.startsWith('refused'))).toHaveLength(7);
+    expect(seen.find((text) => text.startsWith('refused'))).toMatch(/maxPending/);
+    expect(runtime.metrics().total.agentsCompleted).toBe(6);
+    await runtime.shutdown();
+  });
+});
+
+describe('budgets over a subtree', () => {
+  it("counts every sub-agent's turns against the lead's budget, before each model call: maxTurns is never passed", async () => {
+    const { tool } = echoTool();
+    const model = new ScriptedModel(
+      (request) => {
+        if (request.agentName === 'lead') {
+          return toolMessages(request).length === 0
+            ? callTools(assignCall('helper', 'One.', { id: 'a' }), assignCall('helper', 'Two.', { id: 'b' }), assignCall('helper', 'Three.', { id: 'c' }))
+            : 'summed up';
+        }
+        return toolMessages(request).length === 0 ? callTools(toolCall('echo', { text: 'look' })) : 'helped';
+      },
+    );
+    const runtime = createRuntime({ model, agents: [leader('lead', { subagents: ['helper'] }), worker('helper', ['echo'])], tools: [tool], maxParallel: 4 });
+    const lead = runtime.spawn('lead', 'Split it.', { budget: { maxTurns: 3 } });
+    const events = collect(lead.events$);
+    const result = await lead.result;
+    const subtree = runtime.metrics().agents[lead.id]!.subtree;
+    // Three turns fit: the lead's first and two helpers' first. Turns are counted before the model is called, so the
+    // budget was spent when the third delegation came (refused: no helper started), and no model was called for the
+    // helpers' and the lead's next turns.
+    expect(subtree.modelCalls).toBe(3);
+    expect(model.calls.filter((request) => request.agentName === 'lead')).toHaveLength(1);
+    expect(model.calls.filter((request) => request.agentName === 'helper')).toHaveLength(2);
+    const { total } = runtime.metrics();
+    expect([total.agentsSpawned, total.agentsFailed]).toEqual([3, 3]); // the lead and two helpers, each with reason budget
+    const refused = ofType(events, 'tool.result').filter((event) => event.agentId === lead.id && /budget of agent:lead:.* is spent/.test(event.error ?? ''));
+    expect(refused.length).toBeGreaterThan(0);
+    expect(result).toMatchObject({ status: 'failed', reason: 'budget' });
+    expect(result.error?.message).toMatch(/budget of agent:lead:/);
+    await runtime.shutdown();
+  });
+
+  it('refuses a delegation under a spent budget: the sub-agent is never started', async () => {
+    const model = new ScriptedModel((request) => (toolMessages(request).length === 0 ? callTools(assignCall('worker', 'Do it.')) : 'done'));
+    const runtime = createRuntime({ model, agents: [leader(), worker()] });
+    const lead = runtime.spawn('lead', 'Delegate.', { budget: { maxTurns: 1 } });
+    const events = collect(lead.events$);
+    const result = await lead.result;
+    expect(ofType(events, 'tool.result')[0]).toMatchObject({ status: 'error', error: expect.stringMatching(/budget of agent:lead:.* is spent/) });
+    expect(model.calls.map((request) => request.agentName)).toEqual(['lead']);
+    expect(result).toMatchObject({ status: 'failed', reason: 'budget' });
+    await runtime.shutdown();
+  });
+
+  it('fails an agent whose turn took its subtree past its tokens (overshoot: that one turn)', async () => {
+    const { tool } = echoTool();
+    // Every reply costs 10 tokens (5 in, 5 out): the third takes the subtree to 30, past 25.
+    const model = new ScriptedModel(() => ({ ...callTools(toolCall('echo', { text: 'more' })), usage: { inputTokens: 5, outputTokens: 5 } }), { record: false });
+    const runtime = createRuntime({ model, agents: [worker('worker', ['echo'])], tools: [tool] });
+    const handle = runtime.spawn('worker', 'Spend.', { budget: { maxTokens: 25 } });
+    const result = await handle.result;
+    expect(result).toMatchObject({ status: 'failed', reason: 'budget' });
+    const own = runtime.metrics().agents[handle.id]!.own;
+    expect(own.inputTokens + own.outputTokens).toBe(30);
+    expect(own.toolCalls).toBe(2); // the turn that crossed the budget ran no tools
+    await runtime.shutdown();
+  });
+
+  it("gives every run the runtime's budget on its own", async () => {
+    const { tool } = echoTool();
+    const model = new ScriptedModel((request) => (toolMessages(request).length < 2 ? callTools(toolCall('echo', { text: 'again' })) : 'done'), { record: false });
+    const runtime = createRuntime({ model, agents: [worker('worker', ['echo'])], tools: [tool], budget: { maxTurns: 2 } });
+    const [first, second] = await Promise.all([runtime.run('worker', 'A.'), runtime.run('worker', 'B.')]);
+    for (const run of [first!, second!]) {
+      expect(run).toMatchObject({ status: 'failed', reason: 'budget' });
+      expect(runtime.metrics().agents[run.id]!.own.modelCalls).toBe(2);
+    }
+    await runtime.shutdown();
+  });
+
+  it('refuses a bad budget with a clear error', () => {
+    expect(() => createRuntime({ agents: [worker()], budget: { maxTurns: 0 } })).toThrow(/budget.maxTurns must be a whole number/);
+    expect(() => createRuntime({ agents: [worker()], maxAgents: 1.5 })).toThrow(/maxAgents must be a whole number/);
+  });
+});

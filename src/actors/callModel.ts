@@ -55,7 +55,10 @@ export function createCallModel(environment: AgentEnvironment) {
 }
 
 function readReply(reply: ModelReply, modelName: string, environment: AgentEnvironment, durationMs: number): ModelTurn {
-  if (reply === null || typeof reply !== 'object' || typeof reply.content !== 'string') {
+  // Missing or null content is no text: normal beside tool calls (OpenAI sends `content: null` with them); without
+  // tool calls it is an empty answer, which fails the agent with `empty_answer` like `''` does.
+  const content = reply === null || typeof reply !== 'object' ? undefined : (reply.content ?? '');
+  if (typeof content !== 'string') {
     throw new ModelError(`Model "${modelName}" returned a reply without text content.`);
   }
   const toolCalls = reply.toolCalls ?? [];
@@ -76,7 +79,7 @@ function readReply(reply: ModelReply, modelName: string, environment: AgentEnvir
   const outputTokens = count(reply.usage?.outputTokens);
   const model = reply.model ?? modelName;
   return {
-    content: reply.content,
+    content,
     toolCalls: calls,
     inputTokens,
     outputTokens,

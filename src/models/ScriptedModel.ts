@@ -140,7 +140,12 @@ async function resolveStep(step: ScriptStep, request: ModelRequest): Promise<Mod
 function estimateUsage(request: ModelRequest, reply: ModelReply): NonNullable<ModelReply['usage']> {
   let input = 0;
   for (const message of request.messages) input += message.content.length;
-  let output = reply.content.length;
-  for (const call of reply.toolCalls ?? []) output += call.name.length + call.arguments.length;
+  let output = textLength(reply.content);
+  for (const call of reply.toolCalls ?? []) output += textLength(call.name) + textLength(call.arguments);
   return { inputTokens: Math.ceil(input / 4), outputTokens: Math.ceil(output / 4) };
+}
+
+/** The length of a text; nothing (missing content, a malformed name) counts as none. */
+function textLength(value: unknown): number {
+  return typeof value === 'string' ? value.length : 0;
 }

@@ -121,8 +121,19 @@ describe('callModel', () => {
     }
   });
 
+  it('takes missing or null content beside tool calls as no text, and keeps the calls', async () => {
+    const calls = [{ id: 'c1', name: 'search', arguments: '{"q":"a"}' }];
+    for (const reply of [{ toolCalls: calls }, { content: null, toolCalls: calls }]) {
+      const turn = await startTurn(testEnvironment({ agents: worker(rawModel(reply)) })).result;
+      expect(turn).toMatchObject({ content: '', toolCalls: calls });
+    }
+    // Without tool calls it is an empty answer (the agent machine fails it with empty_answer), not a malformed reply.
+    const empty = await startTurn(testEnvironment({ agents: worker(rawModel({ content: null, toolCalls: [] })) })).result;
+    expect(empty).toMatchObject({ content: '', toolCalls: [] });
+  });
+
   it('fails with a ModelError naming the model for a reply without text content', async () => {
-    for (const reply of [null, 'plain text', { toolCalls: [] }, { content: 42 }]) {
+    for (const reply of [null, 'plain text', { content: 42 }, { content: {}, toolCalls: [] }]) {
       const environment = testEnvironment({ agents: worker(rawModel(reply, 'sloppy')) });
       const error = await startTurn(environment).result.then(
         () => undefined,

@@ -16,6 +16,7 @@ export const TROUPE_ERROR_CODES = [
   'unknown_agent',
   'runtime_closed',
   'script_exhausted',
+  'invalid_script_step',
   'unused_steps',
   'model_error',
   'tool_error',
@@ -54,6 +55,7 @@ const FAULTS: Record<TroupeErrorCode, Fault> = {
   unknown_agent: 'user',
   runtime_closed: 'user',
   script_exhausted: 'user',
+  invalid_script_step: 'user',
   unused_steps: 'user',
   model_error: 'model',
   tool_error: 'tool',
@@ -153,6 +155,30 @@ export class ScriptExhaustedError extends TroupeError {
     readonly agentId: string,
   ) {
     super(`ScriptedModel has no step for call #${callIndex + 1} (from agent ${agentId}).`);
+  }
+}
+
+/**
+ * A step of a `ScriptedModel`'s script gave something that is not a reply: `null` or `undefined`, a number, a reply
+ * whose content is not text or whose tool calls are not a list, or a tool call that is not an object. The test's script
+ * is at fault, so the side is `user`.
+ */
+export class InvalidScriptStepError extends TroupeError {
+  readonly code = 'invalid_script_step' as const;
+  constructor(
+    /** The name of the scripted model. */
+    readonly model: string,
+    /** Where the step is, such as `step 2 of the script` or `call 3 of the script function`. */
+    readonly step: string,
+    /** The id of the agent that asked. */
+    readonly agentId: string,
+    /** What is wrong with it, such as `gave null instead of a reply`. */
+    readonly problem: string,
+  ) {
+    super(
+      `ScriptedModel "${model}": ${step} (asked by ${agentId}) ${problem}. A step is a string, a reply ` +
+        '({ content, toolCalls? }, each tool call { id, name, arguments }), an Error to throw, or a function giving one of those.',
+    );
   }
 }
 

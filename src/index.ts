@@ -205,6 +205,7 @@ export {
   TimeLimitError,
   UndeliverableError,
   InvalidAgentError,
+  InvalidScriptStepError,
   InvalidToolError,
   ModelError,
   RuntimeClosedError,

@@ -1,5 +1,5 @@
 import { fromPromise } from 'xstate';
-import { AbortedError, ModelError } from '../errors.js';
+import { AbortedError, ModelCallError, ModelError } from '../errors.js';
 import type { ChatMessage, ModelReply, ToolCall } from '../models/Model.js';
 import { costOf } from '../models/prices.js';
 import type { AgentEnvironment } from './agentEnvironment.js';
@@ -48,7 +48,10 @@ export function createCallModel(environment: AgentEnvironment) {
       });
     } catch (error) {
       if (signal.aborted) throw new AbortedError('The model call was aborted.');
-      throw error;
+      // Whatever the model threw (an Error, a string, undefined) fails the agent with a message that names the model,
+      // the agent and the cause; the cause's code, side, status and retryable are kept (see errorInfo).
+      const model = agent.modelName ?? agent.model.name;
+      throw new ModelCallError({ model, agentName: input.agentName, agentId: input.agentId, attempt: 1, cause: error });
     }
     return readReply(reply, agent.model.name, environment, clock.now() - startedAt);
   });

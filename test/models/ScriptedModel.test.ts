@@ -133,7 +133,7 @@ describe('steps that give no reply', () => {
     const result = await runtime.run('worker', 'Go.');
     expect(result).toMatchObject({ status: 'failed', reason: 'error', error: { code: 'invalid_script_step', fault: 'user' } });
     expect(result.error?.message).toMatch(
-      /^ScriptedModel "scripted": step 1 of the script \(asked by agent:worker:\w+\) gave null instead of a reply\./,
+      /^The model call of agent "worker" to model "scripted" failed: ScriptedModel "scripted": step 1 of the script \(asked by agent:worker:\w+\) gave null instead of a reply\./,
     );
     await runtime.shutdown();
   });

@@ -16,8 +16,10 @@ export const TROUPE_ERROR_CODES = [
   'unknown_agent',
   'runtime_closed',
   'script_exhausted',
+  'invalid_script_step',
   'unused_steps',
   'model_error',
+  'model_call_failed',
   'tool_error',
   'tool_timeout',
   'delegation_refused',
@@ -55,8 +57,10 @@ const FAULTS: Record<TroupeErrorCode, Fault> = {
   unknown_agent: 'user',
   runtime_closed: 'user',
   script_exhausted: 'user',
+  invalid_script_step: 'user',
   unused_steps: 'user',
   model_error: 'model',
+  model_call_failed: 'model',
   tool_error: 'tool',
   tool_timeout: 'tool',
   delegation_refused: 'user',
@@ -158,6 +162,30 @@ export class ScriptExhaustedError extends TroupeError {
   }
 }
 
+/**
+ * A step of a `ScriptedModel`'s script gave something that is not a reply: `null` or `undefined`, a number, a reply
+ * whose content is not text or whose tool calls are not a list, or a tool call that is not an object. The test's script
+ * is at fault, so the side is `user`.
+ */
+export class InvalidScriptStepError extends TroupeError {
+  readonly code = 'invalid_script_step' as const;
+  constructor(
+    /** The name of the scripted model. */
+    readonly model: string,
+    /** Where the step is, such as `step 2 of the script` or `call 3 of the script function`. */
+    readonly step: string,
+    /** The id of the agent that asked. */
+    readonly agentId: string,
+    /** What is wrong with it, such as `gave null instead of a reply`. */
+    readonly problem: string,
+  ) {
+    super(
+      `ScriptedModel "${model}": ${step} (asked by ${agentId}) ${problem}. A step is a string, a reply ` +
+        '({ content, toolCalls? }, each tool call { id, name, arguments }), an Error to throw, or a function giving one of those.',
+    );
+  }
+}
+
 /** A model call failed: the server answered with an error, or the reply could not be read. */
 export class ModelError extends TroupeError {
   readonly code = 'model_error' as const;
@@ -188,6 +216,72 @@ export class ModelError extends TroupeError {
 
 function retryableStatus(status: number | undefined): boolean {
   return status !== undefined && (status === 408 || status === 409 || status === 429 || status >= 500);
+}
+
+/** What a {@link ModelCallError} is made from. */
+export interface ModelCallFailure {
+  /** The model asked: the name the agent's definition gives, else the model's own name. */
+  model: string;
+  /** The name of the calling agent's definition. */
+  agentName: string;
+  /** The id of the calling agent. */
+  agentId: string;
+  /** Which try of this turn's model call it was, from 1 (default 1). */
+  attempt?: number;
+  /** What the model threw: anything, not only an `Error`. */
+  cause: unknown;
+}
+
+/**
+ * A model call failed: the model threw (or rejected with) `cause`, whatever it was. It names the model, the agent and
+ * the try, and its message reads on its own: `The model call of agent "writer" to model "gpt-4o" failed: <cause>`,
+ * where a cause that is no `Error` with a message is described (`the model threw undefined`), never printed raw.
+ * `cause` holds what the model threw, as it was; `status` and `retryable` are the cause's when it is a
+ * {@link ModelError}, else undefined.
+ *
+ * In an agent's failure (`errorInfo`) the `code` and `fault` are the cause's when the cause is a troupe error
+ * (`model_error`, `script_exhausted`, …), and `model_call_failed` with fault `model` when it is not (a plain `Error`,
+ * a string, `undefined`); the message is this error's.
+ */
+export class ModelCallError extends TroupeError {
+  readonly code = 'model_call_failed' as const;
+  /** The model asked. */
+  readonly model: string;
+  /** The name of the calling agent's definition. */
+  readonly agentName: string;
+  /** The id of the calling agent. */
+  readonly agentId: string;
+  /** Which try of this turn's model call failed, from 1. */
+  readonly attempt: number;
+  /** The cause's HTTP status, when it is a {@link ModelError} that has one. */
+  readonly status: number | undefined;
+  /** Whether the same call may succeed if tried again, when the cause is a {@link ModelError}; undefined otherwise. */
+  readonly retryable: boolean | undefined;
+
+  constructor(failure: ModelCallFailure) {
+    super(
+      `The model call of agent "${failure.agentName}" to model "${failure.model}" failed: ${describeThrown(failure.cause)}`,
+      { cause: failure.cause },
+    );
+    this.model = failure.model;
+    this.agentName = failure.agentName;
+    this.agentId = failure.agentId;
+    this.attempt = failure.attempt ?? 1;
+    const cause = failure.cause instanceof ModelError || failure.cause instanceof ModelCallError ? failure.cause : undefined;
+    this.status = cause?.status;
+    this.retryable = cause?.retryable;
+  }
+}
+
+/** What a model threw, in words: its message, or what it was when it has none (never a bare `undefined`). */
+function describeThrown(thrown: unknown): string {
+  if (thrown === undefined || thrown === null) return `the model threw ${String(thrown)}`;
+  if (typeof thrown === 'string') return thrown.trim() === '' ? 'the model threw an empty string' : thrown;
+  const message: unknown = typeof thrown === 'object' ? (thrown as { message?: unknown }).message : undefined;
+  if (typeof message === 'string' && message.trim() !== '') return message;
+  if (thrown instanceof Error) return `the model threw ${thrown.name} without a message`;
+  if (typeof thrown === 'function') return 'the model threw a function';
+  return `the model threw the ${typeof thrown} ${errorMessage(thrown)}`;
 }
 
 /** A tool failed while it ran. The model sees the message as the tool's error result. */

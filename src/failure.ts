@@ -1,9 +1,10 @@
 import { z } from 'zod';
-import { ModelError, TROUPE_ERROR_CODES, TroupeError, errorMessage, type Fault } from './errors.js';
+import { ModelCallError, ModelError, TROUPE_ERROR_CODES, TroupeError, errorMessage, type Fault } from './errors.js';
 
 /**
  * The codes of failures the runtime decides rather than throws: a limit reached, an ending without an answer, a stop
- * from outside, or an error that was not troupe's own (`unexpected`: a plain `Error` from a user's model or tool).
+ * from outside, or an error that was not troupe's own (`unexpected`: a plain `Error` thrown outside a model call, such
+ * as a tool batch that crashed; a model's plain `Error` is a `model_call_failed`).
  */
 export const ENDING_CODES = [
   'budget_exceeded',
@@ -43,9 +44,11 @@ export type ErrorInfo = z.infer<typeof ErrorInfo>;
 
 /**
  * A thrown value as an {@link ErrorInfo}. A troupe error keeps its code and side (and, for a model error, its status
- * and whether it may be retried); anything else is `unexpected`, on the side given by `where` it was thrown.
+ * and whether it may be retried); a {@link ModelCallError} keeps its cause's (see `modelCallInfo`); anything else is
+ * `unexpected`, on the side given by `where` it was thrown.
  */
 export function errorInfo(error: unknown, where: Fault): ErrorInfo {
+  if (error instanceof ModelCallError) return modelCallInfo(error);
   if (error instanceof ModelError) {
     return {
       code: error.code,
@@ -57,6 +60,25 @@ export function errorInfo(error: unknown, where: Fault): ErrorInfo {
   }
   if (error instanceof TroupeError) return { code: error.code, message: error.message, fault: error.fault };
   return { code: 'unexpected', message: errorMessage(error), fault: where };
+}
+
+/**
+ * A failed model call as an {@link ErrorInfo}: its own message (naming the agent, the model and the cause), and the
+ * code and side of its cause when the cause is a troupe error. The cause's code wins over `model_call_failed` because
+ * `code` is documented as the identity of the cause and programs switch on it: `model_error` with its `status` and
+ * `retryable` decides a retry (`examples/failures.ts`), and `script_exhausted` is a test's script at fault (side `user`),
+ * not the model. A cause that is no troupe error (a plain `Error`, a string, `undefined`) gets the wrapper's own code,
+ * `model_call_failed` on the model's side, which tells it apart from an `unexpected` crash elsewhere.
+ */
+function modelCallInfo(error: ModelCallError): ErrorInfo {
+  const cause = error.cause instanceof TroupeError ? errorInfo(error.cause, 'model') : { code: error.code, fault: error.fault };
+  return {
+    code: cause.code,
+    message: error.message,
+    fault: cause.fault,
+    ...(error.status === undefined ? {} : { status: error.status }),
+    ...(error.retryable === undefined ? {} : { retryable: error.retryable }),
+  };
 }
 
 /** A failure the runtime decides: its code, message and side, and whether trying again may help. */

@@ -205,7 +205,10 @@ export {
   TimeLimitError,
   UndeliverableError,
   InvalidAgentError,
+  InvalidScriptStepError,
   InvalidToolError,
+  /** A model call that failed, wrapping what the model threw: it names the model, the agent and the try. */
+  ModelCallError,
   ModelError,
   RuntimeClosedError,
   ScriptExhaustedError,
@@ -220,7 +223,7 @@ export {
   errorMessage,
   TROUPE_ERROR_CODES,
 } from './errors.js';
-export type { DelegationRefusal, Fault, StoredKind, TroupeErrorCode, UndeliverableReason } from './errors.js';
+export type { DelegationRefusal, Fault, ModelCallFailure, StoredKind, TroupeErrorCode, UndeliverableReason } from './errors.js';
 export { ENDING_CODES, ErrorInfo, ending, errorInfo } from './failure.js';
 export type { EndingCode } from './failure.js';
 

@@ -10,7 +10,7 @@ export { ScriptedModel } from './models/ScriptedModel.js';
 export type { ScriptFunction, ScriptStep, ScriptedModelOptions } from './models/ScriptedModel.js';
 export { assignCall, callTools, textReply, toolCall } from './testing/steps.js';
 export type { AssignCallOptions } from './testing/steps.js';
-export { ScriptExhaustedError, UnusedStepsError } from './errors.js';
+export { InvalidScriptStepError, ScriptExhaustedError, UnusedStepsError } from './errors.js';
 
 /** Lets every pending promise callback run (resolves after the microtask queue has drained). */
 export function settleMicrotasks(): Promise<void> {

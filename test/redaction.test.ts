@@ -137,12 +137,29 @@ describe('a runtime with secrets', () => {
     const result = await runtime.run('worker', 'Call upstream.');
     await runtime.shutdown();
 
-    expect(result).toMatchObject({ status: 'failed', reason: 'error', error: { code: 'unexpected', message: `upstream said: bad credentials ${REDACTED}` } });
-    expect(ofType(events, 'agent.failed')[0]?.error.message).toBe(`upstream said: bad credentials ${REDACTED}`);
+    const message = `The model call of agent "worker" to model "scripted" failed: upstream said: bad credentials ${REDACTED}`;
+    expect(result).toMatchObject({ status: 'failed', reason: 'error', error: { code: 'model_call_failed', message } });
+    expect(ofType(events, 'agent.failed')[0]?.error.message).toBe(message);
     expect(JSON.stringify(events)).not.toContain(SECRET);
     const stored = readFileSync(file, 'utf8');
     expect(stored).not.toContain(SECRET);
-    expect(await runtime.sessions.get(result.id)).toMatchObject({ state: 'failed', error: { code: 'unexpected', message: `upstream said: bad credentials ${REDACTED}` } });
+    expect(await runtime.sessions.get(result.id)).toMatchObject({ state: 'failed', error: { code: 'model_call_failed', message } });
+  });
+
+  it('replaces a secret in what a model threw that is no Error, once it names the model and the agent', async () => {
+    const model = { name: 'bare', complete: () => Promise.reject(`token ${SECRET} expired`) };
+    const runtime = createRuntime({ model, agents: [worker()], secrets: [SECRET], projectAgentDir: false });
+    const events = collect(runtime.events$);
+
+    const result = await runtime.run('worker', 'Call upstream.');
+    await runtime.shutdown();
+
+    expect(result.error).toEqual({
+      code: 'model_call_failed',
+      fault: 'model',
+      message: `The model call of agent "worker" to model "bare" failed: token ${REDACTED} expired`,
+    });
+    expect(JSON.stringify([result, events])).not.toContain(SECRET);
   });
 
   it('redacts the messages of messages$ and their events', async () => {

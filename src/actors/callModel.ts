@@ -1,5 +1,5 @@
 import { fromPromise } from 'xstate';
-import { AbortedError, BudgetSpentError, ModelError } from '../errors.js';
+import { AbortedError, BudgetSpentError, ModelCallError, ModelError } from '../errors.js';
 import type { ChatMessage, ModelReply, ToolCall } from '../models/Model.js';
 import { costOf } from '../models/prices.js';
 import type { AgentEnvironment } from './agentEnvironment.js';
@@ -50,14 +50,20 @@ export function createCallModel(environment: AgentEnvironment) {
       });
     } catch (error) {
       if (signal.aborted) throw new AbortedError('The model call was aborted.');
-      throw error;
+      // Whatever the model threw (an Error, a string, undefined) fails the agent with a message that names the model,
+      // the agent and the cause; the cause's code, side, status and retryable are kept (see errorInfo).
+      const model = agent.modelName ?? agent.model.name;
+      throw new ModelCallError({ model, agentName: input.agentName, agentId: input.agentId, attempt: 1, cause: error });
     }
     return readReply(reply, agent.model.name, environment, clock.now() - startedAt);
   });
 }
 
 function readReply(reply: ModelReply, modelName: string, environment: AgentEnvironment, durationMs: number): ModelTurn {
-  if (reply === null || typeof reply !== 'object' || typeof reply.content !== 'string') {
+  // Missing or null content is no text: normal beside tool calls (OpenAI sends `content: null` with them); without
+  // tool calls it is an empty answer, which fails the agent with `empty_answer` like `''` does.
+  const content = reply === null || typeof reply !== 'object' ? undefined : (reply.content ?? '');
+  if (typeof content !== 'string') {
     throw new ModelError(`Model "${modelName}" returned a reply without text content.`);
   }
   const toolCalls = reply.toolCalls ?? [];
@@ -78,7 +84,7 @@ function readReply(reply: ModelReply, modelName: string, environment: AgentEnvir
   const outputTokens = count(reply.usage?.outputTokens);
   const model = reply.model ?? modelName;
   return {
-    content: reply.content,
+    content,
     toolCalls: calls,
     inputTokens,
     outputTokens,

@@ -75,8 +75,11 @@ export interface ModelRequest {
 
 /** What a model answers for one turn. */
 export interface ModelReply {
-  /** The text of the answer (may be empty when the model only calls tools). */
-  content: string;
+  /**
+   * The text of the answer. It may be empty, missing or `null` when the model only calls tools (OpenAI models send
+   * `content: null` beside tool calls); a reply with neither text nor tool calls is an empty answer, and fails the agent.
+   */
+  content?: string | null;
   /** Tool calls the model wants to make; none means the answer is final. */
   toolCalls?: ToolCall[];
   /** Token counts; missing counts are taken as zero. */

@@ -106,7 +106,7 @@ export class OpenAIModel implements Model {
     };
     const { signal } = request;
     if (signal.aborted) throw aborted(model);
-    let reply: ModelReply;
+    let reply: TextReply;
     try {
       reply = this.options.stream === true ? await this.streamed(body, signal) : await this.whole(body, signal);
     } catch (error) {
@@ -118,10 +118,10 @@ export class OpenAIModel implements Model {
     return xml ? withXmlToolCalls(reply) : reply;
   }
 
-  private async whole(body: ChatCompletionCreateParamsNonStreaming, signal: AbortSignal): Promise<ModelReply> {
+  private async whole(body: ChatCompletionCreateParamsNonStreaming, signal: AbortSignal): Promise<TextReply> {
     const completion: ChatCompletion = await this.client.chat.completions.create(body, { signal });
     const message = completion.choices?.[0]?.message;
-    if (message === undefined) {
+    if (message === undefined || message === null) {
       throw new ModelError(`Model "${body.model}" answered without a choice.`);
     }
     const toolCalls: ToolCall[] = [];
@@ -136,7 +136,7 @@ export class OpenAIModel implements Model {
     return makeReply(message.content ?? message.refusal ?? '', toolCalls, completion.usage, completion.model);
   }
 
-  private async streamed(body: ChatCompletionCreateParamsNonStreaming, signal: AbortSignal): Promise<ModelReply> {
+  private async streamed(body: ChatCompletionCreateParamsNonStreaming, signal: AbortSignal): Promise<TextReply> {
     const stream = await this.client.chat.completions.create(
       { ...body, stream: true, stream_options: { include_usage: true } },
       { signal },
@@ -146,6 +146,9 @@ export class OpenAIModel implements Model {
     return assembled.reply();
   }
 }
+
+/** A reply as this model makes it: always with text (`''` when the server sent none). */
+type TextReply = ModelReply & { content: string };
 
 /** Assembles the chunks of a streamed completion: text, tool calls by index, usage from the final chunk. */
 class StreamedReply {
@@ -171,7 +174,7 @@ class StreamedReply {
     }
   }
 
-  reply(): ModelReply {
+  reply(): TextReply {
     const toolCalls = [...this.calls.entries()]
       .sort(([a], [b]) => a - b)
       .map(([, call], position) => ({ ...call, id: call.id || `call_${position + 1}` }));
@@ -179,8 +182,8 @@ class StreamedReply {
   }
 }
 
-function makeReply(content: string, toolCalls: ToolCall[], usage: CompletionUsage | null | undefined, model: string): ModelReply {
-  const result: ModelReply = { content, model };
+function makeReply(content: string, toolCalls: ToolCall[], usage: CompletionUsage | null | undefined, model: string): TextReply {
+  const result: TextReply = { content, model };
   if (toolCalls.length > 0) result.toolCalls = toolCalls;
   if (usage) result.usage = toUsage(usage);
   return result;
@@ -195,7 +198,7 @@ function tokens(value: unknown): number {
 }
 
 /** Reads the XML tool call blocks out of the reply text (keeping any native calls a server sent anyway). */
-function withXmlToolCalls(reply: ModelReply): ModelReply {
+function withXmlToolCalls(reply: TextReply): ModelReply {
   const native = reply.toolCalls ?? [];
   const parsed = parseXmlToolCalls(reply.content, { makeId: (index) => `call_${native.length + index + 1}` });
   const toolCalls = [...native, ...parsed.toolCalls];

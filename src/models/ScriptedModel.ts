@@ -1,5 +1,5 @@
 import { sleep } from '../clock.js';
-import { ScriptExhaustedError, UnusedStepsError } from '../errors.js';
+import { InvalidScriptStepError, ScriptExhaustedError, UnusedStepsError } from '../errors.js';
 import type { Model, ModelReply, ModelRequest } from './Model.js';
 
 /** A reply a script can give: a full reply, a plain answer, an error to throw, or a function of the request. */
@@ -28,7 +28,8 @@ export interface ScriptedModelOptions {
  * A deterministic model for tests and simulations. Give it a list of steps, replayed in order across all calls,
  * or a function that answers each request; {@link ScriptedModel.perAgent} gives every agent its own script.
  * It records every request in `calls`, waits `latencyMs` on the actor system's clock (so `SimulatedClock`
- * controls it), and rejects with {@link ScriptExhaustedError} on a call it has no step for. At the end of a test,
+ * controls it), and rejects with {@link ScriptExhaustedError} on a call it has no step for and with
+ * {@link InvalidScriptStepError} for a step that gives no reply (`null`, a tool call that is `null`, …). At the end of a test,
  * {@link ScriptedModel.assertDone} throws an {@link UnusedStepsError} if steps of its script were never used.
  *
  * Replies without `usage` get an estimate of about four characters per token, so metrics stay meaningful.
@@ -67,10 +68,11 @@ export class ScriptedModel implements Model {
     const cursors = new Map<string, { name: string; index: number }>();
     const model = new ScriptedModel(async (request) => {
       const index = cursors.get(request.agentId)?.index ?? 0;
-      const step = scripts[request.agentName]?.[index];
-      if (step === undefined) throw new ScriptExhaustedError(index, request.agentId);
+      const script = scripts[request.agentName] ?? [];
+      if (index >= script.length) throw new ScriptExhaustedError(index, request.agentId);
       cursors.set(request.agentId, { name: request.agentName, index: index + 1 });
-      return resolveStep(step, request);
+      const answer = await resolveStep(script[index], request);
+      return checkAnswer(answer, model.name, `step ${index + 1} of the script of agent "${request.agentName}"`, request.agentId);
     }, options);
     model.unusedByAgent = () => {
       const unused: Record<string, number> = {};
@@ -110,16 +112,19 @@ export class ScriptedModel implements Model {
     const { latencyMs } = this.options;
     const delay = typeof latencyMs === 'function' ? latencyMs(request, callIndex) : (latencyMs ?? 0);
     if (delay > 0) await sleep(request.clock, delay, request.signal);
-    let answer: ModelReply | string;
+    let answer: unknown;
+    let where: string;
     if (typeof this.steps === 'function') {
+      where = `call ${callIndex + 1} of the script function`;
       answer = await this.steps(request, callIndex);
     } else {
+      if (this.cursor >= this.steps.length) throw new ScriptExhaustedError(callIndex, request.agentId);
+      where = `step ${this.cursor + 1} of the script`;
       const step = this.steps[this.cursor];
-      if (step === undefined) throw new ScriptExhaustedError(callIndex, request.agentId);
       this.cursor += 1;
       answer = await resolveStep(step, request);
     }
-    return this.finish(answer, request);
+    return this.finish(checkAnswer(answer, this.name, where, request.agentId), request);
   }
 
   private finish(answer: ModelReply | string, request: ModelRequest): ModelReply {
@@ -130,17 +135,56 @@ export class ScriptedModel implements Model {
   }
 }
 
-async function resolveStep(step: ScriptStep, request: ModelRequest): Promise<ModelReply | string> {
+/** What a step gives; `unknown`, since a script built at run time (or in plain JavaScript) may hold anything. */
+async function resolveStep(step: ScriptStep | undefined, request: ModelRequest): Promise<unknown> {
   if (step instanceof Error) throw step;
   if (typeof step === 'function') return step(request);
   return step;
+}
+
+/**
+ * The answer of a step, checked to be one: a string, or a reply object whose content is text (or missing, or null)
+ * and whose tool calls (if any) are a list of objects. Anything else throws an {@link InvalidScriptStepError} naming
+ * the step and what is wrong, rather than a `TypeError` from deep inside the model.
+ */
+function checkAnswer(answer: unknown, model: string, where: string, agentId: string): ModelReply | string {
+  const problem = answerProblem(answer);
+  if (problem !== undefined) throw new InvalidScriptStepError(model, where, agentId, problem);
+  return answer as ModelReply | string;
+}
+
+function answerProblem(answer: unknown): string | undefined {
+  if (typeof answer === 'string') return undefined;
+  if (answer === null || typeof answer !== 'object' || Array.isArray(answer)) return `gave ${shown(answer)} instead of a reply`;
+  const { content, toolCalls } = answer as { content?: unknown; toolCalls?: unknown };
+  if (content !== undefined && content !== null && typeof content !== 'string') {
+    return `gave a reply whose content is ${shown(content)}, not text`;
+  }
+  if (toolCalls === undefined || toolCalls === null) return undefined;
+  if (!Array.isArray(toolCalls)) return `gave a reply whose toolCalls is ${shown(toolCalls)}, not a list`;
+  const bad = toolCalls.findIndex((call) => call === null || typeof call !== 'object');
+  return bad === -1 ? undefined : `gave a reply whose tool call ${bad + 1} is ${shown(toolCalls[bad])}, not { id, name, arguments }`;
+}
+
+/** A value named in a few words, for an error message. */
+function shown(value: unknown): string {
+  if (value === null || value === undefined) return String(value);
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'object') return 'an object';
+  if (typeof value === 'function') return 'a function';
+  return `the ${typeof value} ${String(value)}`;
 }
 
 /** About four characters a token: enough for simulations to show plausible figures. */
 function estimateUsage(request: ModelRequest, reply: ModelReply): NonNullable<ModelReply['usage']> {
   let input = 0;
   for (const message of request.messages) input += message.content.length;
-  let output = reply.content.length;
-  for (const call of reply.toolCalls ?? []) output += call.name.length + call.arguments.length;
+  let output = textLength(reply.content);
+  for (const call of reply.toolCalls ?? []) output += textLength(call.name) + textLength(call.arguments);
   return { inputTokens: Math.ceil(input / 4), outputTokens: Math.ceil(output / 4) };
+}
+
+/** The length of a text; nothing (missing content, a malformed name) counts as none. */
+function textLength(value: unknown): number {
+  return typeof value === 'string' ? value.length : 0;
 }

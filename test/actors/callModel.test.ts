@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { createActor, toPromise } from 'xstate';
 import { z } from 'zod';
-import { defineTool, ModelError } from 'troupe';
+import { defineTool, ModelCallError, ModelError } from 'troupe';
 import { ScriptedModel } from 'troupe/testing';
 import { createCallModel, type CallModelInput } from '../../src/actors/callModel.js';
 import type { Model, ModelReply, ModelRequest } from '../../src/models/Model.js';
@@ -121,8 +121,19 @@ describe('callModel', () => {
     }
   });
 
+  it('takes missing or null content beside tool calls as no text, and keeps the calls', async () => {
+    const calls = [{ id: 'c1', name: 'search', arguments: '{"q":"a"}' }];
+    for (const reply of [{ toolCalls: calls }, { content: null, toolCalls: calls }]) {
+      const turn = await startTurn(testEnvironment({ agents: worker(rawModel(reply)) })).result;
+      expect(turn).toMatchObject({ content: '', toolCalls: calls });
+    }
+    // Without tool calls it is an empty answer (the agent machine fails it with empty_answer), not a malformed reply.
+    const empty = await startTurn(testEnvironment({ agents: worker(rawModel({ content: null, toolCalls: [] })) })).result;
+    expect(empty).toMatchObject({ content: '', toolCalls: [] });
+  });
+
   it('fails with a ModelError naming the model for a reply without text content', async () => {
-    for (const reply of [null, 'plain text', { toolCalls: [] }, { content: 42 }]) {
+    for (const reply of [null, 'plain text', { content: 42 }, { content: {}, toolCalls: [] }]) {
       const environment = testEnvironment({ agents: worker(rawModel(reply, 'sloppy')) });
       const error = await startTurn(environment).result.then(
         () => undefined,
@@ -143,16 +154,56 @@ describe('callModel', () => {
     expect(actor.getSnapshot().status).toBe('error');
   });
 
-  it('fails with the very error the model threw, keeping its class, status and code', async () => {
+  it('fails with a ModelCallError that wraps what the model threw, naming the model, the agent and the try, keeping status and retryable', async () => {
     const thrown = new ModelError('rate limited', { status: 429 });
     const environment = testEnvironment({ agents: worker(new ScriptedModel([thrown])) });
     const { actor, result } = startTurn(environment);
 
-    await expect(result).rejects.toBe(thrown);
+    await expect(result).rejects.toBeInstanceOf(ModelCallError);
     const snapshot = actor.getSnapshot();
     expect(snapshot.status).toBe('error');
-    expect(snapshot.error).toBe(thrown);
-    expect(snapshot.error).toMatchObject({ code: 'model_error', status: 429, retryable: true });
+    expect(snapshot.error).toMatchObject({
+      code: 'model_call_failed',
+      model: 'scripted',
+      agentName: 'worker',
+      agentId: 'agent:worker:1',
+      attempt: 1,
+      status: 429,
+      retryable: true,
+      message: 'The model call of agent "worker" to model "scripted" failed: rate limited',
+    });
+    expect((snapshot.error as ModelCallError).cause).toBe(thrown);
+  });
+
+  it('wraps a thrown value that is no Error too, with a readable message, and names the model the definition asks for', async () => {
+    for (const [thrown, cause] of [
+      [undefined, 'the model threw undefined'],
+      ['text', 'text'],
+      [new Error('boom'), 'boom'],
+    ] as const) {
+      const failing: Model = {
+        name: 'shaky',
+        complete: async () => {
+          throw thrown;
+        },
+      };
+      const environment = testEnvironment({
+        agents: [{ name: 'worker', description: 'Works.', systemPrompt: 'You work.', model: 'gpt-4o' }],
+        model: failing,
+      });
+      const error = await startTurn(environment).result.then(
+        () => undefined,
+        (rejected: unknown) => rejected,
+      );
+      expect(error).toBeInstanceOf(ModelCallError);
+      expect(error).toMatchObject({
+        model: 'gpt-4o',
+        status: undefined,
+        retryable: undefined,
+        message: `The model call of agent "worker" to model "gpt-4o" failed: ${cause}`,
+      });
+      expect((error as ModelCallError).cause).toBe(thrown);
+    }
   });
 
   it('aborts the model’s signal when stopped, clearing its wait on the clock, and reports no turn', async () => {

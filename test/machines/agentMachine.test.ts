@@ -99,7 +99,13 @@ describe('agent lifecycle', () => {
     const runtime = createRuntime({ model, agents: [worker()] });
     const result = await runtime.run('worker', 'Answer.');
     expect(result).toMatchObject({ status: 'failed', reason: 'error' });
-    expect(result.error).toEqual({ code: 'model_error', fault: 'model', message: 'server said 500', status: 500, retryable: true });
+    expect(result.error).toEqual({
+      code: 'model_error',
+      fault: 'model',
+      message: 'The model call of agent "worker" to model "scripted" failed: server said 500',
+      status: 500,
+      retryable: true,
+    });
     await runtime.shutdown();
   });
 
@@ -122,7 +128,7 @@ describe('agent lifecycle', () => {
       ['error', 'model_error', 'model', false],
       ['error', 'aborted', 'system', undefined],
       ['error', 'script_exhausted', 'user', undefined],
-      ['error', 'unexpected', 'model', undefined],
+      ['error', 'model_call_failed', 'model', undefined],
     ]);
     const failedEvents = events.flatMap((event) => (event.type === 'agent.failed' ? [event] : []));
     expect(failedEvents.map((event) => event.error)).toEqual(expect.arrayContaining(results.map((result) => result.error)));

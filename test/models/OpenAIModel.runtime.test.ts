@@ -1,7 +1,8 @@
 // A whole agent run on OpenAIModel through the real openai SDK against a loopback OpenAI-compatible server.
+import OpenAI from 'openai';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createRuntime, OpenAIModel } from 'troupe';
-import { chatCompletion, startOpenAIServer, type OpenAIServer } from '../support/openaiServer.js';
+import { createRuntime, OpenAIModel, type Model, type ModelReply } from 'troupe';
+import { chatCompletion, deltaChunk, startOpenAIServer, usageChunk, type OpenAIServer } from '../support/openaiServer.js';
 import { echoTool, worker } from '../stubs.js';
 
 let server: OpenAIServer;
@@ -58,6 +59,101 @@ describe('an agent on OpenAIModel', () => {
     expect(result.error).toMatchObject({ code: 'model_error', fault: 'model', status: 500, retryable: true });
     expect(result.error?.message).toContain('HTTP 500');
     expect(result.error?.message).toContain('Out of GPUs.');
+    await runtime.shutdown();
+  });
+
+  it('runs the tool turn when the server leaves content out beside tool calls, whole or streamed', async () => {
+    const whole = chatCompletion({ toolCalls: [{ id: 'call_a', name: 'echo', arguments: '{"text":"ping"}' }] }) as {
+      choices: { message: Record<string, unknown> }[];
+    };
+    delete whole.choices[0]!.message.content;
+    server.enqueue(
+      { kind: 'json', body: whole },
+      { kind: 'json', body: chatCompletion({ content: 'Whole.' }) },
+      {
+        kind: 'stream',
+        chunks: [
+          deltaChunk({ role: 'assistant', tool_calls: [{ index: 0, id: 'call_b', type: 'function', function: { name: 'echo', arguments: '{"text":"pong"}' } }] }, { finish: 'tool_calls' }),
+          usageChunk(1, 1),
+        ],
+      },
+      { kind: 'stream', chunks: [deltaChunk({ content: 'Streamed.' }, { finish: 'stop' }), usageChunk(1, 1)] },
+    );
+    const { tool, calls } = echoTool();
+    const runtime = createRuntime({
+      model: new OpenAIModel({ model: 'gpt-4o-mini', apiKey: 'sk-test', baseURL: server.baseURL, maxRetries: 0 }),
+      agents: [worker('worker', ['echo'])],
+      tools: [tool],
+    });
+    const streaming = createRuntime({
+      model: new OpenAIModel({ model: 'gpt-4o-mini', apiKey: 'sk-test', baseURL: server.baseURL, maxRetries: 0, stream: true }),
+      agents: [worker('worker', ['echo'])],
+      tools: [tool],
+    });
+
+    expect(await runtime.run('worker', 'Ping.')).toMatchObject({ status: 'completed', output: 'Whole.', toolCallsExecuted: 1 });
+    expect(await streaming.run('worker', 'Pong.')).toMatchObject({ status: 'completed', output: 'Streamed.', toolCallsExecuted: 1 });
+    expect(calls).toEqual(['ping', 'pong']);
+    await runtime.shutdown();
+    await streaming.shutdown();
+  });
+});
+
+describe('an agent on a model made straight on the openai client', () => {
+  /** A Model as a user writes one on the openai SDK: the message's content passed on as it comes, null included. */
+  function direct(): Model {
+    const client = new OpenAI({ apiKey: 'sk-test', baseURL: server.baseURL, maxRetries: 0 });
+    return {
+      name: 'direct',
+      async complete(request): Promise<ModelReply> {
+        const completion = await client.chat.completions.create(
+          {
+            model: 'gpt-4o-mini',
+            messages: request.messages.map((message) =>
+              message.role === 'tool'
+                ? { role: 'tool' as const, tool_call_id: message.toolCallId, content: message.content }
+                : message.role === 'assistant'
+                  ? {
+                      role: 'assistant' as const,
+                      content: message.content === '' ? null : message.content,
+                      ...(message.toolCalls?.length
+                        ? { tool_calls: message.toolCalls.map((call) => ({ id: call.id, type: 'function' as const, function: { name: call.name, arguments: call.arguments } })) }
+                        : {}),
+                    }
+                  : { role: message.role, content: message.content },
+            ),
+            tools: request.tools.map((entry) => ({ type: 'function' as const, function: entry })),
+          },
+          { signal: request.signal },
+        );
+        const message = completion.choices[0]!.message;
+        return {
+          content: message.content,
+          toolCalls: message.tool_calls?.flatMap((call) => (call.type === 'function' ? [{ id: call.id, name: call.function.name, arguments: call.function.arguments }] : [])),
+          usage: { inputTokens: completion.usage?.prompt_tokens ?? 0, outputTokens: completion.usage?.completion_tokens ?? 0 },
+          model: completion.model,
+        };
+      },
+    };
+  }
+
+  it('runs the tool turn of a reply with content: null and tool calls, then completes with the answer', async () => {
+    server.enqueue(
+      { kind: 'json', body: chatCompletion({ content: null, toolCalls: [{ id: 'call_a', name: 'echo', arguments: '{"text":"ping"}' }], model: 'gpt-4o-mini' }) },
+      { kind: 'json', body: chatCompletion({ content: 'It said pong.', model: 'gpt-4o-mini' }) },
+    );
+    const { tool, calls } = echoTool();
+    const runtime = createRuntime({ model: direct(), agents: [worker('worker', ['echo'])], tools: [tool] });
+
+    const result = await runtime.run('worker', 'Ping the echo tool.');
+
+    expect(result).toMatchObject({ status: 'completed', output: 'It said pong.', turns: 2, toolCallsExecuted: 1 });
+    expect(calls).toEqual(['ping']);
+    const second = server.requests[1]?.body as { messages: unknown[] };
+    expect(second.messages.slice(-2)).toEqual([
+      { role: 'assistant', content: null, tool_calls: [{ id: 'call_a', type: 'function', function: { name: 'echo', arguments: '{"text":"ping"}' } }] },
+      { role: 'tool', tool_call_id: 'call_a', content: 'echo: ping' },
+    ]);
     await runtime.shutdown();
   });
 });

@@ -1,7 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import * as troupe from 'troupe';
-import { assignTask, createRuntime, TroupeError, type ToolCall } from 'troupe';
-import { assignCall, callTools, ScriptedModel, ScriptExhaustedError, textReply, toolCall, UnusedStepsError } from 'troupe/testing';
+import { assignTask, createRuntime, TroupeError, type ModelReply, type ToolCall } from 'troupe';
+import {
+  assignCall,
+  callTools,
+  InvalidScriptStepError,
+  ScriptedModel,
+  ScriptExhaustedError,
+  textReply,
+  toolCall,
+  UnusedStepsError,
+  type ScriptStep,
+} from 'troupe/testing';
 import { modelRequest } from '../support/modelRequest.js';
 import { echoTool, leader, worker } from '../stubs.js';
 
@@ -78,6 +88,62 @@ describe('unused steps', () => {
   });
 });
 
+describe('steps that give no reply', () => {
+  /** A step as a script built at run time (or in plain JavaScript) may hold it, whatever its type. */
+  const odd = (value: unknown) => value as ScriptStep;
+
+  it('a null reply, a null tool call and other non-replies reject with an InvalidScriptStepError naming the step and the fault', async () => {
+    const cases: [unknown, string][] = [
+      [null, 'step 1 of the script (asked by agent:tester:abc) gave null instead of a reply'],
+      [undefined, 'step 1 of the script (asked by agent:tester:abc) gave undefined instead of a reply'],
+      [42, 'step 1 of the script (asked by agent:tester:abc) gave the number 42 instead of a reply'],
+      [{ content: '', toolCalls: [toolCall('echo', {}), null] }, 'step 1 of the script (asked by agent:tester:abc) gave a reply whose tool call 2 is null, not { id, name, arguments }'],
+      [{ toolCalls: { id: 'c1', name: 'echo', arguments: '{}' } }, 'step 1 of the script (asked by agent:tester:abc) gave a reply whose toolCalls is an object, not a list'],
+      [{ content: 7 }, 'step 1 of the script (asked by agent:tester:abc) gave a reply whose content is the number 7, not text'],
+      [() => null, 'step 1 of the script (asked by agent:tester:abc) gave null instead of a reply'],
+    ];
+    for (const [step, message] of cases) {
+      const model = new ScriptedModel([odd(step)], { name: 'sloppy' });
+      const error = await model.complete(modelRequest()).then(() => undefined, (thrown: unknown) => thrown);
+      expect(error).toBeInstanceOf(InvalidScriptStepError);
+      expect(error).toBeInstanceOf(TroupeError);
+      expect(error).toMatchObject({ code: 'invalid_script_step', fault: 'user', model: 'sloppy', step: 'step 1 of the script', agentId: 'agent:tester:abc' });
+      expect((error as Error).message).toContain(`ScriptedModel "sloppy": ${message}.`);
+    }
+  });
+
+  it('names the step of a per-agent script (counted from 1) and the call of a function script', async () => {
+    const perAgent = ScriptedModel.perAgent({ writer: ['first', odd(null)] });
+    await perAgent.complete(asAgent('writer'));
+    await expect(perAgent.complete(asAgent('writer'))).rejects.toMatchObject({
+      code: 'invalid_script_step',
+      step: 'step 2 of the script of agent "writer"',
+      agentId: 'agent:writer:1',
+    });
+
+    const fn = new ScriptedModel((_, callIndex) => (callIndex === 0 ? 'ok' : (odd({ content: '', toolCalls: [null] }) as ModelReply)));
+    await fn.complete(modelRequest());
+    await expect(fn.complete(modelRequest())).rejects.toThrow(
+      'ScriptedModel "scripted": call 2 of the script function (asked by agent:tester:abc) gave a reply whose tool call 1 is null',
+    );
+  });
+
+  it('fails the agent that asked, with the step named and the script (the user’s side) at fault', async () => {
+    const runtime = createRuntime({ model: new ScriptedModel([odd(null)]), agents: [worker()] });
+    const result = await runtime.run('worker', 'Go.');
+    expect(result).toMatchObject({ status: 'failed', reason: 'error', error: { code: 'invalid_script_step', fault: 'user' } });
+    expect(result.error?.message).toMatch(
+      /^The model call of agent "worker" to model "scripted" failed: ScriptedModel "scripted": step 1 of the script \(asked by agent:worker:\w+\) gave null instead of a reply\./,
+    );
+    await runtime.shutdown();
+  });
+
+  it('estimates usage for a reply without content, and for tool calls whose name or arguments are not text', async () => {
+    const reply = await new ScriptedModel([odd({ toolCalls: [{ id: 'c1', name: 'echo', arguments: { text: 'hi' } }, { id: 'c2' }] })]).complete(modelRequest());
+    expect(reply.usage).toEqual({ inputTokens: Math.ceil(('You are terse.'.length + 'Hello?'.length) / 4), outputTokens: 1 });
+  });
+});
+
 describe('the steps of a script', () => {
   it('toolCall turns its arguments into JSON text, keeps a string as it is, and names the call after the tool', () => {
     expect(toolCall('read_file', { path: 'a.txt' })).toEqual({ id: 'call_read_file', name: 'read_file', arguments: '{"path":"a.txt"}' });
@@ -131,6 +197,7 @@ describe('where ScriptedModel is shipped', () => {
   it('troupe/testing has it; the main entry still re-exports the same class for one release (deprecated)', () => {
     expect(troupe.ScriptedModel).toBe(ScriptedModel);
     expect(troupe.UnusedStepsError).toBe(UnusedStepsError);
+    expect(troupe.InvalidScriptStepError).toBe(InvalidScriptStepError);
   });
 });
 

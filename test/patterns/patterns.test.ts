@@ -67,7 +67,7 @@ describe('sequence', () => {
 
     expect(result).toMatchObject({ status: 'failed', reason: 'error' });
     expect(result.error?.message).toMatch(/^Step 2 \(b\) failed \(error\): .*model down/);
-    expect(result.error).toMatchObject({ code: 'unexpected', fault: 'model' }); // the failed step's identity is kept
+    expect(result.error).toMatchObject({ code: 'model_call_failed', fault: 'model' }); // the failed step's identity is kept
     expect(endsOf(events, 'c')).toEqual([]);
     await runtime.shutdown();
   });

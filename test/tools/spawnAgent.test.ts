@@ -232,7 +232,13 @@ describe('parallel_tasks', () => {
     expect(report.completed).toBe(1);
     expect(report.failed).toBe(2);
     expect(report.reports[0]).toMatchObject({ agent: 'auditor', status: 'completed', output: 'Clean.' });
-    expect(report.reports[1]).toMatchObject({ agent: 'broken', status: 'failed', reason: 'error', error: 'crashed' });
+    expect(report.reports[1]).toMatchObject({
+      agent: 'broken',
+      status: 'failed',
+      reason: 'error',
+      code: 'model_call_failed',
+      error: 'The model call of agent "broken" to model "scripted" failed: crashed',
+    });
     expect(report.reports[2]).toMatchObject({ agent: 'nobody', status: 'failed', error: expect.stringMatching(/Unknown agent "nobody"/) });
     expect(message.isError).toBeUndefined();
     await runtime.shutdown();

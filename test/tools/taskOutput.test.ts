@@ -59,7 +59,7 @@ describe('background delegation and task_output', () => {
 
     const tools = model.calls.filter((request) => request.agentName === 'lead').map((request) => lastToolMessage(request));
     expect(tools[2]).toMatchObject({ isError: true });
-    expect(tools[2]!.content).toMatch(/failed \(error\): model exploded/);
+    expect(tools[2]!.content).toMatch(/failed \(error\): The model call of agent "broken" to model "scripted" failed: model exploded/);
     expect(tools[3]).toMatchObject({ isError: true });
     expect(tools[3]!.content).toMatch(/No agent has the id "agent:ghost:nobody"/);
     await runtime.shutdown();

@@ -73,7 +73,10 @@ describe('a trace', () => {
 
     expect(signal).toBeNull();
     const output = JSON.parse(stdout) as { events: number; failed: { status: string; error: { message: string } } };
-    expect(output.failed).toMatchObject({ status: 'failed', error: { message: `upstream refused the key ${REDACTED}` } });
+    expect(output.failed).toMatchObject({
+      status: 'failed',
+      error: { message: `The model call of agent "caller" to model "scripted" failed: upstream refused the key ${REDACTED}` },
+    });
     const recording = await readRecording(files.trace);
     expect(recording.events).toHaveLength(output.events);
     expect(recording.events.filter((event) => event.type === 'agent.completed')).toHaveLength(20);

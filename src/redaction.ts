@@ -3,6 +3,7 @@
  * and stored sessions. A {@link Redactor} replaces each secret it knows, and each API key or `Authorization` header
  * value it recognises, with {@link REDACTED}.
  */
+import { inspect } from 'node:util';
 import { ConfigurationError } from './errors.js';
 
 /** What a secret is replaced by. */
@@ -83,6 +84,17 @@ export class Redactor {
     // Case-insensitive, so it may match more than the secrets do: a false hint costs one more look, never a change.
     this.hint = new RegExp([...escaped, ...PATTERN_HINTS].join('|'), 'i');
   }
+
+  /** What `util.inspect` and `console.log` show of it: how many secrets it knows, never the secrets themselves. */
+  [inspect.custom](): string {
+    return `Redactor { ${this.secrets.length} secret${this.secrets.length === 1 ? '' : 's'} }`;
+  }
+
+  /** What `JSON.stringify` writes of it: how many secrets it knows, never the secrets themselves. */
+  toJSON(): { secrets: number } {
+    return { secrets: this.secrets.length };
+  }
+
 
   /** A text with every secret replaced; the same text when it holds none. */
   redactText(text: string): string {

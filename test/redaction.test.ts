@@ -1,6 +1,7 @@
 // The Redactor on its own (listed secrets, environment variables, recognised keys and headers), and a runtime's
 // secrets kept out of what leaves it: events, results' errors, stored sessions.
 import { readFileSync } from 'node:fs';
+import { inspect } from 'node:util';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -75,6 +76,22 @@ describe('a Redactor', () => {
     const error = new Error('the-secret-value');
     expect(redactor.redact(error)).toBe(error);
     expect(redactor.redact(7)).toBe(7);
+  });
+});
+
+describe('printing what holds a secret', () => {
+  it('never prints the key of an OpenAIModel, a Redactor or a runtime, however deep util.inspect looks', async () => {
+    const key = 'sk-inspect-canary-0123456789abcdef';
+    const model = new OpenAIModel({ apiKey: key, model: 'gpt-4o' });
+    const redactor = new Redactor({ secrets: [key], env: false });
+    const runtime = createRuntime({ model, agents: [worker()], secrets: [key] });
+    for (const value of [model, redactor, runtime, { nested: { model } }]) {
+      expect(inspect(value, { depth: Infinity, showHidden: true })).not.toContain('canary');
+      expect(JSON.stringify(value, (_, inner: unknown) => (typeof inner === 'bigint' ? String(inner) : inner)) ?? '').not.toContain('canary');
+    }
+    expect(inspect(redactor)).toBe('Redactor { 1 secret }');
+    expect(inspect(model)).toContain('gpt-4o'); // what it is stays visible
+    await runtime.shutdown();
   });
 });
 

@@ -60,10 +60,12 @@ const PLACEHOLDER_API_KEY = 'not-needed';
 export class OpenAIModel implements Model {
   /** The default model name. */
   readonly name: string;
-  private readonly client: OpenAI;
-  private readonly options: OpenAIModelOptions;
+  // Private in the language, not only in types: `util.inspect`, `console.log` and debuggers' previews do not show
+  // them, so the key the client and the redactor hold is not printed with the model.
+  readonly #client: OpenAI;
+  readonly #options: OpenAIModelOptions;
   /** Keeps the key (and the environment's secrets, other keys, headers) out of the errors it throws. */
-  private readonly redactor: Redactor;
+  readonly #redactor: Redactor;
 
   constructor(options: OpenAIModelOptions) {
     if (typeof options.model !== 'string' || options.model.trim() === '') {
@@ -82,10 +84,10 @@ export class OpenAIModel implements Model {
         'OpenAIModel needs an API key: pass { apiKey }, set OPENAI_API_KEY, or give a baseURL for a local server.',
       );
     }
-    this.options = options;
+    this.#options = options;
     this.name = options.model;
-    this.redactor = new Redactor({ secrets: apiKey.length >= MIN_SECRET_LENGTH ? [apiKey] : [] });
-    this.client = new OpenAI({
+    this.#redactor = new Redactor({ secrets: apiKey.length >= MIN_SECRET_LENGTH ? [apiKey] : [] });
+    this.#client = new OpenAI({
       apiKey,
       baseURL,
       maxRetries: options.maxRetries ?? 2,
@@ -95,9 +97,9 @@ export class OpenAIModel implements Model {
 
   /** Answers one turn through the Chat Completions API. */
   async complete(request: ModelRequest): Promise<ModelReply> {
-    const model = request.model ?? this.options.model;
-    const xml = this.options.toolCallFormat === 'xml';
-    const temperature = request.temperature ?? this.options.temperature;
+    const model = request.model ?? this.#options.model;
+    const xml = this.#options.toolCallFormat === 'xml';
+    const temperature = request.temperature ?? this.#options.temperature;
     const body: ChatCompletionCreateParamsNonStreaming = {
       model,
       messages: toChatMessages(xml ? toXmlConversation(request.messages, request.tools) : request.messages),
@@ -108,9 +110,9 @@ export class OpenAIModel implements Model {
     if (signal.aborted) throw aborted(model);
     let reply: TextReply;
     try {
-      reply = this.options.stream === true ? await this.streamed(body, signal) : await this.whole(body, signal);
+      reply = this.#options.stream === true ? await this.streamed(body, signal) : await this.whole(body, signal);
     } catch (error) {
-      throw redacted(toTroupeError(error, model, signal), this.redactor);
+      throw redacted(toTroupeError(error, model, signal), this.#redactor);
     }
     // A stream cut short by the signal ends quietly in the SDK: the partial answer must not pass as a reply.
     if (signal.aborted) throw aborted(model);
@@ -119,7 +121,7 @@ export class OpenAIModel implements Model {
   }
 
   private async whole(body: ChatCompletionCreateParamsNonStreaming, signal: AbortSignal): Promise<TextReply> {
-    const completion: ChatCompletion = await this.client.chat.completions.create(body, { signal });
+    const completion: ChatCompletion = await this.#client.chat.completions.create(body, { signal });
     const message = completion.choices?.[0]?.message;
     if (message === undefined || message === null) {
       throw new ModelError(`Model "${body.model}" answered without a choice.`);
@@ -137,7 +139,7 @@ export class OpenAIModel implements Model {
   }
 
   private async streamed(body: ChatCompletionCreateParamsNonStreaming, signal: AbortSignal): Promise<TextReply> {
-    const stream = await this.client.chat.completions.create(
+    const stream = await this.#client.chat.completions.create(
       { ...body, stream: true, stream_options: { include_usage: true } },
       { signal },
     );

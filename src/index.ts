@@ -210,6 +210,7 @@ export {
   RuntimeClosedError,
   ScriptExhaustedError,
   StoreLockedError,
+  StoreLockLostError,
   ToolError,
   ToolTimeoutError,
   TroupeError,

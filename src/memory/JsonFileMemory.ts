@@ -121,7 +121,7 @@ export class JsonFileMemory<T = unknown> implements MemoryPort<T> {
         const ops = this.queue;
         this.queue = [];
         try {
-          const results = await withFileLock(this.lockFile, () => this.commit(ops), this.options);
+          const results = await withFileLock(this.lockFile, (lost) => this.commit(ops, lost), this.options);
           ops.forEach((op, index) => {
             const result = results[index]!;
             if (result.ok) op.resolve(result.value);
@@ -137,7 +137,7 @@ export class JsonFileMemory<T = unknown> implements MemoryPort<T> {
   }
 
   /** Under the lock: reads the file as it is now, applies the changes, writes it back atomically. */
-  private async commit(ops: Op[]): Promise<({ ok: true; value: unknown } | { ok: false; error: unknown })[]> {
+  private async commit(ops: Op[], lost: AbortSignal): Promise<({ ok: true; value: unknown } | { ok: false; error: unknown })[]> {
     await this.removeLeftovers();
     const data = await this.read(true);
     const results = ops.map((op) => {
@@ -147,7 +147,7 @@ export class JsonFileMemory<T = unknown> implements MemoryPort<T> {
         return { ok: false as const, error };
       }
     });
-    if (results.some((result) => result.ok)) await this.replace(data);
+    if (results.some((result) => result.ok)) await this.replace(data, lost);
     return results;
   }
 
@@ -162,8 +162,11 @@ export class JsonFileMemory<T = unknown> implements MemoryPort<T> {
     }
   }
 
-  /** Writes `data` to a temporary file, syncs it, renames it over the store and syncs the folder. */
-  private async replace(data: Data): Promise<void> {
+  /**
+   * Writes `data` to a temporary file, syncs it, renames it over the store and syncs the folder; not the rename if
+   * the lock was lost meanwhile (another writer may hold it now).
+   */
+  private async replace(data: Data, lost: AbortSignal): Promise<void> {
     const temp = `${this.file}.${process.pid}-${Math.random().toString(36).slice(2)}.tmp`;
     const handle = await open(temp, 'w');
     try {
@@ -174,6 +177,7 @@ export class JsonFileMemory<T = unknown> implements MemoryPort<T> {
     }
     try {
       await this.options.faults?.afterTempWrite?.();
+      lost.throwIfAborted();
       await rename(temp, this.file);
     } catch (error) {
       await unlink(temp).catch(() => {});

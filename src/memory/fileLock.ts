@@ -80,17 +80,17 @@ export async function withFileLock<T>(lockPath: string, work: (lost: AbortSignal
 
 /** Waits for this process's earlier holders of `path`; returns what ends this holder's turn. */
 async function takeTurn(path: string, deadline: number, timeoutMs: number): Promise<() => void> {
-  const before = turns.get(path) ?? Promise.resolve();
+  const before = turns.get(path);
   let end!: () => void;
   const ended = new Promise<void>((resolve) => {
     end = resolve;
   });
-  const tail = before.then(() => ended);
+  const tail = before ? before.then(() => ended) : ended;
   turns.set(path, tail);
   void tail.then(() => {
     if (turns.get(path) === tail) turns.delete(path);
   });
-  if (!(await settlesWithin(before, deadline - Date.now()))) {
+  if (before && !(await settlesWithin(before, deadline - Date.now()))) {
     void before.then(end); // gave up: pass the turn on as soon as it comes
     throw new StoreLockedError(path, timeoutMs);
   }

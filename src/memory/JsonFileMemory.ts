@@ -30,9 +30,10 @@ interface Op {
  *
  * - Writes are atomic: the new content goes to a temporary file, which is synced, renamed over the store, and the
  *   folder synced; a crash at any point leaves either the old file or the new one, whole.
- * - Writes from one process are queued and applied together; writes from several processes take turns through a
- *   lock file (`<file>.lock`), and each applies its changes to the file as it is on disk at that moment, so no
- *   process loses another's writes.
+ * - Writes from one store object are queued and applied together; writers take turns through a lock (`<file>.lock`,
+ *   a folder made by proper-lockfile: see {@link FileLockOptions}), store objects of one process on one file first
+ *   in that process's queue for it, and each applies its changes to the file as it is on disk at that moment, so no
+ *   writer loses another's writes. A writer killed while holding the lock leaves it, taken over after `staleMs`.
  * - The file carries its format's version, `schemaVersion` ({@link STORE_SCHEMA_VERSION}), at its top level beside the
  *   keys; `schemaVersion` is therefore not a key a caller may use. A file without it (written before it existed) is
  *   read as version 1 and gets the field at its next write.

@@ -55,6 +55,12 @@ const turns = new Map<string, Promise<void>>();
  * `work` gets a signal that aborts (with {@link StoreLockLostError}) if the lock is lost while held; it should check
  * the signal before it makes its change visible. A lost lock fails the call with that error; it never crashes the
  * process (proper-lockfile's default is to throw it from a timer).
+ *
+ * A known limit of proper-lockfile 4.1.2 (moxystudio/node-proper-lockfile#121, open): its takeover of a stale lock
+ * is a stat, an `rmdir` and a `mkdir`, so when two processes take over the same stale lock at the same moment, the
+ * later can remove the lock the earlier has just made, and both hold it. It needs a lock left stale (a killed or
+ * stalled holder) and two other processes judging it within the same instant; within one process, the queue above
+ * lets only one holder of a path try at a time.
  */
 export async function withFileLock<T>(lockPath: string, work: (lost: AbortSignal) => Promise<T>, options: FileLockOptions = {}): Promise<T> {
   const path = resolve(lockPath);

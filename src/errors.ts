@@ -417,16 +417,38 @@ export class UnsupportedSchemaError extends TroupeError {
   }
 }
 
-/** Another process held a store's lock for longer than the wait allowed. */
+/**
+ * A store's lock was held by another writer (another process, or another store object of this process on the same
+ * file) for longer than the wait allowed. Nothing was written.
+ */
 export class StoreLockedError extends TroupeError {
   readonly code = 'store_locked' as const;
   constructor(
-    /** The lock file. */
+    /** The lock (`<store>.lock`). */
     readonly lockFile: string,
     /** How long it waited. */
     readonly waitedMs: number,
   ) {
-    super(`The store lock ${lockFile} was held by another process for more than ${waitedMs} ms.`);
+    super(`The store lock ${lockFile} was held by another writer for more than ${waitedMs} ms.`);
+  }
+}
+
+/**
+ * A store's lock was lost while this process held it: it was not kept fresh within `staleMs` (this process stalled
+ * that long, so another took it as abandoned) or it was removed. The write fails with this error; when the loss was
+ * only noticed after the file was replaced, the change may be in the file all the same. A kind of
+ * {@link StoreLockedError} (same `code`).
+ */
+export class StoreLockLostError extends StoreLockedError {
+  constructor(
+    /** The lock (`<store>.lock`). */
+    lockFile: string,
+    /** What proper-lockfile reported. */
+    cause: unknown,
+  ) {
+    super(lockFile, 0);
+    this.message = `The store lock ${lockFile} was lost while this process held it (${errorMessage(cause)}); the write failed and may or may not be in the file.`;
+    this.cause = cause;
   }
 }
 

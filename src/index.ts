@@ -213,6 +213,7 @@ export {
   RuntimeClosedError,
   ScriptExhaustedError,
   StoreLockedError,
+  StoreLockLostError,
   ToolError,
   ToolTimeoutError,
   TroupeError,

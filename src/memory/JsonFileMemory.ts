@@ -30,9 +30,10 @@ interface Op {
  *
  * - Writes are atomic: the new content goes to a temporary file, which is synced, renamed over the store, and the
  *   folder synced; a crash at any point leaves either the old file or the new one, whole.
- * - Writes from one process are queued and applied together; writes from several processes take turns through a
- *   lock file (`<file>.lock`), and each applies its changes to the file as it is on disk at that moment, so no
- *   process loses another's writes.
+ * - Writes from one store object are queued and applied together; writers take turns through a lock (`<file>.lock`,
+ *   a folder made by proper-lockfile: see {@link FileLockOptions}), store objects of one process on one file first
+ *   in that process's queue for it, and each applies its changes to the file as it is on disk at that moment, so no
+ *   writer loses another's writes. A writer killed while holding the lock leaves it, taken over after `staleMs`.
  * - The file carries its format's version, `schemaVersion` ({@link STORE_SCHEMA_VERSION}), at its top level beside the
  *   keys; `schemaVersion` is therefore not a key a caller may use. A file without it (written before it existed) is
  *   read as version 1 and gets the field at its next write.
@@ -121,7 +122,7 @@ export class JsonFileMemory<T = unknown> implements MemoryPort<T> {
         const ops = this.queue;
         this.queue = [];
         try {
-          const results = await withFileLock(this.lockFile, () => this.commit(ops), this.options);
+          const results = await withFileLock(this.lockFile, (lost) => this.commit(ops, lost), this.options);
           ops.forEach((op, index) => {
             const result = results[index]!;
             if (result.ok) op.resolve(result.value);
@@ -137,7 +138,7 @@ export class JsonFileMemory<T = unknown> implements MemoryPort<T> {
   }
 
   /** Under the lock: reads the file as it is now, applies the changes, writes it back atomically. */
-  private async commit(ops: Op[]): Promise<({ ok: true; value: unknown } | { ok: false; error: unknown })[]> {
+  private async commit(ops: Op[], lost: AbortSignal): Promise<({ ok: true; value: unknown } | { ok: false; error: unknown })[]> {
     await this.removeLeftovers();
     const data = await this.read(true);
     const results = ops.map((op) => {
@@ -147,7 +148,7 @@ export class JsonFileMemory<T = unknown> implements MemoryPort<T> {
         return { ok: false as const, error };
       }
     });
-    if (results.some((result) => result.ok)) await this.replace(data);
+    if (results.some((result) => result.ok)) await this.replace(data, lost);
     return results;
   }
 
@@ -162,8 +163,11 @@ export class JsonFileMemory<T = unknown> implements MemoryPort<T> {
     }
   }
 
-  /** Writes `data` to a temporary file, syncs it, renames it over the store and syncs the folder. */
-  private async replace(data: Data): Promise<void> {
+  /**
+   * Writes `data` to a temporary file, syncs it, renames it over the store and syncs the folder; not the rename if
+   * the lock was lost meanwhile (another writer may hold it now).
+   */
+  private async replace(data: Data, lost: AbortSignal): Promise<void> {
     const temp = `${this.file}.${process.pid}-${Math.random().toString(36).slice(2)}.tmp`;
     const handle = await open(temp, 'w');
     try {
@@ -174,6 +178,7 @@ export class JsonFileMemory<T = unknown> implements MemoryPort<T> {
     }
     try {
       await this.options.faults?.afterTempWrite?.();
+      lost.throwIfAborted();
       await rename(temp, this.file);
     } catch (error) {
       await unlink(temp).catch(() => {});

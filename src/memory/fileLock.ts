@@ -1,116 +1,172 @@
-import { open, readFile, stat, unlink } from 'node:fs/promises';
+import { lstat, readFile, unlink } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { StoreLockedError } from '../errors.js';
+import { resolve } from 'node:path';
+import { StoreLockedError, StoreLockLostError } from '../errors.js';
 
-/** How a lock file is waited for. */
+/** How a store's lock is waited for, and when a lock is taken as abandoned. */
 export interface FileLockOptions {
-  /** Give up (with {@link StoreLockedError}) after waiting this long. Default 10 seconds. */
+  /**
+   * Give up (with {@link StoreLockedError}) after waiting this long, counting the wait for other store objects of
+   * this process on the same file. Default 10 seconds.
+   */
   timeoutMs?: number;
   /**
-   * A lock held longer than this is taken as abandoned (its holder died, or its process id was reused after a
-   * crash). Holders only keep a store's lock for one read-change-write. Default 60 seconds.
+   * A lock not kept fresh for this long is taken as abandoned (its holder died). A holder refreshes its lock (the
+   * lock folder's modification time) every fifth of this, at least every second, so only a holder stalled for most
+   * of `staleMs` loses it (and its write then fails with {@link StoreLockLostError}); a killed holder's lock blocks
+   * writers for at most this long, so keep it below `timeoutMs`. Default 5 seconds; at least 2 seconds
+   * (proper-lockfile's minimum), a smaller value counts as 2 seconds.
    */
   staleMs?: number;
 }
 
-interface LockOwner {
-  pid: number;
-  host: string;
-  at: number;
-  token: string;
-}
-
+const DEFAULT_TIMEOUT_MS = 10_000;
+const DEFAULT_STALE_MS = 5_000;
+/** proper-lockfile's floor for `stale` (and for `update`, 1 s: `update` is at most `stale / 2`). */
+const MIN_STALE_MS = 2_000;
+/** An older troupe's lock file that holds no readable owner this long after it was made is a killed writer's. */
+const UNREADABLE_GRACE_MS = 1_000;
 const HOST = hostname();
-/** The lock files this process holds now: a lock naming this process's id that is not here is someone else's leftover. */
-const held = new Set<string>();
+
+type Release = () => Promise<void>;
+type Lockfile = typeof import('proper-lockfile');
 
 /**
- * Runs `work` while holding the lock file `lockPath`, made with an exclusive create (`wx`), so only one process at a
- * time holds it. A lock whose holder is gone (a process of this machine that no longer runs, or one older than
- * `staleMs`) is removed, by one waiter at a time (through `<lock>.break`), after it has checked the lock is still
- * the one it judged. Waits with short, growing pauses up to `timeoutMs`.
+ * proper-lockfile, loaded on the first lock rather than with troupe: loading it patches process-wide things
+ * (graceful-fs wraps `fs.close`; signal-exit wraps `process.emit` to remove held locks on exit), which a program that
+ * never writes a JSON store should not get.
  */
-export async function withFileLock<T>(lockPath: string, work: () => Promise<T>, options: FileLockOptions = {}): Promise<T> {
-  const timeoutMs = options.timeoutMs ?? 10_000;
-  const staleMs = options.staleMs ?? 60_000;
-  const started = Date.now();
-  let mine: string | undefined;
-  for (let attempt = 0; ; attempt++) {
-    mine = await tryLock(lockPath);
-    if (mine !== undefined) break;
-    if (await breakIfStale(lockPath, staleMs)) continue;
-    if (Date.now() - started > timeoutMs) throw new StoreLockedError(lockPath, timeoutMs);
-    await pause(Math.min(100, 2 + attempt * 3) * (0.5 + Math.random()));
-  }
-  held.add(lockPath);
-  try {
-    return await work();
-  } finally {
-    held.delete(lockPath);
-    // Remove it only if it is still ours (were it judged stale and taken over meanwhile, it is not).
-    if ((await readFile(lockPath, 'utf8').catch(() => undefined)) === mine) await unlink(lockPath).catch(() => {});
-  }
-}
+let lockfile: Promise<Lockfile> | undefined;
 
-/** Takes the lock; returns the text written into it, or undefined when another holds it. */
-async function tryLock(lockPath: string): Promise<string | undefined> {
-  const text = JSON.stringify({ pid: process.pid, host: HOST, at: Date.now(), token: Math.random().toString(36).slice(2) } satisfies LockOwner);
+/**
+ * Per lock path (resolved), the end of this process's queue of holders. proper-lockfile refuses (ELOCKED) a lock
+ * this process already holds, and two store objects on one file must never both believe they hold it, so the
+ * holders of one process take turns here before taking the lock on disk.
+ */
+const turns = new Map<string, Promise<void>>();
+
+/**
+ * Runs `work` while holding the lock `lockPath` (a store's `<file>.lock`), so only one writer at a time, in this
+ * process or another, holds it. The lock is proper-lockfile's: a folder made with `mkdir` (atomic: there is no
+ * half-made lock), kept fresh by updating its modification time while held, and taken over by a waiter once it
+ * has not been refreshed for `staleMs` (its holder died). Within this process, holders of one path queue first.
+ * Waits with short, growing pauses; gives up with {@link StoreLockedError} after `timeoutMs` in all.
+ *
+ * `work` gets a signal that aborts (with {@link StoreLockLostError}) if the lock is lost while held; it should check
+ * the signal before it makes its change visible. A lost lock fails the call with that error; it never crashes the
+ * process (proper-lockfile's default is to throw it from a timer).
+ *
+ * A known limit of proper-lockfile 4.1.2 (moxystudio/node-proper-lockfile#121, open): its takeover of a stale lock
+ * is a stat, an `rmdir` and a `mkdir`, so when two processes take over the same stale lock at the same moment, the
+ * later can remove the lock the earlier has just made, and both hold it. It needs a lock left stale (a killed or
+ * stalled holder) and two other processes judging it within the same instant; within one process, the queue above
+ * lets only one holder of a path try at a time.
+ */
+export async function withFileLock<T>(lockPath: string, work: (lost: AbortSignal) => Promise<T>, options: FileLockOptions = {}): Promise<T> {
+  const path = resolve(lockPath);
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const staleMs = Math.max(options.staleMs ?? DEFAULT_STALE_MS, MIN_STALE_MS);
+  const deadline = Date.now() + timeoutMs;
+  const endTurn = await takeTurn(path, deadline, timeoutMs);
   try {
-    const handle = await open(lockPath, 'wx');
+    const lost = new AbortController();
+    const release = await acquire(path, { staleMs, deadline, timeoutMs }, (error) => lost.abort(new StoreLockLostError(path, error)));
     try {
-      await handle.writeFile(text);
+      const result = await work(lost.signal);
+      lost.signal.throwIfAborted();
+      return result;
     } finally {
-      await handle.close();
+      // Rejects (ERELEASED) when the lock was lost meanwhile: that is already the caller's error.
+      await release().catch(() => {});
     }
-    return text;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return undefined;
-    throw error;
-  }
-}
-
-/** The lock's text when its holder is gone, else undefined. */
-async function staleText(lockPath: string, staleMs: number): Promise<string | undefined> {
-  let text: string;
-  let modified: number;
-  try {
-    [text, modified] = await Promise.all([readFile(lockPath, 'utf8'), stat(lockPath).then((stats) => stats.mtimeMs)]);
-  } catch {
-    return undefined; // released meanwhile
-  }
-  let owner: Partial<LockOwner> | undefined;
-  try {
-    owner = JSON.parse(text) as Partial<LockOwner>;
-  } catch {
-    // Being written this very moment, or its holder died while writing it: judge it by its age alone.
-  }
-  const age = Date.now() - (typeof owner?.at === 'number' ? owner.at : modified);
-  if (age > staleMs) return text;
-  if (owner?.host !== HOST || typeof owner.pid !== 'number') return undefined;
-  if (owner.pid === process.pid) return held.has(lockPath) ? undefined : text; // an earlier process with our id
-  return isRunning(owner.pid) ? undefined : text;
-}
-
-/** Removes a lock whose holder is gone; true when it did (or it went meanwhile), so the caller tries again at once. */
-async function breakIfStale(lockPath: string, staleMs: number): Promise<boolean> {
-  const stale = await staleText(lockPath, staleMs);
-  if (stale === undefined) return false;
-  const breaker = `${lockPath}.break`;
-  const mine = await tryLock(breaker);
-  if (mine === undefined) {
-    // Another waiter is breaking it; a break file left by a waiter that died is removed after a while.
-    const left = await stat(breaker).catch(() => undefined);
-    if (left && Date.now() - left.mtimeMs > Math.min(staleMs, 10_000)) await unlink(breaker).catch(() => {});
-    return false;
-  }
-  try {
-    // Nobody but a breaker removes a lock it does not hold, and we are the only breaker: if the lock is still the
-    // one judged stale, it is safe to remove.
-    if ((await staleText(lockPath, staleMs)) === stale) await unlink(lockPath).catch(() => {});
-    return true;
   } finally {
-    await unlink(breaker).catch(() => {});
+    endTurn();
   }
+}
+
+/** Waits for this process's earlier holders of `path`; returns what ends this holder's turn. */
+async function takeTurn(path: string, deadline: number, timeoutMs: number): Promise<() => void> {
+  const before = turns.get(path);
+  let end!: () => void;
+  const ended = new Promise<void>((resolve) => {
+    end = resolve;
+  });
+  const tail = before ? before.then(() => ended) : ended;
+  turns.set(path, tail);
+  void tail.then(() => {
+    if (turns.get(path) === tail) turns.delete(path);
+  });
+  if (before && !(await settlesWithin(before, deadline - Date.now()))) {
+    void before.then(end); // gave up: pass the turn on as soon as it comes
+    throw new StoreLockedError(path, timeoutMs);
+  }
+  return end;
+}
+
+/** Takes the lock on disk, retrying until the deadline. */
+async function acquire(
+  path: string,
+  wait: { staleMs: number; deadline: number; timeoutMs: number },
+  onCompromised: (error: Error) => void,
+): Promise<Release> {
+  const { lock } = await (lockfile ??= import('proper-lockfile'));
+  const update = Math.max(1_000, Math.floor(wait.staleMs / 5));
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await lock(path, { lockfilePath: path, realpath: false, stale: wait.staleMs, update, retries: 0, onCompromised });
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      // ELOCKED: held. ENOTDIR: proper-lockfile judged a plain file at the path stale and could not rmdir it.
+      if (code !== 'ELOCKED' && code !== 'ENOTDIR') throw error;
+      const leftover = await removeOldLockFile(path, wait.staleMs);
+      if (leftover === 'removed') continue;
+      if (leftover === 'none' && code === 'ENOTDIR') throw error;
+    }
+    const left = wait.deadline - Date.now();
+    if (left <= 0) throw new StoreLockedError(path, wait.timeoutMs);
+    await pause(Math.min(left, Math.min(100, 2 + attempt * 3) * (0.5 + Math.random())));
+  }
+}
+
+/**
+ * Older troupe versions locked a store with a plain file at the same path, `<store>.lock`, created exclusively and
+ * then given its owner (`{ pid, host, at, token }`). The name is kept on purpose: an older and a newer troupe on one
+ * store still exclude each other (an exclusive create of the file and a `mkdir` of the folder cannot both succeed).
+ * Such a file that an older troupe left when it was killed is removed here, so it never blocks for long:
+ * - at once when it names a process of this machine that no longer runs, or this process (which never makes one);
+ * - when it holds no readable owner (the writer was killed between creating it and writing its owner) and was made
+ *   more than a second ago (a live writer writes its owner right after creating it);
+ * - when its `at` is more than `staleMs` ago (its holder, elsewhere or alive, kept it too long).
+ * `unlink` cannot remove a folder, so this never removes a lock of this version.
+ */
+async function removeOldLockFile(path: string, staleMs: number): Promise<'removed' | 'held' | 'none'> {
+  const stats = await lstat(path).catch(() => undefined);
+  if (!stats?.isFile()) return 'none';
+  const text = await readFile(path, 'utf8').catch(() => undefined);
+  if (text === undefined || !isLeftover(text, stats.mtimeMs, staleMs)) return 'held';
+  const now = await lstat(path).catch(() => undefined);
+  if (now?.ino !== stats.ino || now.mtimeMs !== stats.mtimeMs) return 'held'; // changed meanwhile: judge it again
+  try {
+    await unlink(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  return 'removed';
+}
+
+/** True when an older troupe's lock file (its text and modification time) was left by a writer that is gone. */
+function isLeftover(text: string, modifiedMs: number, staleMs: number): boolean {
+  let owner: { pid?: unknown; host?: unknown; at?: unknown } | undefined;
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (parsed !== null && typeof parsed === 'object') owner = parsed;
+  } catch {
+    // empty or half-written
+  }
+  if (owner === undefined || typeof owner.at !== 'number') return Date.now() - modifiedMs > UNREADABLE_GRACE_MS;
+  if (Date.now() - owner.at > staleMs) return true;
+  if (owner.host !== HOST || typeof owner.pid !== 'number') return false;
+  return owner.pid === process.pid || !isRunning(owner.pid);
 }
 
 /** True when a process with this id runs on this machine. */
@@ -120,6 +176,19 @@ export function isRunning(pid: number): boolean {
     return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Resolves true when `promise` settles within `ms`, false when the time runs out first. */
+async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeUp = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), Math.max(0, ms));
+  });
+  try {
+    return await Promise.race([promise.then(() => true), timeUp]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 

@@ -66,8 +66,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     ...messaging(parts),
     cleanupTemporary() {
       const names = catalog.temporary();
-      for (const actor of [...table().liveActors()]) {
-        const record = table().record(actor.id);
+      for (const [id] of [...table().liveAgents()]) {
+        const record = table().record(id);
         if (record && names.includes(record.name)) supervisor.send({ type: 'CANCEL', id: record.id, error: 'Temporary agents were cleaned up.' });
       }
       for (const name of names) launcher.forget(name); // a run still ending takes its agent with it when it ends

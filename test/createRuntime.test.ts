@@ -154,12 +154,14 @@ describe('events and metrics', () => {
   });
 
   it('an inspect callback sees an actor for the supervisor and for every agent', async () => {
-    const actors = new Set<string>();
+    const refs = new Set<{ systemId?: string; id: string }>();
     const inspect = (event: InspectionEvent) => {
-      if (event.type === '@xstate.actor') actors.add((event.actorRef as unknown as { id: string }).id);
+      if (event.type === '@xstate.actor') refs.add(event.actorRef as unknown as { systemId?: string; id: string });
     };
     const runtime = createRuntime({ model: new ScriptedModel(() => 'hi'), agents: [worker()], inspect });
     const ids = await Promise.all([1, 2, 3].map((index) => runtime.run('worker', `Task ${index}`)));
+    // An agent's actor id is its kind (`agent:<name>`); its own id is its systemId (set once the actor is made).
+    const actors = new Set([...refs].map((ref) => ref.systemId ?? ref.id));
     expect(actors.has('supervisor')).toBe(true);
     expect([...actors].filter((id) => id.startsWith('agent:')).sort()).toEqual(ids.map(({ id }) => id).sort());
     await runtime.shutdown();

@@ -138,7 +138,8 @@ export class StatelyBridge implements Observer<InspectionEvent> {
     const turn = TURN_CHILD.exec(actor.id);
     const known: Known = {
       sessionId,
-      name: turn && parent ? `${turn[1]}:${parent.name}#${turn[2]}` : actor.id,
+      // An agent's own id is its systemId (its actor id is its kind, `agent:<name>`).
+      name: turn && parent ? `${turn[1]}:${parent.name}#${turn[2]}` : (actor.systemId ?? actor.id),
       parentId: parent?.sessionId,
       rootId: event.rootId,
       definition: this.definitionOf(actor.logic, actor.id),

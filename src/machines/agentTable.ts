@@ -123,6 +123,18 @@ export class AgentTable {
     return this.actors.values();
   }
 
+  /** Every live agent with its id (an actor's own id is its kind, `agent:<name>`; this is the agent's). */
+  liveAgents(): IterableIterator<[string, AgentActorRef]> {
+    return this.actors.entries();
+  }
+
+  /** The id of the live agent or group of this actor kind whose actor crashed (its snapshot in error), if any. */
+  crashed(kind: string): string | undefined {
+    for (const [id, actor] of this.actors) if (actor.id === kind && actor.getSnapshot().status === 'error') return id;
+    for (const [id, group] of this.groups) if (group.id === kind && group.getSnapshot().status === 'error') return id;
+    return undefined;
+  }
+
   /** Gives an agent a slot. */
   takeSlot(record: AgentRecord): void {
     record.holdsSlot = true;
@@ -151,6 +163,14 @@ export class AgentTable {
     this.actors.delete(id);
     if (record.group) this.groups.delete(id);
     return waiters;
+  }
+
+  /** Forgets an ended agent's (or group's) record, for good; a live one is kept. */
+  forget(id: string): void {
+    const record = this.records.get(id);
+    if (!record || this.actors.has(id) || this.groups.has(id)) return;
+    this.unlink(record);
+    this.records.delete(id);
   }
 
   /** The agent and all its descendants, parents before children. */

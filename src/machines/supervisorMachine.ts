@@ -16,14 +16,14 @@ const DONE = 'xstate.done.actor.';
 const ERROR = 'xstate.error.actor.';
 
 /** True when a message wakes the agent: it waits in `running.waiting`, and now has what it waits for. */
-function wakes(context: SupervisorContext, actor: AgentActorRef): boolean {
-  return actor.getSnapshot().matches({ running: 'waiting' }) && context.postOffice.ready(actor.id);
+function wakes(context: SupervisorContext, id: string, actor: AgentActorRef): boolean {
+  return actor.getSnapshot().matches({ running: 'waiting' }) && context.postOffice.ready(id);
 }
 
 /** What the supervisor does when an agent's actor ends: release it, end the waits on it, report its outcome. */
 const whenAgentEnds = [
-  { type: 'release', params: ({ event }: { event: SupervisorEvent }) => ({ outcome: outcomeOf(event) }) },
-  { type: 'reportOutcome', params: ({ event }: { event: SupervisorEvent }) => ({ outcome: outcomeOf(event) }) },
+  { type: 'release', params: ({ context, event }: { context: SupervisorContext; event: SupervisorEvent }) => ({ outcome: outcomeOf(context, event) }) },
+  { type: 'reportOutcome', params: ({ context, event }: { context: SupervisorContext; event: SupervisorEvent }) => ({ outcome: outcomeOf(context, event) }) },
 ] as const;
 
 /**
@@ -171,7 +171,7 @@ export const supervisorMachine = setup({
         const actor = context.agents.actor(delivery.to);
         // A receiver that is busy, or waits for other mail, would ignore the event: it is sent only when someone
         // inspects the system (to see every message pass from actor to actor) or when it wakes the receiver.
-        if (!actor || !(context.inspected || wakes(context, actor))) continue;
+        if (!actor || !(context.inspected || wakes(context, delivery.to, actor))) continue;
         const { message } = delivery;
         enqueue.sendTo(actor, giveWakeSlot(context, delivery.to) ? { type: 'MESSAGE', message, slot: true } : { type: 'MESSAGE', message });
       }
@@ -214,15 +214,18 @@ export const supervisorMachine = setup({
             if ('group' in event.request) {
               const { input } = event.request;
               const { id, name, parentId, depth } = input;
-              const group: GroupActorRef = createActor(context.logic.group, { id, systemId: id, parent: self, input });
+              const group: GroupActorRef = createActor(context.logic.group, { id: `group:${name}`, systemId: id, parent: self, input });
               context.agents.addGroup({ id, name, parentId, depth, state: 'running', run: 1, group: true }, group);
               enqueue({ type: 'observeAgent', params: { id } });
               enqueue({ type: 'startGroup', params: { id } });
               return;
             }
             const { input } = event.request;
+            // The actor's id is its kind (`agent:<name>`), its systemId its own id: XState remembers the transitions of
+            // every event type it has seen, and each agent's done event is typed by its actor's id, so an id of its own
+            // would leave an entry behind in the supervisor for every agent ever run.
             const actor: AgentActorRef = createActor(context.logic.agent, {
-              id: input.id,
+              id: `agent:${input.name}`,
               systemId: input.id,
               parent: self,
               input,
@@ -286,11 +289,13 @@ export const supervisorMachine = setup({
 });
 
 /** The outcome carried by an agent's done event, or a failure made from its error event. */
-function outcomeOf(event: SupervisorEvent): AgentOutcome {
+function outcomeOf(context: SupervisorContext, event: SupervisorEvent): AgentOutcome {
   if (event.type.startsWith(DONE) && 'output' in event && typeof event.output === 'object') return event.output;
-  const id = event.type.startsWith(ERROR) ? event.type.slice(ERROR.length) : 'unknown';
-  const crash = errorInfo('error' in event ? event.error : event, 'system');
-  return failedOutcome(id, id.split(':')[1] ?? 'unknown', 'error', { ...crash, message: `The agent's actor crashed: ${crash.message}` });
+  // An actor's id is its kind (`agent:<name>`): the one that crashed is the live one of that kind in error.
+  const kind = event.type.startsWith(ERROR) ? event.type.slice(ERROR.length) : 'unknown';
+  const id = context.agents.crashed(kind) ?? kind;
+  const error = errorInfo('error' in event ? event.error : event, 'system');
+  return failedOutcome(id, kind.split(':')[1] ?? 'unknown', 'error', { ...error, message: `The agent's actor crashed: ${error.message}` });
 }
 
 /** The outcome of an agent (or group) the supervisor would not start. */

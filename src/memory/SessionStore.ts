@@ -168,6 +168,15 @@ export class SessionStore implements SessionManager {
     });
   }
 
+  /** Removes sessions (records and conversations) from the store, as a runtime does with its own in-memory store. */
+  forget(ids: readonly string[]): void {
+    for (const id of ids) this.conversations.delete(id);
+    this.change((sessions) => {
+      for (const id of ids) delete sessions[id];
+    });
+    this.track(() => Promise.all(ids.map((id) => this.memory.delete(id))));
+  }
+
   /** Resolves when every write so far has landed; rejects with the first write that failed since the last flush. */
   async flush(): Promise<void> {
     await this.settled();

@@ -79,6 +79,11 @@ export class AgentResults {
     resolve?.(result);
   }
 
+  /** Forgets the result of an ended agent (a run still going is kept). */
+  forget(id: string): void {
+    if (this.entries.get(id)?.result) this.entries.delete(id);
+  }
+
   /** True while a run of `id` has begun and not ended. */
   running(id: string): boolean {
     const entry = this.entries.get(id);

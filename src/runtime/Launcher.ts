@@ -22,6 +22,7 @@ import type { Launch } from './Delegator.js';
 import { HandleStream } from './HandleStream.js';
 import type { Messenger } from './Messenger.js';
 import type { AgentHandle, GroupOptions, SpawnOptions } from './Runtime.js';
+import type { Retention } from './Retention.js';
 import type { RunLimits } from './RunLimits.js';
 import { checkBudget, positive, type Settings } from './settings.js';
 
@@ -48,6 +49,8 @@ export interface LauncherParts {
   readonly settings: Settings;
   /** The run's limits: agents per run, pending agents, subtree budgets. */
   readonly limits: RunLimits;
+  /** What keeps the memory of finished runs bounded. */
+  readonly retention: Retention;
   readonly runId: string;
   readonly catalog: AgentCatalog;
   readonly results: AgentResults;
@@ -173,6 +176,7 @@ export class Launcher {
     }
     const id = resume ?? this.freshId(`agent:${agent.name}`);
     this.parts.limits.launched(id, parent?.id ?? null, byAgent, request.budget);
+    this.parts.retention.opened(id, parent?.id ?? null);
     const result = results.begin(id, resume === undefined ? undefined : { ...(this.parts.metrics().agents[id]?.subtree ?? emptyFigures()) });
     // Where the session hangs: its parent agent; else the conversation it was stored under (a resumed session from
     // an earlier process); else the caller's key, `main` by default, which also keeps the run's conversation.
@@ -236,6 +240,7 @@ export class Launcher {
     if (options.parentId != null && !parent) throw new UnknownAgentError(options.parentId);
     const id = this.freshId(`group:${name}`);
     const result = this.parts.results.begin(id);
+    this.parts.retention.opened(id, parent?.id ?? null);
     this.groups.set(id, parent ? (this.groups.get(parent.id) ?? parent.id) : 'main');
     const { runId } = this.parts;
     const toolCallId = options.toolCallId ?? null;
@@ -294,6 +299,7 @@ export class Launcher {
     if (runs > 0) this.liveRuns.set(outcome.agent, runs);
     else this.liveRuns.delete(outcome.agent);
     if (catalog.lifecycleOf(outcome.agent) === 'temporary') this.forget(outcome.agent);
+    this.parts.retention.ended(outcome.id);
     if (this.parts.table().active === 0) this.wakeIdleWaiters();
   }
 
@@ -301,6 +307,7 @@ export class Launcher {
   private settleGroup(outcome: AgentOutcome): void {
     this.groups.delete(outcome.id);
     this.parts.results.settle(this.redacted(resultOf(outcome, this.parts.metrics().agents[outcome.id]?.subtree, emptyFigures())));
+    this.parts.retention.ended(outcome.id);
     if (this.parts.table().active === 0) this.wakeIdleWaiters();
   }
 

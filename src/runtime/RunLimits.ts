@@ -71,6 +71,15 @@ export class RunLimits {
     if (budgets.length > 0) this.budgets.set(id, budgets);
   }
 
+  /** Forgets a finished run: its agents' budgets and turn counts, and its count of agents. */
+  forget(ids: readonly string[], root: string): void {
+    for (const id of ids) {
+      this.budgets.delete(id);
+      this.turnsStarted.delete(id);
+    }
+    this.started.delete(root);
+  }
+
   /** The agent started running (or ended before it did): it no longer counts as pending. */
   running(id: string): void {
     this.pendingFromAgents.delete(id);

@@ -68,6 +68,13 @@ export interface RuntimeOptions {
    * together. A turn that would pass it fails its agent with `budget`; no agent may be started under a spent one.
    */
   budget?: AgentBudget;
+  /**
+   * How many finished agents the runtime keeps in memory (their records, results and metrics entries; default 10,000).
+   * Past it, the oldest finished runs (a top-level agent and everything under it, all ended) are forgotten whole:
+   * `runtime.record`, `result` and `metrics().agents` no longer know them, and their sessions stay readable and
+   * resumable from a store you gave (`store`); the default in-memory store forgets them too. `Infinity` keeps all.
+   */
+  retainFinished?: number;
   /** Decides every delegation an agent asks for: allow, deny, or ask a person (default: allow all). */
   delegationPolicy?: DelegationPolicy;
   /**

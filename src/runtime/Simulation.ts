@@ -67,7 +67,7 @@ export async function runUntilIdle(parts: SimulationParts, options: RunUntilIdle
     }
     if (next === undefined && !someBusy(parts)) {
       await settleInstant(); // nothing due and nobody busy: make sure, then report
-      if (clock.nextTimerAt() === undefined && !someBusy(parts)) return report(parts, [...parts.table().liveActors()]);
+      if (clock.nextTimerAt() === undefined && !someBusy(parts)) return report(parts, [...parts.table().liveAgents()]);
       continue;
     }
     // Real time, or work in flight without a timer (a real model, a file): give it a moment of real time.
@@ -87,15 +87,15 @@ function realTick(): Promise<void> {
 }
 
 /** The idle report, or the deadlock: parked agents that wait for something nothing left can bring. */
-function report(parts: SimulationParts, live: AgentActorRef[]): IdleReport {
+function report(parts: SimulationParts, live: [string, AgentActorRef][]): IdleReport {
   const at = parts.clock.now();
   const waiting: string[] = [];
   const stuck: { id: string; state: string }[] = [];
-  for (const actor of live) {
+  for (const [id, actor] of live) {
     const state = parkedIn(actor)!;
     // Waiting for any message is idle; waiting for a reply, for one agent's message, sub-agents or a person is stuck.
-    if (state === 'running.waiting' && !parts.postOffice.waitsForSomeone(actor.id)) waiting.push(actor.id);
-    else stuck.push({ id: actor.id, state });
+    if (state === 'running.waiting' && !parts.postOffice.waitsForSomeone(id)) waiting.push(id);
+    else stuck.push({ id, state });
   }
   if (stuck.length > 0) throw new DeadlockError(stuck, at);
   return { at, waiting };

@@ -34,6 +34,7 @@ import { AgentResults } from './AgentResults.js';
 import { Approvals } from './Approvals.js';
 import { Delegator, type DelegatorHost } from './Delegator.js';
 import { Launcher } from './Launcher.js';
+import { Retention } from './Retention.js';
 import { RunLimits } from './RunLimits.js';
 import { Messenger } from './Messenger.js';
 import type { RuntimeOptions } from './Runtime.js';
@@ -73,7 +74,8 @@ export function buildParts(options: RuntimeOptions) {
   const { postOffice, blackboard, messenger } = messagingFor(options, { clock, catalog, send, table, announce, closed: () => closed, inspected: inspect !== undefined });
   const metrics = () => latest;
   const limits = new RunLimits({ table, metrics, maxAgents: settings.maxAgents, maxPending: settings.maxPending, runBudget: settings.budget });
-  const launcher: Launcher = new Launcher({ settings, limits, runId, catalog, results, approvals, sessions, pool, postOffice, messenger, random, redactor, events$, metrics, table, send });
+  const retention = retentionFor(settings.retainFinished, { table, results, limits, metrics, sessions: options.store === undefined ? sessions : undefined });
+  const launcher: Launcher = new Launcher({ settings, limits, retention, runId, catalog, results, approvals, sessions, pool, postOffice, messenger, random, redactor, events$, metrics, table, send });
   const delegator = delegatorFor(options, { catalog, results, approvals, sessions, clock, maxDepth: settings.maxDepth, table, launcher, send });
   const environment = environmentFor({ access, prices, launcher, delegator, messenger, blackboard, runtimeEvents, clock, postOffice, limits });
   const supervisor = supervisorFor(inspect, {
@@ -126,6 +128,31 @@ export function buildParts(options: RuntimeOptions) {
       launcher.closed = true;
     },
   };
+}
+
+/**
+ * What keeps the memory of finished runs bounded, and what forgetting a finished run drops: its records, results,
+ * metrics entries and limits, and its sessions when the store is the runtime's own (in memory).
+ */
+function retentionFor(
+  keep: number,
+  parts: { table: () => AgentTable; results: AgentResults; limits: RunLimits; metrics: () => MetricsSnapshot; sessions: SessionStore | undefined },
+): Retention {
+  const { table, results, limits, metrics, sessions } = parts;
+  return new Retention({
+    keep,
+    table,
+    forget: (ids, root) => {
+      const { agents } = metrics(); // the metrics fold's own record of agents, updated in place
+      for (const id of ids) {
+        table().forget(id);
+        results.forget(id);
+        delete agents[id];
+      }
+      limits.forget(ids, root);
+      sessions?.forget(ids);
+    },
+  });
 }
 
 /** How the runtime announces its own events (messages, the blackboard): with the header of the agent's record. */

@@ -16,6 +16,8 @@ export interface Settings {
   maxPending: number;
   /** The budget of every run (a top-level agent's subtree), if any. */
   budget: AgentBudget | undefined;
+  /** Finished agents kept in memory (records, results, metrics entries) before the oldest finished runs go. */
+  retainFinished: number;
   /** Every agent's inbox, unless its definition or spawn says otherwise. */
   inbox: { capacity: number; overflow: 'reject' | 'drop-oldest' };
 }
@@ -29,6 +31,7 @@ const DEFAULTS: Settings = {
   maxAgents: 1_000,
   maxPending: 10_000,
   budget: undefined,
+  retainFinished: 10_000,
   inbox: { capacity: 256, overflow: 'reject' },
 };
 
@@ -61,6 +64,7 @@ export function readSettings(options: RuntimeOptions): Settings {
     maxAgents: whole(options.maxAgents, 'maxAgents') ?? DEFAULTS.maxAgents,
     maxPending: whole(options.maxPending, 'maxPending') ?? DEFAULTS.maxPending,
     budget: checkBudget(options.budget, 'budget'),
+    retainFinished: options.retainFinished === Infinity ? Infinity : (whole(options.retainFinished, 'retainFinished') ?? DEFAULTS.retainFinished),
   };
 }
 

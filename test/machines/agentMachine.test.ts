@@ -38,9 +38,10 @@ describe('agent lifecycle', () => {
     const inspect = (event: InspectionEvent) => {
       const id = (event.actorRef as unknown as { id: string }).id;
       if (event.type === '@xstate.event' && event.event.type === 'xstate.init' && !id.startsWith('agent:') && id !== 'supervisor') {
-        children.push({ id, parent: (event.sourceRef as { id?: string } | undefined)?.id });
+        children.push({ id, parent: (event.sourceRef as { systemId?: string } | undefined)?.systemId });
       }
-      if (event.type === '@xstate.snapshot' && event.snapshot.status !== 'active') ended.push(id);
+      // An agent's actor id is its kind (`agent:worker`); its own id is its systemId.
+      if (event.type === '@xstate.snapshot' && event.snapshot.status !== 'active') ended.push((event.actorRef as { systemId?: string }).systemId ?? id);
     };
     const { tool } = echoTool();
     const model = scripted([callTools(toolCall('echo', { text: 'hi' })), 'All done.']);

@@ -66,7 +66,7 @@ function setup(maxParallel: number) {
       await tick();
     },
     /** The ids of the agents that hold a slot now. */
-    holdingSlots: () => [...table().liveActors()].map((actor) => actor.id).filter((id) => table().record(id)?.holdsSlot),
+    holdingSlots: () => [...table().liveAgents()].map(([id]) => id).filter((id) => table().record(id)?.holdsSlot),
     stateOf: (id: string) => table().actor(id)?.getSnapshot().value,
   };
 }

@@ -13,8 +13,11 @@ interface Seen {
   messageId?: string;
 }
 
-/** The id of an actor as the inspector names it. */
-const idOf = (actor: unknown) => (actor as { id?: string } | undefined)?.id;
+/** The id of an actor in the system: its systemId (an agent's own id; its actor id is its kind, `agent:<name>`). */
+const idOf = (actor: unknown) => {
+  const ref = actor as { id?: string; systemId?: string } | undefined;
+  return ref?.systemId ?? ref?.id;
+};
 
 describe('messages under an inspector', () => {
   it('shows every message passing from the supervisor to each receiver, waiting or not', async () => {

@@ -49,7 +49,7 @@ describe('an agent on OpenAIModel', () => {
   it('fails the agent with reason error when the server answers HTTP 500, naming the status', async () => {
     server.enqueue({ kind: 'error', status: 500, message: 'Out of GPUs.' });
     const model = new OpenAIModel({ model: 'gpt-4o-mini', apiKey: 'sk-test', baseURL: server.baseURL, maxRetries: 0 });
-    const runtime = createRuntime({ model, agents: [worker()] });
+    const runtime = createRuntime({ model, agents: [worker()], retry: { attempts: 1 } }); // one try: the 500 fails it
 
     const result = await runtime.run('worker', 'Anything.');
 

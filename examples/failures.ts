@@ -1,6 +1,7 @@
 // Deciding from a failure's data, not its text. Every failed result carries `error: { code, message, fault, status?,
 // retryable? }`: here a flaky model (HTTP 429, then 503, then an answer) is tried again while its error says it may
-// succeed; a model that refuses the key (401) is not; an agent out of turns gets a narrower task.
+// succeed; a model that refuses the key (401) is not; an agent out of turns gets a narrower task. troupe's own retries
+// of model calls (`retry`, see examples/retries.ts) are turned off here, so each failure reaches the code.
 //
 //   npx tsx examples/failures.ts
 import { createRuntime, defineAgent, ModelError, type AgentResult } from 'troupe';
@@ -21,7 +22,7 @@ const model = new ScriptedModel((request) => {
   if (next instanceof Error) throw next;
   return typeof next === 'function' ? next(request) : next;
 });
-const runtime = createRuntime({ model, agents: [agent('flaky'), agent('locked'), agent('wanderer', { maxTurns: 2 })] });
+const runtime = createRuntime({ model, agents: [agent('flaky'), agent('locked'), agent('wanderer', { maxTurns: 2 })], retry: { attempts: 1 } });
 
 /** Runs an agent, trying again (up to `attempts` times) while its failure says another try may succeed. */
 async function runWithRetries(name: string, task: string, attempts = 3): Promise<AgentResult> {

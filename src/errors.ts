@@ -196,15 +196,25 @@ export class ModelError extends TroupeError {
       status?: number;
       /** Whether the same call may succeed if tried again; by default judged from the status. */
       retryable?: boolean;
+      /** How long the server asked to wait before trying again (its `retry-after`), in ms. */
+      retryAfterMs?: number;
       cause?: unknown;
     } = {},
   ) {
     super(message, { cause: options.cause });
     this.status = options.status;
     this.retryable = options.retryable ?? retryableStatus(options.status);
+    const { retryAfterMs } = options;
+    this.retryAfterMs = retryAfterMs !== undefined && Number.isFinite(retryAfterMs) && retryAfterMs >= 0 ? retryAfterMs : undefined;
   }
   /** HTTP status of the failed request, if there was one. */
   readonly status: number | undefined;
+  /**
+   * How long the server asked to wait before the next try, in ms (an HTTP `retry-after` or `retry-after-ms` header,
+   * as `OpenAIModel` reads it), if it said. troupe's retries wait that long instead of their own backoff, at most
+   * their `maxMs`. A negative or non-finite value is dropped.
+   */
+  readonly retryAfterMs: number | undefined;
   /**
    * Whether the same call may succeed if tried again. Unless the error says, it is judged from the status: a request
    * timeout (408), a conflict (409), a rate limit (429) or a server error (5xx) may pass; other statuses (a bad
@@ -226,7 +236,7 @@ export interface ModelCallFailure {
   agentName: string;
   /** The id of the calling agent. */
   agentId: string;
-  /** Which try of this turn's model call it was, from 1 (default 1). */
+  /** Which try of this turn's model call it was, from 1 (default 1): the last one, when the call was tried again. */
   attempt?: number;
   /** What the model threw: anything, not only an `Error`. */
   cause: unknown;
@@ -234,10 +244,10 @@ export interface ModelCallFailure {
 
 /**
  * A model call failed: the model threw (or rejected with) `cause`, whatever it was. It names the model, the agent and
- * the try, and its message reads on its own: `The model call of agent "writer" to model "gpt-4o" failed: <cause>`,
- * where a cause that is no `Error` with a message is described (`the model threw undefined`), never printed raw.
- * `cause` holds what the model threw, as it was; `status` and `retryable` are the cause's when it is a
- * {@link ModelError}, else undefined.
+ * the try, and its message reads on its own: `The model call of agent "writer" to model "gpt-4o" failed: <cause>`
+ * (`failed after 3 tries: <cause>` when it was tried again, `cause` being the last try's), where a cause that is no
+ * `Error` with a message is described (`the model threw undefined`), never printed raw. `cause` holds what the model
+ * threw, as it was; `status` and `retryable` are the cause's when it is a {@link ModelError}, else undefined.
  *
  * In an agent's failure (`errorInfo`) the `code` and `fault` are the cause's when the cause is a troupe error
  * (`model_error`, `script_exhausted`, …), and `model_call_failed` with fault `model` when it is not (a plain `Error`,
@@ -259,8 +269,9 @@ export class ModelCallError extends TroupeError {
   readonly retryable: boolean | undefined;
 
   constructor(failure: ModelCallFailure) {
+    const tries = (failure.attempt ?? 1) > 1 ? ` after ${failure.attempt} tries` : '';
     super(
-      `The model call of agent "${failure.agentName}" to model "${failure.model}" failed: ${describeThrown(failure.cause)}`,
+      `The model call of agent "${failure.agentName}" to model "${failure.model}" failed${tries}: ${describeThrown(failure.cause)}`,
       { cause: failure.cause },
     );
     this.model = failure.model;

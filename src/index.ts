@@ -13,6 +13,8 @@ export type {
   SpawnOptions,
 } from './createRuntime.js';
 export { realClock, realClockFromNow, sleep } from './clock.js';
+export { DEFAULT_RETRY, retryDelay } from './retry.js';
+export type { RetryOptions, RetryPolicy } from './retry.js';
 export type { PoolOptions, PoolStats } from './runtime/AgentPool.js';
 export type { PendingApproval } from './runtime/Approvals.js';
 
@@ -180,6 +182,7 @@ export {
   Risk,
   ModelRequested,
   ModelResponded,
+  ModelRetried,
   ToolCalled,
   ToolDenied,
   ToolResulted,

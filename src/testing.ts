@@ -12,6 +12,10 @@ export { assignCall, callTools, textReply, toolCall } from './testing/steps.js';
 export type { AssignCallOptions } from './testing/steps.js';
 export { InvalidScriptStepError, ScriptExhaustedError, UnusedStepsError } from './errors.js';
 
+// ── Faults: a model that fails at seeded rates ──
+export { FAULT_KINDS, FaultyModel } from './models/FaultyModel.js';
+export type { FaultKind, FaultRates, FaultyModelOptions } from './models/FaultyModel.js';
+
 /** Lets every pending promise callback run (resolves after the microtask queue has drained). */
 export function settleMicrotasks(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));

@@ -1,8 +1,12 @@
 import { fromPromise } from 'xstate';
+import { sleep } from '../clock.js';
 import { AbortedError, BudgetSpentError, ModelCallError, ModelError } from '../errors.js';
-import type { ChatMessage, ModelReply, ToolCall } from '../models/Model.js';
+import { errorInfo } from '../failure.js';
+import { stampEvent } from '../machines/agentContext.js';
+import type { ChatMessage, ModelReply, ModelRequest, ToolCall } from '../models/Model.js';
 import { costOf } from '../models/prices.js';
-import type { AgentEnvironment } from './agentEnvironment.js';
+import { DEFAULT_RETRY, isRetryable, retryDelay, type RetryPolicy } from '../retry.js';
+import type { AgentEnvironment, ResolvedAgent } from './agentEnvironment.js';
 
 /** What one model turn needs. */
 export interface CallModelInput {
@@ -11,6 +15,10 @@ export interface CallModelInput {
   /** The agent's depth: an agent at the delegation limit is not offered delegation tools. */
   depth: number;
   messages: readonly ChatMessage[];
+  /** The header of the agent's events (its run, its parent and the parent's tool call), for `model.retry`. */
+  header: { runId: string; id: string; parentId: string | null; toolCallId: string | null };
+  /** How a failed call is tried again (default {@link DEFAULT_RETRY}). */
+  retry?: RetryPolicy;
 }
 
 /** One model turn's outcome: the reply (tool calls and usage filled in), the model name, cost and duration. */
@@ -21,42 +29,80 @@ export interface ModelTurn {
   outputTokens: number;
   model: string;
   costUsd: number;
+  /** From the first try to the reply, on the runtime's clock: retries and their waits included. */
   durationMs: number;
 }
 
 /**
  * Makes the `callModel` actor logic: one model turn as a promise actor. It asks the agent's model, honours the
- * actor's AbortSignal (stopping the actor aborts the request), checks the reply's shape and prices it.
+ * actor's AbortSignal (stopping the actor aborts the request, and a wait between tries), checks the reply's shape and
+ * prices it.
+ *
+ * A call that fails with a retryable `ModelError` is tried again, up to `retry.attempts` tries in all, after a wait on
+ * the runtime's clock (see `retryDelay`: full jitter from the agent's seeded random stream, or the server's
+ * `retry-after`, at most `retry.maxMs`); each retry is announced (`model.retry`) and tells the agent (`MODEL.RETRY`) so
+ * its idle timer starts over. The turn was counted against the budgets once (`reserveTurn`), before the first try: a
+ * retry is the same turn, and a failed try spent no tokens. What fails for good is a `ModelCallError` with the last
+ * try's number and cause.
  */
 export function createCallModel(environment: AgentEnvironment) {
-  return fromPromise<ModelTurn, CallModelInput>(async ({ input, signal }) => {
+  return fromPromise<ModelTurn, CallModelInput>(async ({ input, signal, system }) => {
     const agent = environment.resolve(input.agentName, input.agentId);
     const spent = environment.reserveTurn(input.agentId);
     if (spent !== undefined) throw new BudgetSpentError(spent); // the model is not called
     const { clock } = environment;
     const startedAt = clock.now();
-    let reply: ModelReply;
+    const request: ModelRequest = {
+      agentId: input.agentId,
+      agentName: input.agentName,
+      model: agent.modelName,
+      temperature: agent.temperature,
+      messages: input.messages,
+      tools: environment.toolSchemas(agent, input.depth, input.agentId),
+      signal,
+      clock,
+      random: () => environment.random(input.agentId).next(),
+    };
+    // The agent (an actor of the same system, under its id) hears of each retry: its idle timer starts over.
+    const retrying = () => system.get(input.agentId)?.send({ type: 'MODEL.RETRY' });
+    const reply = await completeWithRetries(environment, agent, request, input, retrying);
+    return readReply(reply, agent.model.name, environment, clock.now() - startedAt);
+  });
+}
+
+/** Asks the model, trying again after a wait while the failure is retryable and tries are left. */
+async function completeWithRetries(
+  environment: AgentEnvironment,
+  agent: ResolvedAgent,
+  request: ModelRequest,
+  input: CallModelInput,
+  retrying: () => void,
+): Promise<ModelReply> {
+  const policy = input.retry ?? DEFAULT_RETRY;
+  const { clock } = environment;
+  const { signal } = request;
+  for (let attempt = 1; ; attempt += 1) {
     try {
-      reply = await agent.model.complete({
-        agentId: input.agentId,
-        agentName: input.agentName,
-        model: agent.modelName,
-        temperature: agent.temperature,
-        messages: input.messages,
-        tools: environment.toolSchemas(agent, input.depth, input.agentId),
-        signal,
-        clock,
-        random: () => environment.random(input.agentId).next(),
-      });
+      return await agent.model.complete(request);
     } catch (error) {
       if (signal.aborted) throw new AbortedError('The model call was aborted.');
       // Whatever the model threw (an Error, a string, undefined) fails the agent with a message that names the model,
       // the agent and the cause; the cause's code, side, status and retryable are kept (see errorInfo).
       const model = agent.modelName ?? agent.model.name;
-      throw new ModelCallError({ model, agentName: input.agentName, agentId: input.agentId, attempt: 1, cause: error });
+      const failure = new ModelCallError({ model, agentName: input.agentName, agentId: input.agentId, attempt, cause: error });
+      if (attempt >= policy.attempts || !isRetryable(error)) throw failure;
+      const delayMs = retryDelay(policy, attempt, () => environment.random(input.agentId).next(), error.retryAfterMs);
+      environment.announce(
+        stampEvent(input.header, clock.now(), { type: 'model.retry', attempt, delayMs, error: errorInfo(failure, 'model') }),
+      );
+      retrying();
+      try {
+        await sleep(clock, delayMs, signal);
+      } catch {
+        throw new AbortedError('The model call was aborted.');
+      }
     }
-    return readReply(reply, agent.model.name, environment, clock.now() - startedAt);
-  });
+  }
 }
 
 function readReply(reply: ModelReply, modelName: string, environment: AgentEnvironment, durationMs: number): ModelTurn {

@@ -1,5 +1,6 @@
 import { InvalidAgentError } from '../errors.js';
 import type { Model } from '../models/Model.js';
+import { retryProblem, type RetryOptions } from '../retry.js';
 import type { Tool } from '../tools/defineTool.js';
 
 /** Agent names: lower-case letters, digits, `_` and `-`, starting with a letter or digit, at most 64 long. */
@@ -26,6 +27,11 @@ export interface AgentDefinition {
   maxTurns?: number;
   /** Idle timeout for this agent in ms (default: the runtime's, 5 minutes). */
   idleTimeoutMs?: number;
+  /**
+   * How this agent's failed model calls are tried again: `{ attempts?, baseMs?, maxMs? }`, each field over the
+   * runtime's (a spawn's over this). See `RuntimeOptions.retry`.
+   */
+  retry?: RetryOptions;
   /**
    * The agents this one may hand tasks to with `assign_task` and `parallel_tasks` (default: every other agent of
    * the runtime, and the permanent agents made during the run). Delegation also needs those tools in `tools`.
@@ -94,6 +100,8 @@ export function defineAgent(definition: AgentDefinition): Agent {
   if (definition.idleTimeoutMs !== undefined && !(definition.idleTimeoutMs > 0)) {
     fail('idleTimeoutMs must be a positive number');
   }
+  const retry = retryProblem(definition.retry);
+  if (retry !== undefined) fail(retry.replace(/\.$/, ''));
   const { temperature } = definition;
   if (temperature !== undefined && !(Number.isFinite(temperature) && temperature >= 0 && temperature <= 2)) {
     fail('temperature must be between 0 and 2');
@@ -151,6 +159,7 @@ export function defineAgent(definition: AgentDefinition): Agent {
     subscribe: definition.subscribe ? Object.freeze([...definition.subscribe]) : undefined,
     canMessage: definition.canMessage ? Object.freeze([...definition.canMessage]) : undefined,
     inbox: definition.inbox ? Object.freeze({ ...definition.inbox }) : undefined,
+    retry: definition.retry ? Object.freeze({ ...definition.retry }) : undefined,
   });
 }
 

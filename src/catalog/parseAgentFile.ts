@@ -37,6 +37,14 @@ export const AgentFrontmatter = z.object({
   inbox: z
     .object({ capacity: z.number().int().positive().optional(), overflow: z.enum(['reject', 'drop-oldest']).optional() })
     .optional(),
+  /** How its failed model calls are tried again: tries in all, and the first and longest wait in ms. */
+  retry: z
+    .object({
+      attempts: z.number().int().positive().optional(),
+      baseMs: z.number().nonnegative().optional(),
+      maxMs: z.number().nonnegative().optional(),
+    })
+    .optional(),
 });
 /** The frontmatter of an agent file. */
 export type AgentFrontmatter = z.infer<typeof AgentFrontmatter>;
@@ -89,5 +97,6 @@ export function parseAgentFile(file: string, text: string): AgentDefinition {
     ...(fields.subscribe === undefined ? {} : { subscribe: fields.subscribe }),
     ...(fields.canMessage === undefined ? {} : { canMessage: fields.canMessage }),
     ...(fields.inbox === undefined ? {} : { inbox: fields.inbox }),
+    ...(fields.retry === undefined ? {} : { retry: fields.retry }),
   };
 }

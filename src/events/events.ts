@@ -89,6 +89,22 @@ export const ModelResponded = z.object({
   toolCalls: z.number().int().nonnegative(),
 });
 
+/**
+ * A model call failed in a way another try may mend (a `ModelError` with `retryable`: no answer, a time-out, HTTP 408,
+ * 409, 429, 5xx), and is tried again after `delayMs` on the runtime's clock. `attempt` is the try that failed (1 for
+ * the first); the next is `attempt + 1`. The turn's `model.request` came before it, its `model.response` (or the
+ * agent's `agent.failed`, when the tries run out) comes after.
+ */
+export const ModelRetried = z.object({
+  type: z.literal('model.retry'),
+  ...base,
+  attempt: z.number().int().positive(),
+  /** The wait before the next try, in ms: the backoff drawn, or the server's `retry-after` (both at most `maxMs`). */
+  delayMs: z.number().nonnegative(),
+  /** Why the try failed, as in `agent.failed`: the code, message and side of the cause, its `status` and `retryable`. */
+  error: ErrorInfo,
+});
+
 /** A tool call began (or was refused at once, in which case a `tool.result` with an error follows). */
 export const ToolCalled = z.object({
   type: z.literal('tool.call'),
@@ -213,6 +229,7 @@ export const TroupeEvent = z.discriminatedUnion('type', [
   AgentFailed,
   ModelRequested,
   ModelResponded,
+  ModelRetried,
   ToolCalled,
   ToolResulted,
   ToolDenied,

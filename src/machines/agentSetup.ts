@@ -139,6 +139,8 @@ export const agentSetup = setup({
         agentName: context.input.name,
         depth: context.input.depth,
         messages: context.messages,
+        header: { runId: context.input.runId, id: context.input.id, parentId: context.input.parentId, toolCallId: context.input.toolCallId },
+        ...(context.input.retry === undefined ? {} : { retry: context.input.retry }),
       }),
     }),
     stopModelCall: stopChild(modelCallId),

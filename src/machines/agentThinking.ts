@@ -76,5 +76,7 @@ export const thinkingState = agentSetup.createStateConfig({
       { target: '#agent.failed', actions: { type: 'failModel', params: ({ event }: { event: { error: unknown } }) => event.error } },
     ],
     IDLE: { target: '#agent.failed', actions: 'failModelIdle' },
+    // The model call waits to try again: that is progress, so the idle timer starts over.
+    'MODEL.RETRY': { actions: 'startIdleTimer' },
   },
 });

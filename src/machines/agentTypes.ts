@@ -5,6 +5,7 @@ import type { ErrorInfo } from '../failure.js';
 import type { Figures } from '../events/metrics.js';
 import type { Message } from '../messaging/Message.js';
 import type { ChatMessage } from '../models/Model.js';
+import type { RetryPolicy } from '../retry.js';
 
 /**
  * Limits on what an agent and everything it starts may spend together (its subtree): a model turn that would pass
@@ -65,6 +66,11 @@ export interface AgentInput extends ActorHeader {
   /** Spending limits. */
   budget?: AgentBudget;
   /**
+   * How its failed model calls are tried again (the spawn's, else its definition's, else the runtime's, else
+   * `DEFAULT_RETRY`: 3 tries in all, waits from 500 ms doubling up to 30 s).
+   */
+  retry?: RetryPolicy;
+  /**
    * A resident agent does not complete when it answers: it waits for messages (`running.waiting`) and answers them,
    * until it is stopped, calls `finish`, or runs out of turns or budget. Its result is its last answer.
    */
@@ -120,6 +126,11 @@ export type AgentEvent =
   | { type: 'WAKE'; slot?: true }
   /** End now: complete with the last answer, or fail with `cancelled` if there is none. */
   | { type: 'STOP'; error?: string }
+  /**
+   * This turn's model call failed and is tried again after a wait (`model.retry`): a retry is progress, so the idle
+   * timer starts over (a wait is at most `retry.maxMs`).
+   */
+  | { type: 'MODEL.RETRY' }
   /** This turn's model call answered (its actor, `model#<turn>`, is done). */
   | { type: `xstate.done.actor.${string}`; output: ModelTurn }
   /** This turn's model call failed. */

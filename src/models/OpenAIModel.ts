@@ -31,7 +31,13 @@ export interface OpenAIModelOptions {
    * answers from hitting proxy timeouts and lets an abort stop generation mid-answer.
    */
   stream?: boolean;
-  /** How many times the SDK retries a failed request (connection errors, 408, 409, 429, 5xx). Default 2. */
+  /**
+   * How many times the `openai` SDK itself retries a failed request (connection errors, 408, 409, 429, 5xx), inside
+   * one model call. Default 0: troupe retries model calls itself (`retry` on the runtime, an agent or a spawn), on the
+   * runtime's clock, with the agent's seeded jitter, a `model.retry` event per retry, and an abort that stops the wait
+   * at once; the SDK's retries would wait in real time, unseen, and multiply troupe's tries. Set it for an
+   * `OpenAIModel` used outside a runtime.
+   */
   maxRetries?: number;
   /** The SDK's time limit for one request, in milliseconds (default: the SDK's, 10 minutes). */
   timeoutMs?: number;
@@ -90,7 +96,7 @@ export class OpenAIModel implements Model {
     this.#client = new OpenAI({
       apiKey,
       baseURL,
-      maxRetries: options.maxRetries ?? 2,
+      maxRetries: options.maxRetries ?? 0,
       ...(options.timeoutMs !== undefined && { timeout: options.timeoutMs }),
     });
   }
@@ -258,7 +264,12 @@ function toTroupeError(error: unknown, model: string, signal: AbortSignal): Erro
   if (error instanceof APIError) {
     const status = typeof error.status === 'number' ? error.status : undefined;
     const what = status === undefined ? 'failed' : `failed with HTTP ${status}`;
-    return new ModelError(`The call to model "${model}" ${what}: ${error.message}`, { status, cause: error });
+    const retryAfterMs = retryAfterOf(error.headers);
+    return new ModelError(`The call to model "${model}" ${what}: ${error.message}`, {
+      status,
+      cause: error,
+      ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+    });
   }
   return new ModelError(`The reply of model "${model}" could not be read: ${errorMessage(error)}`, { cause: error });
 }
@@ -271,7 +282,25 @@ function redacted(error: Error, redactor: Redactor): Error {
   if (!(error instanceof ModelError)) return error;
   const message = redactor.redactText(error.message);
   if (message === error.message) return error;
-  return new ModelError(message, { ...(error.status === undefined ? {} : { status: error.status }), retryable: error.retryable });
+  return new ModelError(message, {
+    ...(error.status === undefined ? {} : { status: error.status }),
+    retryable: error.retryable,
+    ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
+  });
+}
+
+/**
+ * How long a server asked to wait, in ms: `retry-after-ms` (OpenAI's own, in ms), else `retry-after` in seconds or as
+ * an HTTP date (read against the wall clock, as the server meant it). Undefined when neither is there or readable.
+ */
+function retryAfterOf(headers: Headers | undefined): number | undefined {
+  const ms = Number.parseFloat(headers?.get('retry-after-ms') ?? '');
+  if (Number.isFinite(ms) && ms >= 0) return ms;
+  const value = headers?.get('retry-after')?.trim();
+  if (value === undefined || value === '') return undefined;
+  if (/^\d+(\.\d+)?$/.test(value)) return Number.parseFloat(value) * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
 }
 
 function connectionDetail(error: APIConnectionError): string {

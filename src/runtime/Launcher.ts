@@ -14,6 +14,7 @@ import type { SessionStore } from '../memory/SessionStore.js';
 import { TOPIC_PREFIX, TopicName } from '../messaging/Message.js';
 import type { PostOffice } from '../messaging/PostOffice.js';
 import type { RandomSource } from '../random.js';
+import { checkRetry, retryPolicy } from '../retry.js';
 import type { Redactor } from '../redaction.js';
 import type { AgentPool } from './AgentPool.js';
 import { resultOf, type AgentResult, type AgentResults } from './AgentResults.js';
@@ -364,13 +365,14 @@ function limitsOf(request: LaunchRequest, definition: ResolvedAgent['definition'
   if (inbox.overflow !== 'reject' && inbox.overflow !== 'drop-oldest') {
     throw new ConfigurationError('inbox.overflow must be "reject" or "drop-oldest".');
   }
+  const retry = retryPolicy(checkRetry(request.retry, 'retry'), definition.retry, settings.retry);
   const topics = [...(definition.subscribe ?? []), ...(request.subscribe ?? [])];
   for (const topic of topics) {
     if (topic.startsWith(TOPIC_PREFIX) || !TopicName.safeParse(topic).success) {
       throw new ConfigurationError(`"${topic}" is not a topic name (give the name, without "topic:").`);
     }
   }
-  return { resident, maxTurns, idleTimeoutMs, historyLimit, inbox, topics };
+  return { resident, maxTurns, idleTimeoutMs, historyLimit, inbox, topics, retry };
 }
 
 /** The input of a launched agent's actor: who it is, where it hangs, its prompt, model, tools and limits. */
@@ -398,6 +400,7 @@ function inputOf(
     tools: [...agent.tools.keys()],
     maxTurns: limits.maxTurns,
     idleTimeoutMs: limits.idleTimeoutMs,
+    retry: limits.retry,
     ...(request.budget ? { budget: request.budget } : {}),
     ...(limits.historyLimit === undefined ? {} : { historyLimit: limits.historyLimit }),
     ...(history ? { history } : {}),

@@ -11,6 +11,7 @@ import type { AgentRecord } from '../machines/agentTable.js';
 import type { MemoryPort } from '../memory/MemoryPort.js';
 import type { SessionManager } from '../memory/SessionStore.js';
 import type { ChatMessage, Model } from '../models/Model.js';
+import type { RetryOptions } from '../retry.js';
 import type { PriceTable } from '../models/prices.js';
 import type { StatelyInspector } from '../inspect/statelyInspector.js';
 import type { Tool } from '../tools/defineTool.js';
@@ -75,6 +76,14 @@ export interface RuntimeOptions {
    * resumable from a store you gave (`store`); the default in-memory store forgets them too. `Infinity` keeps all.
    */
   retainFinished?: number;
+  /**
+   * How a model call that failed in a way another try may mend (no answer, a time-out, HTTP 408, 409, 429, 5xx) is
+   * tried again: `attempts` in all (default 3), waiting a random time up to `baseMs` (default 500) doubling each
+   * retry, at most `maxMs` (default 30,000), or what the server's `retry-after` asks (at most `maxMs` too), on the
+   * runtime's clock. Each retry is a `model.retry` event; when the tries run out the agent fails with `error`. An
+   * agent's definition and a spawn may set each field over this.
+   */
+  retry?: RetryOptions;
   /** Decides every delegation an agent asks for: allow, deny, or ask a person (default: allow all). */
   delegationPolicy?: DelegationPolicy;
   /**
@@ -140,6 +149,8 @@ export interface SpawnOptions {
   maxTurns?: number;
   /** Overrides the definition's and runtime's idle timeout. */
   idleTimeoutMs?: number;
+  /** How its failed model calls are tried again: each field over the definition's and the runtime's (see `RuntimeOptions.retry`). */
+  retry?: RetryOptions;
   /**
    * Spending limits of this agent and everything it starts (its subtree): a turn that would pass one fails its agent
    * with `budget`, and no agent may be started under a spent one.

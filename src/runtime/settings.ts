@@ -1,6 +1,7 @@
 import { ConfigurationError } from '../errors.js';
 import { isStatelyInspector } from '../inspect/statelyInspector.js';
 import type { AgentBudget } from '../machines/agentTypes.js';
+import { checkRetry, retryPolicy, type RetryPolicy } from '../retry.js';
 import type { RuntimeOptions } from './Runtime.js';
 
 /** The runtime's limits, with defaults filled in. */
@@ -20,6 +21,8 @@ export interface Settings {
   retainFinished: number;
   /** Every agent's inbox, unless its definition or spawn says otherwise. */
   inbox: { capacity: number; overflow: 'reject' | 'drop-oldest' };
+  /** How every agent's failed model calls are tried again, field by field unless its definition or spawn says otherwise. */
+  retry: RetryPolicy;
 }
 
 const DEFAULTS: Settings = {
@@ -33,6 +36,7 @@ const DEFAULTS: Settings = {
   budget: undefined,
   retainFinished: 10_000,
   inbox: { capacity: 256, overflow: 'reject' },
+  retry: retryPolicy(),
 };
 
 /** Checks the runtime's options and fills in the defaults; a bad option is a `ConfigurationError`. */
@@ -65,6 +69,7 @@ export function readSettings(options: RuntimeOptions): Settings {
     maxPending: whole(options.maxPending, 'maxPending') ?? DEFAULTS.maxPending,
     budget: checkBudget(options.budget, 'budget'),
     retainFinished: options.retainFinished === Infinity ? Infinity : (whole(options.retainFinished, 'retainFinished') ?? DEFAULTS.retainFinished),
+    retry: retryPolicy(checkRetry(options.retry, 'retry')),
   };
 }
 

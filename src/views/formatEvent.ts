@@ -26,6 +26,8 @@ export function formatEvent(event: TroupeEvent): string {
         `model replied: ${event.usage.inputTokens}+${event.usage.outputTokens} tokens` +
           (event.toolCalls > 0 ? `, ${event.toolCalls} tool call(s)` : ''),
       );
+    case 'model.retry':
+      return line(`model call failed (try ${event.attempt}, ${event.error.code}${event.error.status ? ` ${event.error.status}` : ''}); again in ${event.delayMs} ms`);
     case 'tool.call':
       return line(`→ ${event.tool} ${clip(event.arguments, 50)}`);
     case 'tool.result':

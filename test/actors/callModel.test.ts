@@ -3,8 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import { createActor, toPromise } from 'xstate';
 import { z } from 'zod';
-import { defineTool, ModelCallError, ModelError } from 'troupe';
-import { ScriptedModel } from 'troupe/testing';
+import { defineTool, ModelCallError, ModelError, retryDelay } from 'troupe';
+import { advanceUntilSettled, ScriptedModel } from 'troupe/testing';
 import { createCallModel, type CallModelInput } from '../../src/actors/callModel.js';
 import type { Model, ModelReply, ModelRequest } from '../../src/models/Model.js';
 import { settle, testEnvironment, type TestEnvironment } from '../support/environment.js';
@@ -14,10 +14,13 @@ const messages: CallModelInput['messages'] = [
   { role: 'user', content: 'Find it.' },
 ];
 
+/** The header of the worker's events. */
+const header: CallModelInput['header'] = { runId: 'run-1', id: 'agent:worker:1', parentId: null, toolCallId: null };
+
 /** Runs one model turn as an actor; `result` settles with its output or error. */
 function startTurn(environment: TestEnvironment, input: Partial<CallModelInput> = {}) {
   const actor = createActor(createCallModel(environment), {
-    input: { agentId: 'agent:worker:1', agentName: 'worker', depth: 0, messages, ...input },
+    input: { agentId: 'agent:worker:1', agentName: 'worker', depth: 0, messages, header, ...input },
     clock: environment.clock,
   });
   const result = toPromise(actor);
@@ -157,7 +160,7 @@ describe('callModel', () => {
   it('fails with a ModelCallError that wraps what the model threw, naming the model, the agent and the try, keeping status and retryable', async () => {
     const thrown = new ModelError('rate limited', { status: 429 });
     const environment = testEnvironment({ agents: worker(new ScriptedModel([thrown])) });
-    const { actor, result } = startTurn(environment);
+    const { actor, result } = startTurn(environment, { retry: { attempts: 1, baseMs: 500, maxMs: 30_000 } }); // no retries
 
     await expect(result).rejects.toBeInstanceOf(ModelCallError);
     const snapshot = actor.getSnapshot();
@@ -289,5 +292,172 @@ describe('callModel', () => {
       messages,
     });
     expect(shallow?.clock).toBe(environment.clock);
+  });
+});
+
+/** A model that throws each error given, in turn, then answers `Done.` (counting its calls). */
+function failingThen(...errors: Error[]): ScriptedModel {
+  return new ScriptedModel([...errors, 'Done.']);
+}
+
+/** The `model.retry` events the environment was given. */
+function retries(environment: TestEnvironment) {
+  return environment.events.flatMap((event) => (event.type === 'model.retry' ? [event] : []));
+}
+
+describe('callModel retries', () => {
+  const policy = { attempts: 5, baseMs: 1_000, maxMs: 60_000 };
+
+  it('tries a retryable failure again after a jittered wait on the clock, announcing each retry, until the model answers', async () => {
+    const model = failingThen(
+      new ModelError('Service unavailable.', { status: 503 }),
+      new ModelError('Rate limited.', { status: 429 }),
+      new ModelError('Lost the connection.', { retryable: true }),
+    );
+    const environment = testEnvironment({ agents: worker(model) });
+    const { result } = startTurn(environment, { retry: policy });
+
+    const turn = await advanceUntilSettled(environment.simulated, result);
+
+    expect(turn.content).toBe('Done.');
+    expect(model.calls).toHaveLength(4);
+    const events = retries(environment);
+    expect(events.map((event) => [event.attempt, event.error.code, event.error.status, event.error.retryable])).toEqual([
+      [1, 'model_error', 503, true],
+      [2, 'model_error', 429, true],
+      [3, 'model_error', undefined, true],
+    ]);
+    // Full jitter under a ceiling that doubles each retry: [0, 1000), [0, 2000), [0, 4000).
+    events.forEach((event, index) => {
+      expect(event.delayMs).toBeGreaterThanOrEqual(0);
+      expect(event.delayMs).toBeLessThan(policy.baseMs * 2 ** index);
+      expect(Number.isInteger(event.delayMs)).toBe(true);
+    });
+    // The waits were on the simulated clock (it started at 1000), and the turn's duration holds them.
+    const waited = events.reduce((sum, event) => sum + event.delayMs, 0);
+    expect(environment.clock.now()).toBe(1_000 + waited);
+    expect(turn.durationMs).toBe(waited);
+    // Each event is stamped with the agent's header and the time the wait began.
+    expect(events[0]).toMatchObject({ runId: 'run-1', agentId: 'agent:worker:1', parentId: null, toolCallId: null, at: 1_000 });
+    expect(events[1]?.at).toBe(1_000 + events[0]!.delayMs);
+    expect(events[0]?.error.message).toBe('The model call of agent "worker" to model "scripted" failed: Service unavailable.');
+    expect(events[1]?.error.message).toBe('The model call of agent "worker" to model "scripted" failed after 2 tries: Rate limited.');
+  });
+
+  it('draws its waits from the agent’s seeded stream: the same seed waits the same, another seed not', async () => {
+    const delays = async (seed: number) => {
+      const model = failingThen(...Array.from({ length: 4 }, () => new ModelError('Busy.', { status: 503 })));
+      const environment = testEnvironment({ agents: worker(model), seed });
+      await advanceUntilSettled(environment.simulated, startTurn(environment, { retry: policy }).result);
+      return retries(environment).map((event) => event.delayMs);
+    };
+    const first = await delays(3);
+    expect(first).toHaveLength(4);
+    expect(await delays(3)).toEqual(first);
+    expect(await delays(4)).not.toEqual(first);
+  });
+
+  it('waits what the server’s retry-after asks instead of its own backoff, at most maxMs', async () => {
+    const model = failingThen(
+      new ModelError('Rate limited.', { status: 429, retryAfterMs: 7_000 }),
+      new ModelError('Rate limited.', { status: 429, retryAfterMs: 120_000 }),
+    );
+    const environment = testEnvironment({ agents: worker(model) });
+    const { result } = startTurn(environment, { retry: { attempts: 3, baseMs: 100, maxMs: 30_000 } });
+
+    await advanceUntilSettled(environment.simulated, result);
+
+    expect(retries(environment).map((event) => event.delayMs)).toEqual([7_000, 30_000]);
+    expect(environment.clock.now()).toBe(1_000 + 37_000);
+    expect(model.calls).toHaveLength(3);
+  });
+
+  it('does not try again what another try would not mend: a 401, a plain Error, a reply it cannot read', async () => {
+    for (const failing of [
+      new ScriptedModel([new ModelError('Incorrect API key.', { status: 401 }), 'never']),
+      new ScriptedModel([new Error('boom'), 'never']),
+    ]) {
+      const environment = testEnvironment({ agents: worker(failing) });
+      const error = await startTurn(environment, { retry: policy }).result.catch((thrown: unknown) => thrown);
+      expect(error).toBeInstanceOf(ModelCallError);
+      expect(error).toMatchObject({ attempt: 1 });
+      expect(failing.calls).toHaveLength(1);
+      expect(failing.remaining).toBe(1);
+      expect(retries(environment)).toEqual([]);
+    }
+    let calls = 0;
+    const sloppy: Model = { name: 'sloppy', complete: async () => (calls++, null as unknown as ModelReply) };
+    const environment = testEnvironment({ agents: worker(sloppy) });
+    await expect(startTurn(environment, { retry: policy }).result).rejects.toThrow('returned a reply without text content');
+    expect(calls).toBe(1);
+    expect(retries(environment)).toEqual([]);
+  });
+
+  it('fails with a ModelCallError of the last try when the tries run out: its number, its cause, its status', async () => {
+    const last = new ModelError('Rate limited.', { status: 429 });
+    const model = new ScriptedModel([new ModelError('Busy.', { status: 503 }), new ModelError('Busy.', { status: 502 }), last, 'never']);
+    const environment = testEnvironment({ agents: worker(model) });
+    const { result } = startTurn(environment, { retry: { attempts: 3, baseMs: 10, maxMs: 100 } });
+
+    const error = await advanceUntilSettled(environment.simulated, result).catch((thrown: unknown) => thrown);
+
+    expect(error).toBeInstanceOf(ModelCallError);
+    expect(error).toMatchObject({
+      attempt: 3,
+      status: 429,
+      retryable: true,
+      message: 'The model call of agent "worker" to model "scripted" failed after 3 tries: Rate limited.',
+    });
+    expect((error as ModelCallError).cause).toBe(last);
+    expect(retries(environment).map((event) => event.attempt)).toEqual([1, 2]);
+    expect(model.remaining).toBe(1);
+  });
+
+  it('makes one try by default when attempts is 1, and three when no policy is given', async () => {
+    const once = new ScriptedModel([new ModelError('Busy.', { status: 503 }), 'never']);
+    const single = testEnvironment({ agents: worker(once) });
+    await expect(startTurn(single, { retry: { attempts: 1, baseMs: 0, maxMs: 0 } }).result).rejects.toMatchObject({ attempt: 1 });
+    expect(once.calls).toHaveLength(1);
+
+    const thrice = new ScriptedModel(Array.from({ length: 3 }, () => new ModelError('Busy.', { status: 503 })));
+    const environment = testEnvironment({ agents: worker(thrice) });
+    const error = await advanceUntilSettled(environment.simulated, startTurn(environment).result).catch((thrown: unknown) => thrown);
+    expect(error).toMatchObject({ attempt: 3 });
+    // The default ceilings: 500 ms, then 1,000 ms.
+    const [first, second] = retries(environment).map((event) => event.delayMs);
+    expect(first).toBeLessThan(500);
+    expect(second).toBeLessThan(1_000);
+  });
+
+  it('stops at once when stopped during a wait: the timer is cleared and the model is not asked again', async () => {
+    const model = failingThen(new ModelError('Rate limited.', { status: 429, retryAfterMs: 10_000 }));
+    const environment = testEnvironment({ agents: worker(model) });
+    const { actor } = startTurn(environment, { retry: policy });
+
+    await settle();
+    expect(retries(environment)).toHaveLength(1);
+    expect(environment.clock.pending).toBe(1); // the wait
+
+    actor.stop();
+    await settle();
+
+    expect(environment.clock.pending).toBe(0);
+    environment.advance(60_000);
+    await settle();
+    expect(model.calls).toHaveLength(1);
+    expect(actor.getSnapshot()).toMatchObject({ status: 'stopped', output: undefined });
+  });
+});
+
+describe('retryDelay', () => {
+  it('draws from a ceiling that doubles from baseMs up to maxMs; a retry-after replaces it, capped at maxMs', () => {
+    const policy = { attempts: 10, baseMs: 500, maxMs: 30_000 };
+    const top = () => 0.999_999;
+    expect([1, 2, 3, 4, 5, 6, 7, 8].map((attempt) => retryDelay(policy, attempt, top))).toEqual([499, 999, 1_999, 3_999, 7_999, 15_999, 29_999, 29_999]);
+    expect(retryDelay(policy, 3, () => 0)).toBe(0);
+    expect(retryDelay(policy, 3, () => 0.5)).toBe(1_000);
+    expect(retryDelay(policy, 1, top, 4_000)).toBe(4_000);
+    expect(retryDelay(policy, 1, top, 45_000)).toBe(30_000);
+    expect(retryDelay(policy, 1, top, 0)).toBe(0);
   });
 });

@@ -73,6 +73,17 @@ describe('parseAgentFile', () => {
     expect(() => parseAgentFile('agents/t.md', file('name: t\ndescription: T.\nhistoryLimit: 0'))).toThrow(AgentFileError);
   });
 
+  it('reads retry: tries in all and the waits in ms, each field checked', () => {
+    const definition = parseAgentFile('agents/w.md', file('name: w\ndescription: W.\nretry:\n  attempts: 5\n  maxMs: 10000'));
+    expect(definition.retry).toEqual({ attempts: 5, maxMs: 10_000 });
+    expect(() => parseAgentFile('agents/w.md', file('name: w\ndescription: W.\nretry:\n  attempts: 0'))).toThrow(
+      expect.objectContaining({ field: 'retry.attempts' }),
+    );
+    expect(() => parseAgentFile('agents/w.md', file('name: w\ndescription: W.\nretry:\n  baseMs: -5'))).toThrow(
+      expect.objectContaining({ field: 'retry.baseMs' }),
+    );
+  });
+
   it('takes tools as one comma-separated string, as in .claude/agents files', () => {
     const definition = parseAgentFile('a.md', file('name: a\ndescription: A.\ntools: Read, Grep,  Glob'));
     expect(definition.tools).toEqual(['Read', 'Grep', 'Glob']);

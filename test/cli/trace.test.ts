@@ -78,7 +78,7 @@ describe('troupe trace summary', () => {
     [
       'a trace of a newer schemaVersion',
       (file: string) => (writeFileSync(file, `{"type":"recording","schemaVersion":${RECORDING_SCHEMA_VERSION + 1}}\n`), file),
-      /^troupe trace summary: The recording .* has schemaVersion 3, but this version of troupe reads up to 2\./,
+      new RegExp(`^troupe trace summary: The recording .* has schemaVersion ${RECORDING_SCHEMA_VERSION + 1}, but this version of troupe reads up to ${RECORDING_SCHEMA_VERSION}\\.`),
     ],
   ])('refuses %s with one line on stderr and exit code 2', async (_, make, message) => {
     const { out, err, exit } = await summary(make(join(dir.path, 'missing.jsonl')));

@@ -97,7 +97,7 @@ describe('agent lifecycle', () => {
 
   it('fails with error when the model call throws, naming the cause', async () => {
     const model = scripted([new ModelError('server said 500', { status: 500 })]);
-    const runtime = createRuntime({ model, agents: [worker()] });
+    const runtime = createRuntime({ model, agents: [worker()], retry: { attempts: 1 } }); // one try: the 500 fails it
     const result = await runtime.run('worker', 'Answer.');
     expect(result).toMatchObject({ status: 'failed', reason: 'error' });
     expect(result.error).toEqual({
@@ -119,7 +119,7 @@ describe('agent lifecycle', () => {
       plain: [new Error('boom')],
     });
     const names = ['flaky', 'refused', 'aborted', 'exhausted', 'plain'];
-    const runtime = createRuntime({ model, agents: names.map((name) => worker(name)) });
+    const runtime = createRuntime({ model, agents: names.map((name) => worker(name)), retry: { attempts: 1 } }); // the 429 not tried again
     const events = collect(runtime.events$);
 
     const results = await Promise.all(names.map((name) => runtime.run(name, 'Answer.')));

@@ -46,10 +46,32 @@ describe('an agent on OpenAIModel', () => {
     await runtime.shutdown();
   });
 
+  it('tries a 429 again after the wait its retry-after-ms asks, then completes (the SDK sends each request once)', async () => {
+    server.enqueue(
+      { kind: 'error', status: 429, message: 'Rate limit reached.', headers: { 'retry-after-ms': '20' } },
+      { kind: 'error', status: 503, message: 'Busy.', headers: { 'retry-after-ms': '10' } },
+      { kind: 'json', body: chatCompletion({ content: 'Third time.', model: 'gpt-4o-mini' }) },
+    );
+    const model = new OpenAIModel({ model: 'gpt-4o-mini', apiKey: 'sk-test', baseURL: server.baseURL });
+    const runtime = createRuntime({ model, agents: [worker()] });
+    const retries: unknown[] = [];
+    runtime.events$.subscribe((event) => event.type === 'model.retry' && retries.push([event.attempt, event.delayMs, event.error.status]));
+
+    const result = await runtime.run('worker', 'Anything.');
+
+    expect(result).toMatchObject({ status: 'completed', output: 'Third time.', turns: 1 });
+    expect(retries).toEqual([
+      [1, 20, 429],
+      [2, 10, 503],
+    ]);
+    expect(server.requests).toHaveLength(3);
+    await runtime.shutdown();
+  });
+
   it('fails the agent with reason error when the server answers HTTP 500, naming the status', async () => {
     server.enqueue({ kind: 'error', status: 500, message: 'Out of GPUs.' });
     const model = new OpenAIModel({ model: 'gpt-4o-mini', apiKey: 'sk-test', baseURL: server.baseURL, maxRetries: 0 });
-    const runtime = createRuntime({ model, agents: [worker()] });
+    const runtime = createRuntime({ model, agents: [worker()], retry: { attempts: 1 } }); // one try: the 500 fails it
 
     const result = await runtime.run('worker', 'Anything.');
 

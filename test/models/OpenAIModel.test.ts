@@ -251,6 +251,39 @@ describe('OpenAIModel, failures', () => {
     expect(server.requests).toHaveLength(2);
   });
 
+  it('carries the server\'s retry-after (seconds, an HTTP date, or retry-after-ms) on the ModelError as retryAfterMs', async () => {
+    const inFiveSeconds = new Date(Date.now() + 5_000).toUTCString();
+    scripted(
+      { kind: 'error', status: 429, message: 'Rate limit reached.', headers: { 'retry-after': '2' } },
+      { kind: 'error', status: 429, message: 'Rate limit reached.', headers: { 'retry-after': inFiveSeconds } },
+      { kind: 'error', status: 503, message: 'Busy.', headers: { 'retry-after-ms': '150', 'retry-after': '9' } },
+      { kind: 'error', status: 429, message: 'Rate limit reached.', headers: { 'retry-after': 'soon' } },
+    );
+    const model = modelFor();
+    const errors: unknown[] = [];
+    for (let i = 0; i < 4; i += 1) errors.push(await model.complete(modelRequest()).catch((caught: unknown) => caught));
+
+    expect(errors[0]).toBeInstanceOf(ModelError);
+    expect(errors[0]).toMatchObject({ status: 429, retryable: true, retryAfterMs: 2_000 });
+    // An HTTP date is read against the wall clock (whole seconds, so up to a second early).
+    expect((errors[1] as ModelError).retryAfterMs).toBeGreaterThan(3_000);
+    expect((errors[1] as ModelError).retryAfterMs).toBeLessThanOrEqual(5_000);
+    expect(errors[2]).toMatchObject({ status: 503, retryAfterMs: 150 }); // OpenAI's own header, in ms, wins
+    expect(errors[3]).toMatchObject({ status: 429, retryAfterMs: undefined }); // unreadable: none
+    expect(server.requests).toHaveLength(4);
+  });
+
+  it('leaves retries to troupe by default: the SDK sends one request for a 500', async () => {
+    scripted({ kind: 'error', status: 500, message: 'Down.', headers: { 'retry-after-ms': '1' } }, { kind: 'json', body: chatCompletion({ content: 'Up.' }) });
+
+    const error = await new OpenAIModel({ model: 'test-model', apiKey: 'sk-test', baseURL: server.baseURL })
+      .complete(modelRequest())
+      .catch((caught: unknown) => caught);
+
+    expect(error).toMatchObject({ code: 'model_error', status: 500, retryable: true });
+    expect(server.requests).toHaveLength(1);
+  });
+
   it('does not retry a 400 and reports its status', async () => {
     scripted({ kind: 'error', status: 400, message: 'Unknown parameter.' });
 

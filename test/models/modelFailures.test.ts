@@ -98,7 +98,8 @@ describe('a model that throws', () => {
       flaky: [new ModelError('Rate limited.', { status: 429 })],
       locked: [new ModelError('Incorrect API key.', { status: 401 })],
     });
-    const runtime = createRuntime({ model, agents: [worker('flaky'), worker('locked')] });
+    // One try each: the runtime's own retries would try the 429 again (test/runtime/retries.test.ts).
+    const runtime = createRuntime({ model, agents: [worker('flaky'), worker('locked')], retry: { attempts: 1 } });
 
     const flaky = await runtime.run('flaky', 'Go.');
     const locked = await runtime.run('locked', 'Go.');
@@ -141,7 +142,7 @@ describe('a model that throws', () => {
     expect(error.cause).toBe(cause);
 
     const plain = new ModelCallError({ model: 'm', agentName: 'a', agentId: 'agent:a:1', attempt: 3, cause: undefined });
-    expect(plain).toMatchObject({ attempt: 3, status: undefined, retryable: undefined, message: 'The model call of agent "a" to model "m" failed: the model threw undefined' });
+    expect(plain).toMatchObject({ attempt: 3, status: undefined, retryable: undefined, message: 'The model call of agent "a" to model "m" failed after 3 tries: the model threw undefined' });
     expect('cause' in plain).toBe(true);
   });
 });

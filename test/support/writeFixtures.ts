@@ -5,7 +5,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { SimulatedClock } from 'xstate';
-import { createRuntime, defineAgent, JsonFileMemory, ScriptedModel } from '../../src/index.js';
+import { createRuntime, defineAgent, JsonFileMemory, ModelError, ScriptedModel } from '../../src/index.js';
 
 const folder = process.argv[2];
 if (!folder) throw new Error('Usage: writeFixtures.ts <folder>');
@@ -19,7 +19,8 @@ const model = ScriptedModel.perAgent({
     { content: '', toolCalls: [{ id: 'c1', name: 'assign_task', arguments: JSON.stringify({ description: 'count modules', agent: 'analyst', task: 'Count the modules.' }) }] },
     'The analyst counted 7 modules.',
   ],
-  analyst: ['There are 7 modules: a, b, c, d, e, f, g.'],
+  // A 503 first (since recording version 3): the model call is tried again, and the recording holds a model.retry.
+  analyst: [new ModelError('Service unavailable.', { status: 503 }), 'There are 7 modules: a, b, c, d, e, f, g.'],
   writer: [new Error('The model is down.')],
 });
 const runtime = createRuntime({
@@ -31,6 +32,8 @@ const runtime = createRuntime({
   record: join(folder, 'run.jsonl'),
   projectAgentDir: false,
 });
-const results = await Promise.all([runtime.run('lead', 'How many modules?'), runtime.run('writer', 'Write a haiku.', { conversationKey: 'poems' })]);
+const running = Promise.all([runtime.run('lead', 'How many modules?'), runtime.run('writer', 'Write a haiku.', { conversationKey: 'poems' })]);
+await runtime.runUntilIdle(); // simulated time: the retry's wait passes at once
+const results = await running;
 await runtime.shutdown();
 console.log(JSON.stringify(results.map((result) => ({ id: result.id, status: result.status }))));

@@ -16,11 +16,13 @@
 export const STORE_SCHEMA_VERSION = 1;
 
 /**
- * The format of a session record in `__agent_sessions__` (see `SessionRecord`). Version 2: a failed session's `error`
- * is an `ErrorInfo` (`{ code, message, fault, … }`). Version 1 had it as a text, read with the code its reason
- * implies; records written before the field are version 1.
+ * The format of a session record in `__agent_sessions__` (see `SessionRecord`). Version 3: a record names its
+ * `owner` process and may be `interrupted` (its process died while it ran); error codes of model calls
+ * (`model_call_failed`, `invalid_script_step`) may appear. Version 2: a failed session's `error` is an `ErrorInfo`
+ * (`{ code, message, fault, … }`). Version 1 had it as a text, read with the code its reason implies; records written
+ * before the field are version 1.
  */
-export const SESSION_SCHEMA_VERSION = 2;
+export const SESSION_SCHEMA_VERSION = 3;
 
 /**
  * The format of a `record` file (JSON lines): a header line `{"type":"recording","schemaVersion":3,"runId":…}`, then

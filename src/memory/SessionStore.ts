@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { z } from 'zod';
 import { errorMessage, UnsupportedSchemaError } from '../errors.js';
 import { FailureReason } from '../events/events.js';
@@ -5,7 +6,23 @@ import { ErrorInfo, errorFromText } from '../failure.js';
 import { ChatMessage } from '../models/Model.js';
 import type { Redactor } from '../redaction.js';
 import { checkSchemaVersion, SESSION_SCHEMA_VERSION } from '../schemaVersion.js';
+import { isRunning } from './fileLock.js';
 import type { MemoryPort } from './MemoryPort.js';
+
+const HOST = hostname();
+/** This process, as the owner of the sessions it runs: its pid, host, and when it started (pids are reused). */
+const OWNER = { pid: process.pid, host: HOST, startedAt: Math.round(Date.now() - process.uptime() * 1000) };
+
+/**
+ * True when the process that owned a session is gone: on this host, its pid no longer runs, or it is this process's
+ * pid with another start time (an earlier process that had it). An owner on another host, or none (a record written
+ * before owners), is never judged gone.
+ */
+function ownerGone(owner: SessionRecord['owner']): boolean {
+  if (!owner || owner.host !== HOST) return false;
+  if (owner.pid === process.pid) return Math.abs(owner.startedAt - OWNER.startedAt) > 1_000;
+  return !isRunning(owner.pid);
+}
 
 /** The key under which every session record is kept, in one object by agent id. */
 export const SESSIONS_KEY = '__agent_sessions__';
@@ -33,14 +50,20 @@ export const SessionRecord = z
    * The record's format ({@link SESSION_SCHEMA_VERSION}); records written before the field are version 1, and every
    * record reads in today's shape.
    */
-  schemaVersion: z.union([z.literal(1), z.literal(SESSION_SCHEMA_VERSION)]).default(1),
+  schemaVersion: z.union([z.literal(1), z.literal(2), z.literal(SESSION_SCHEMA_VERSION)]).default(1),
   /** The agent's id; its conversation is stored under this key too. */
   id: z.string(),
   /** The name of the agent's definition. */
   agentType: z.string(),
   /** The conversation it was started from: its parent agent's id, or the caller's key (`main`) for a top-level run. */
   parentConversationId: z.string().nullable(),
-  state: z.enum(['pending', 'running', 'completed', 'failed']),
+  /**
+   * `interrupted`: it was pending or running in a process that is gone (killed, crashed); it may be resumed from its
+   * last checkpoint.
+   */
+  state: z.enum(['pending', 'running', 'completed', 'failed', 'interrupted']),
+  /** The process that runs (or ran) it: on this host, a pid that no longer runs means it was interrupted. */
+  owner: z.object({ pid: z.number(), host: z.string(), startedAt: z.number() }).optional(),
   /** The task it was given last. */
   taskDescription: z.string(),
   /** Wall-clock ms (since 1970) when it was spawned (or last resumed). */
@@ -81,6 +104,11 @@ export interface SessionManager {
    * (their process died) and started that long ago; returns their ids.
    */
   cleanup(maxAgeMs: number): Promise<string[]>;
+  /**
+   * Marks the sessions whose process is gone (pending or running there, their owner a process of this host that no
+   * longer runs) as `interrupted` in the store, and returns their ids; `get` and `list` show them so already.
+   */
+  recover(): Promise<string[]>;
 }
 
 /**
@@ -127,6 +155,7 @@ export class SessionStore implements SessionManager {
       parentConversationId: record.parentConversationId,
       taskDescription: this.redact(record.taskDescription),
       state: 'pending',
+      owner: OWNER,
       startTime: this.now(),
       endTime: null,
       result: null,
@@ -145,6 +174,20 @@ export class SessionStore implements SessionManager {
       const known = sessions[id] as SessionRecord | undefined;
       if (known) known.state = 'running'; // records are the store's own objects here: changed in place
     });
+  }
+
+  /**
+   * Keeps the conversation of a running agent (its secrets replaced), so a session whose process dies can be resumed
+   * from its last turn. The runtime calls it after each model turn when the store outlives the process.
+   */
+  checkpoint(id: string, conversation: readonly ChatMessage[]): void {
+    this.conversations.set(id, this.redact(conversation[0]?.role === 'system' ? conversation.slice(1) : [...conversation]));
+    if (!this.scheduled) {
+      this.scheduled = true;
+      queueMicrotask(() => {
+        if (this.scheduled) this.write();
+      });
+    }
   }
 
   /**
@@ -223,7 +266,34 @@ export class SessionStore implements SessionManager {
     const version = checkSchemaVersion(asMap(value).schemaVersion, SESSION_SCHEMA_VERSION);
     if (version.status === 'newer') throw new UnsupportedSchemaError('session', `session ${id}`, version.version, SESSION_SCHEMA_VERSION);
     const parsed = SessionRecord.safeParse(value);
-    return parsed.success ? parsed.data : undefined;
+    return parsed.success ? this.seen(parsed.data) : undefined;
+  }
+
+  /** A record as it stands: one pending or running in a process of this host that is gone is `interrupted`. */
+  private seen(record: SessionRecord): SessionRecord {
+    if (record.state !== 'pending' && record.state !== 'running') return record;
+    if (this.options.isLive?.(record.id)) return record;
+    return ownerGone(record.owner) ? { ...record, state: 'interrupted' } : record;
+  }
+
+  /**
+   * Marks in the store every session whose process is gone (pending or running there, its owner a process of this
+   * host that no longer runs) as `interrupted`; returns their ids. They can then be resumed from their last turn.
+   */
+  async recover(): Promise<string[]> {
+    await this.settled();
+    const found: string[] = [];
+    await this.memory.update(SESSIONS_KEY, (sessions) => {
+      const map = asMap(sessions);
+      for (const [id, value] of Object.entries(map)) {
+        const parsed = SessionRecord.safeParse(value);
+        if (!parsed.success || this.seen(parsed.data).state !== 'interrupted' || parsed.data.state === 'interrupted') continue;
+        (value as { state: string }).state = 'interrupted';
+        found.push(id);
+      }
+      return map;
+    });
+    return found;
   }
 
   async list(): Promise<SessionRecord[]> {
@@ -231,7 +301,7 @@ export class SessionStore implements SessionManager {
     return Object.values(map)
       .flatMap((value) => {
         const parsed = SessionRecord.safeParse(value);
-        return parsed.success ? [parsed.data] : [];
+        return parsed.success ? [this.seen(parsed.data)] : [];
       })
       .sort((a, b) => a.startTime - b.startTime);
   }

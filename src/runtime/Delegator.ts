@@ -237,11 +237,14 @@ export class Delegator {
     if (!record && (stored!.state === 'pending' || stored!.state === 'running')) {
       throw new DelegationError(
         'still_running',
-        `Session ${id} is still marked ${stored!.state}: another process runs it, or stopped without ending it.`,
+        `Session ${id} is still marked ${stored!.state}: another process runs it (its process on another host, or alive here).`,
       );
     }
-    const history = await this.host.sessions.conversation(id);
-    if (!history) throw new DelegationError('unknown_session', `Session ${id} left no conversation to resume.`);
+    const interrupted = !record && stored!.state === 'interrupted';
+    const saved = await this.host.sessions.conversation(id);
+    if (!saved && !interrupted) throw new DelegationError('unknown_session', `Session ${id} left no conversation to resume.`);
+    // An interrupted session goes on from its last checkpoint (none if it died before its first answer).
+    const history = interrupted ? afterInterruption(saved ?? [], (tool) => this.host.catalog.tool(tool)?.idempotent === true) : saved!;
     return { agentType: record?.name ?? stored!.agentType, history, parentId: record ? record.parentId : stored!.parentConversationId };
   }
 
@@ -317,6 +320,38 @@ export class Delegator {
       agentName: record?.name ?? id,
     };
   }
+}
+
+/**
+ * The conversation of an interrupted session, made whole to go on: every tool call of its last turn that has no answer
+ * gets one (an idempotent tool's call may be made again; any other is reported as interrupted and not run again, since
+ * it may have taken effect), then a note tells the model its run was interrupted.
+ */
+export function afterInterruption(history: readonly ChatMessage[], idempotent: (tool: string) => boolean): ChatMessage[] {
+  const messages = [...history];
+  const lastAsk = messages.findLastIndex((message) => message.role === 'assistant' && (message.toolCalls?.length ?? 0) > 0);
+  if (lastAsk >= 0) {
+    const ask = messages[lastAsk] as Extract<ChatMessage, { role: 'assistant' }>;
+    let end = lastAsk + 1; // the answers go right after the answers already there, before anything else
+    while (messages[end]?.role === 'tool') end += 1;
+    const answered = new Set(messages.slice(lastAsk + 1, end).map((message) => (message as { toolCallId: string }).toolCallId));
+    const missing: ChatMessage[] = (ask.toolCalls ?? [])
+      .filter((call) => !answered.has(call.id))
+      .map((call) => ({
+        role: 'tool',
+        toolCallId: call.id,
+        isError: true,
+        content: idempotent(call.name)
+          ? `Interrupted: this call of "${call.name}" was running when the process stopped, and has no result. It is safe to call it again.`
+          : `Interrupted: this call of "${call.name}" was running when the process stopped. It was not run again: it may or may not have taken effect; check before you repeat it.`,
+      }));
+    messages.splice(end, 0, ...missing);
+  }
+  messages.push({
+    role: 'user',
+    content: '[The run of this conversation was interrupted: the process running it stopped before it ended. It goes on from its last saved turn.]',
+  });
+  return messages;
 }
 
 /** A result as a caller sees it. */

@@ -52,6 +52,8 @@ export interface LauncherParts {
   readonly limits: RunLimits;
   /** What keeps the memory of finished runs bounded. */
   readonly retention: Retention;
+  /** True when sessions outlive the process (a store was given): each model turn's conversation is checkpointed. */
+  readonly checkpoints: boolean;
   readonly runId: string;
   readonly catalog: AgentCatalog;
   readonly results: AgentResults;
@@ -136,6 +138,7 @@ export class Launcher {
       this.parts.sessions.started(event.agentId);
       this.parts.limits.running(event.agentId);
     }
+    if (event.type === 'model.response' && this.parts.checkpoints) this.checkpoint(event.agentId);
     if (this.watchers.size === 0) return;
     const table = this.parts.table();
     let id: string | null = event.agentId;
@@ -143,6 +146,14 @@ export class Launcher {
       this.watchers.get(id)?.next(event);
       id = table.record(id)?.parentId ?? null;
     }
+  }
+
+  /** Saves an agent's conversation as it stands once its turn is recorded (after the step that announced it). */
+  private checkpoint(id: string): void {
+    queueMicrotask(() => {
+      const actor = this.parts.table().actor(id);
+      if (actor) this.parts.sessions.checkpoint(id, actor.getSnapshot().context.messages);
+    });
   }
 
   /** Starts an agent (or resumes an ended one, or reuses a pooled one): checks, makes the input, sends `SPAWN`. */

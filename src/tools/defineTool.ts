@@ -95,6 +95,12 @@ export interface ToolDefinition<Params extends z.ZodObject = z.ZodObject> {
   interactive?: boolean;
   /** A limit on one call, on the actor system's clock; past it the call is aborted and becomes an error result. */
   timeoutMs?: number;
+  /**
+   * True when running a call twice does no more than running it once (a read, a put of the same value). A call that
+   * was running when its process died is then offered to the model again after a resume; any other is reported as
+   * interrupted, with the warning that it may or may not have taken effect, and not run again.
+   */
+  idempotent?: boolean;
   /** Runs the tool. Throwing (or rejecting) gives the model an error result; the agent goes on. */
   execute: (args: z.output<Params>, context: ToolContext) => ToolOutput | Promise<ToolOutput>;
 }

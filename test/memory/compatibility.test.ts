@@ -21,17 +21,18 @@ import { eachTestTempDir } from '../support/tempDir.js';
 
 const fixtures = fileURLToPath(new URL('../fixtures/', import.meta.url));
 /** Every fixture folder: the format of files written before versioning, then one folder per schema version. */
-const FORMATS = ['unversioned', 'v1', 'v2', 'v3', 'v4'];
+const FORMATS = ['unversioned', 'v1', 'v2', 'v3', 'v4', 'v5'];
 /**
  * The writer's failure as each fixture holds it: read from a text (v1) or written before model failures were wrapped in
  * a ModelCallError (v2, v3), `unexpected` with the model's message; since v4, what today's troupe writes.
  */
 const WRITER_ERRORS: Record<string, { code: string; message: string }> = {
   v4: { code: 'model_call_failed', message: 'The model call of agent "writer" to model "scripted" failed: The model is down.' },
+  v5: { code: 'model_call_failed', message: 'The model call of agent "writer" to model "scripted" failed: The model is down.' },
 };
 const writerError = (format: string) => WRITER_ERRORS[format] ?? { code: 'unexpected', message: 'The model is down.' };
 /** The recording format of each fixture folder. */
-const RECORDING_VERSIONS: Record<string, number> = { unversioned: 1, v1: 1, v2: 2, v3: 2, v4: 3 };
+const RECORDING_VERSIONS: Record<string, number> = { unversioned: 1, v1: 1, v2: 2, v3: 2, v4: 3, v5: 3 };
 
 /** A hash of every committed fixture file, to show the tests never change them. */
 function fixtureHashes(): Record<string, string> {

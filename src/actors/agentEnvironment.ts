@@ -47,6 +47,11 @@ export interface Caller {
   /** Aborted when the caller stops. */
   signal: AbortSignal;
   /**
+   * The caller's stop, read without making a signal of its own for the call (a tool call's signal is made on first
+   * read): whether it has stopped, and a promise that rejects when it does. Absent where `signal` is all there is.
+   */
+  stop?: { readonly aborted: boolean; readonly promise: Promise<never> };
+  /**
    * Sends a message out through the calling agent's actor (which passes it to the supervisor), so an inspector sees it
    * leave the sender; absent where a caller has no actor.
    */

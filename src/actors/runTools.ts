@@ -285,6 +285,15 @@ function callSignal(batch: Batch) {
     get signal(): AbortSignal {
       return made().signal;
     },
+    /** The call's stop as a caller reads it: its own signal's if it has one, else the batch's (nothing made). */
+    stop: {
+      get aborted(): boolean {
+        return (controller?.signal ?? batch.signal).aborted;
+      },
+      get promise(): Promise<never> {
+        return controller ? whenAborted(controller.signal) : batch.stopped;
+      },
+    },
     abort: (reason: unknown) => made().abort(reason),
     end: () => {
       if (controller && !controller.signal.aborted) controller.abort(CALL_ENDED);
@@ -312,7 +321,11 @@ function announcementOf(note: ToolNote) {
 }
 
 /** The agent a tool call runs for, as delegation and messaging see it. */
-function callerOf({ agent, input, send, signal: batchSignal }: Batch, toolCallId: string, own: { readonly signal: AbortSignal }) {
+function callerOf(
+  { agent, input, send, signal: batchSignal }: Batch,
+  toolCallId: string,
+  own: { readonly signal: AbortSignal; readonly stop: { readonly aborted: boolean; readonly promise: Promise<never> } },
+) {
   // Through the agent while its batch runs; after that the caller must send another way (false).
   const relay = (message: Message) => {
     if (batchSignal.aborted) return false;
@@ -329,6 +342,7 @@ function callerOf({ agent, input, send, signal: batchSignal }: Batch, toolCallId
     get signal() {
       return own.signal;
     },
+    stop: own.stop,
     relay,
   };
 }

@@ -143,17 +143,14 @@ export class AgentCatalog {
    * plus the agents the caller itself made. Temporary agents made by others are never listed.
    */
   delegatesOf(caller: { id: string; name: string }): ResolvedAgent[] {
-    const self = this.entries.get(caller.name);
-    const chosen = self?.definition.subagents;
-    const result: ResolvedAgent[] = [];
-    for (const entry of this.entries.values()) {
-      const mine = entry.createdBy?.id === caller.id;
-      const listed = chosen
-        ? chosen.includes(entry.name) || (entry.lifecycle === 'permanent' && entry.createdBy?.name === caller.name)
-        : entry.lifecycle !== 'temporary' && entry.name !== caller.name;
-      if (mine || listed) result.push(entry);
-    }
-    return result;
+    const chosen = this.entries.get(caller.name)?.definition.subagents;
+    return [...this.entries.values()].filter((entry) => delegates(caller, chosen, entry));
+  }
+
+  /** True when the caller may delegate to the agent of this name (as {@link delegatesOf} would list it). */
+  mayDelegateTo(caller: { id: string; name: string }, name: string): boolean {
+    const entry = this.entries.get(name);
+    return entry !== undefined && delegates(caller, this.entries.get(caller.name)?.definition.subagents, entry);
   }
 
   /** An agent as a delegation tool describes it. */
@@ -192,4 +189,12 @@ export class AgentCatalog {
     if (made > 0) this.made.set(maker, made);
     else this.made.delete(maker);
   }
+}
+
+/** Whether a caller (with its `subagents` list, if any) may delegate to this entry: the rule of `delegatesOf`. */
+function delegates(caller: { id: string; name: string }, chosen: readonly string[] | undefined, entry: Entry): boolean {
+  if (entry.createdBy?.id === caller.id) return true; // the agents it made itself
+  return chosen
+    ? chosen.includes(entry.name) || (entry.lifecycle === 'permanent' && entry.createdBy?.name === caller.name)
+    : entry.lifecycle !== 'temporary' && entry.name !== caller.name;
 }

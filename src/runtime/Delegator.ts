@@ -93,12 +93,12 @@ export class Delegator {
       );
     }
     const agent = catalog.get(request.agent);
-    const allowed = catalog.delegatesOf(who(caller)).map((entry) => entry.name);
+    const allowed = () => catalog.delegatesOf(who(caller)).map((entry) => entry.name); // for the refusals' text
     if (!agent) {
-      throw new DelegationError('unknown_agent', `Unknown agent "${request.agent}". ${listing(allowed)}`);
+      throw new DelegationError('unknown_agent', `Unknown agent "${request.agent}". ${listing(allowed())}`);
     }
-    if (!allowed.includes(agent.name)) {
-      throw new DelegationError('not_allowed', `Agent "${caller.agentName}" may not delegate to "${agent.name}". ${listing(allowed)}`);
+    if (!catalog.mayDelegateTo(who(caller), agent.name)) {
+      throw new DelegationError('not_allowed', `Agent "${caller.agentName}" may not delegate to "${agent.name}". ${listing(allowed())}`);
     }
     let history: ChatMessage[] | undefined;
     if (request.resume !== undefined) {
@@ -108,15 +108,17 @@ export class Delegator {
       history = sharedContext(caller.messages, typeof shareContext === 'number' ? shareContext : undefined);
     }
     const background = request.background === true;
-    const decision = await this.decide({
-      caller: who(caller, true),
-      agent: agent.name,
-      task: request.task,
-      depth: caller.depth + 1,
-      background,
-      ...(request.resume === undefined ? {} : { resume: request.resume }),
-    });
-    if (caller.signal.aborted) throw new AbortedError('The caller stopped before the delegation started.');
+    const decision = this.host.policy
+      ? await this.decide({
+          caller: who(caller, true),
+          agent: agent.name,
+          task: request.task,
+          depth: caller.depth + 1,
+          background,
+          ...(request.resume === undefined ? {} : { resume: request.resume }),
+        })
+      : {};
+    if (stopped(caller)) throw new AbortedError('The caller stopped before the delegation started.');
     const id = this.host.launch({
       agent: agent.name,
       task: request.task,
@@ -152,9 +154,9 @@ export class Delegator {
       const result = await Promise.race([
         this.host.results.wait(agentId)!,
         sleep(this.host.clock, timeoutMs, timer.signal).then(() => null, () => null),
-        ...(caller ? [whenAborted(caller.signal).catch(() => null)] : []),
+        ...(caller ? [whenStopped(caller).catch(() => null)] : []),
       ]);
-      if (caller?.signal.aborted) throw new AbortedError('The caller stopped while it waited.');
+      if (caller && stopped(caller)) throw new AbortedError('The caller stopped while it waited.');
       if (result) return taskResult(result);
       // The deadline passed. An agent that ended at that same instant may still be settling: let it finish first.
       await new Promise<void>((resolve) => setImmediate(resolve));
@@ -285,10 +287,10 @@ export class Delegator {
   /** Waits for an agent's result; if the caller stops first, stops waiting (and gives the wait back). */
   private async until(id: string, caller: Caller): Promise<AgentResult> {
     const result = this.host.results.wait(id)!;
-    if (caller.signal.aborted) throw new AbortedError('The caller stopped.');
+    if (stopped(caller)) throw new AbortedError('The caller stopped.');
     try {
       // The caller's signal is shared by every call of its batch: race its one abort promise, add no listener.
-      return await Promise.race([result, whenAborted(caller.signal)]);
+      return await Promise.race([result, whenStopped(caller)]);
     } catch {
       if (!this.host.results.ended(id)) this.host.send({ type: 'UNWAIT', id: caller.agentId, on: id });
       throw new AbortedError('The caller stopped while it waited for its sub-agent.');
@@ -352,6 +354,16 @@ export function afterInterruption(history: readonly ChatMessage[], idempotent: (
     content: '[The run of this conversation was interrupted: the process running it stopped before it ended. It goes on from its last saved turn.]',
   });
   return messages;
+}
+
+/** True once the caller has stopped (read through its `stop` when it has one, so no signal is made for it). */
+function stopped(caller: Caller): boolean {
+  return caller.stop ? caller.stop.aborted : caller.signal.aborted;
+}
+
+/** A promise that rejects when the caller stops: one shared promise, no listener of its own. */
+function whenStopped(caller: Caller): Promise<never> {
+  return caller.stop?.promise ?? whenAborted(caller.signal);
 }
 
 /** A result as a caller sees it. */

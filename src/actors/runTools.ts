@@ -83,6 +83,8 @@ interface Batch {
   waiting?: boolean;
   /** Set by a call that ends the agent. */
   finish?: { answer?: string };
+  /** Set once the batch has sent its end (`TOOLS.DONE` or `TOOLS.FAILED`). */
+  finished?: boolean;
 }
 
 // Abort reasons made once: an Error costs a stack trace, and these are given on every ordinary end.
@@ -122,7 +124,9 @@ export function createRunTools(environment: AgentEnvironment) {
         return runBatch(batch as Batch);
       })
       .then(
-        (messages) =>
+        (messages) => {
+          // Finished before it says so: the agent stops this actor while it handles the end.
+          batch.finished = true;
           send({
             type: 'TOOLS.DONE',
             messages,
@@ -130,10 +134,18 @@ export function createRunTools(environment: AgentEnvironment) {
             failed: count.failed,
             ...(batch.waiting ? { waiting: true } : {}),
             ...(batch.finish ? { finish: batch.finish } : {}),
-          }),
-        (error: unknown) => send({ type: 'TOOLS.FAILED', error: errorInfo(error, 'system') }),
+          });
+        },
+        (error: unknown) => {
+          batch.finished = true;
+          send({ type: 'TOOLS.FAILED', error: errorInfo(error, 'system') });
+        },
       );
-    return () => controller.abort(AGENT_STOPPED);
+    // Stopped while calls run: abort them. A batch that has ended has nothing left to abort (each call's own signal
+    // was aborted as it ended), so its signal is left alone: an abort costs an event dispatch per batch.
+    return () => {
+      if (!batch.finished) controller.abort(AGENT_STOPPED);
+    };
   });
 }
 
@@ -322,13 +334,14 @@ function announcementOf(note: ToolNote) {
 
 /** The agent a tool call runs for, as delegation and messaging see it. */
 function callerOf(
-  { agent, input, send, signal: batchSignal }: Batch,
+  batch: Batch,
   toolCallId: string,
   own: { readonly signal: AbortSignal; readonly stop: { readonly aborted: boolean; readonly promise: Promise<never> } },
 ) {
+  const { agent, input, send, signal: batchSignal } = batch;
   // Through the agent while its batch runs; after that the caller must send another way (false).
   const relay = (message: Message) => {
-    if (batchSignal.aborted) return false;
+    if (batchSignal.aborted || batch.finished) return false;
     send({ type: 'MESSAGE.OUT', message });
     return true;
   };

@@ -19,7 +19,8 @@ export async function fuzz(calls: number, seed: number): Promise<Row> {
     fc.jsonValue().map((value) => JSON.stringify(value)),
     fc.constant('{"__proto__": {"polluted": true}, "name": "x"}'),
     fc.nat(5_000).map((depth) => '['.repeat(depth) + ']'.repeat(depth)),
-    fc.constant(`{"name": "${'x'.repeat(1_000_000)}"}`),
+    fc.constant('['.repeat(200_000) + ']'.repeat(200_000)), // nesting 200,000 deep
+    fc.constant(`{"name": "${'x'.repeat(5_000_000)}"}`), // a 5 MB string
   );
   const batches = fc.sample(fc.array(argument, { minLength: 50, maxLength: 50 }), { numRuns: Math.ceil(calls / 50), seed });
   let ran = 0;
@@ -42,7 +43,7 @@ export async function fuzz(calls: number, seed: number): Promise<Row> {
   const tried = batches.length * 50;
   const polluted = ({} as { polluted?: unknown }).polluted !== undefined;
   return {
-    case: 'fuzzed tool-call arguments (fast-check): not JSON, wrong shapes, 1 MB strings, deep nesting, __proto__',
+    case: 'fuzzed tool-call arguments (fast-check): not JSON, wrong shapes, 5 MB strings, nesting 200,000 deep, __proto__',
     tried,
     failed: (result.status === 'completed' ? 0 : 1) + (polluted ? 1 : 0),
     lost: Math.max(0, tried - answered), // calls that got no answer

@@ -6,6 +6,8 @@ import {
   ConfigurationError,
   createRuntime,
   defineAgent,
+  formatEvent,
+  formatTimeline,
   InvalidAgentError,
   parallel,
   parseAgentFile,
@@ -49,6 +51,10 @@ describe('an agent that restarts on failure', () => {
     expect(result.turns).toBe(2);
     expect(runtime.metrics().total).toMatchObject({ agentsSpawned: 1, agentsCompleted: 1, agentsFailed: 0 });
     expect(runtime.record(handle.id)).toMatchObject({ state: 'completed', run: 2 });
+    // The views say so: a log line per restart, and the timeline's row counts them.
+    expect(formatEvent(ofType(events, 'agent.restarted')[0]!)).toContain('↻ restarting (attempt 2) after error');
+    expect(formatEvent(ofType(events, 'agent.spawned')[1]!)).toContain('restarted (attempt 2)');
+    expect(formatTimeline(events)).toContain('ok (restarted 1×)');
     await runtime.shutdown();
   });
 
@@ -97,6 +103,7 @@ describe('an agent that restarts on failure', () => {
     ]);
     expect(ofType(events, 'agent.escalated')[0]).toMatchObject({ agentId: workerId, restarts: 2, max: 2, withinMs: 60_000, reason: 'error' });
     expect(ofType(events, 'agent.escalated')[0]!.refused).toBeUndefined();
+    expect(formatEvent(ofType(events, 'agent.escalated')[0]!)).toContain('⇑ escalated (error): 2 restarts within 60000 ms, at most 2');
     expect(result.output).toMatch(/^Lead got: Agent worker \(agent:worker:\w+\) failed \(error\)/);
     expect(result.output).toContain('The model is down.');
     expect(runtime.metrics().total).toMatchObject({ agentsSpawned: 2, agentsFailed: 1, agentsCompleted: 1 });

@@ -15,12 +15,15 @@ export type {
 export { realClock, realClockFromNow, sleep } from './clock.js';
 export { DEFAULT_RETRY, retryDelay } from './retry.js';
 export type { RetryOptions, RetryPolicy } from './retry.js';
+export { DEFAULT_RESTART_INTENSITY, RESTARTABLE_REASONS } from './restart.js';
+export type { GroupRestart, RestartIntensity, RestartLimit, RestartMode } from './restart.js';
 export type { PoolOptions, PoolStats } from './runtime/AgentPool.js';
 export type { PendingApproval } from './runtime/Approvals.js';
 
 // ── Patterns: composing agents without a lead model ─────────────────────────────────────────────────────
 export { sequence } from './patterns/sequence.js';
 export { parallel } from './patterns/parallel.js';
+export type { ParallelOptions } from './patterns/parallel.js';
 export { fanIn } from './patterns/fanIn.js';
 export type { FanInCombine } from './patterns/fanIn.js';
 export { pipeline } from './patterns/pipeline.js';
@@ -169,6 +172,8 @@ export {
   AgentFailed,
   AgentSpawned,
   AgentStarted,
+  AgentRestarted,
+  AgentEscalated,
   ApprovalDenied,
   ApprovalGranted,
   ApprovalRequested,

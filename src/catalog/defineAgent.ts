@@ -1,5 +1,6 @@
 import { InvalidAgentError } from '../errors.js';
 import type { Model } from '../models/Model.js';
+import { intensityProblem, restartModeProblem, type RestartIntensity, type RestartMode } from '../restart.js';
 import { retryProblem, type RetryOptions } from '../retry.js';
 import type { Tool } from '../tools/defineTool.js';
 
@@ -32,6 +33,15 @@ export interface AgentDefinition {
    * runtime's (a spawn's over this). See `RuntimeOptions.retry`.
    */
   retry?: RetryOptions;
+  /**
+   * Whether a failed run of this agent is started again: `never` (default) or `on-failure`, which restarts it after a
+   * failure with reason `error` or `timeout`, under the same id and fresh from its task (its caller waits on and gets
+   * the last attempt's result), at most `restartIntensity.max` times within `restartIntensity.withinMs`; past that the
+   * failure goes to the caller (`agent.escalated`). A spawn's `restart` is over this. See `RestartMode`.
+   */
+  restart?: RestartMode;
+  /** At most this many restarts within this window on the runtime's clock (default 3 within 60,000 ms). */
+  restartIntensity?: RestartIntensity;
   /**
    * The agents this one may hand tasks to with `assign_task` and `parallel_tasks` (default: every other agent of
    * the runtime, and the permanent agents made during the run). Delegation also needs those tools in `tools`.
@@ -96,12 +106,7 @@ export function defineAgent(definition: AgentDefinition): Agent {
   if (typeof definition.systemPrompt !== 'string' || definition.systemPrompt.trim() === '') {
     fail('a system prompt is required');
   }
-  positiveInteger(definition.maxTurns, 'maxTurns', fail);
-  if (definition.idleTimeoutMs !== undefined && !(definition.idleTimeoutMs > 0)) {
-    fail('idleTimeoutMs must be a positive number');
-  }
-  const retry = retryProblem(definition.retry);
-  if (retry !== undefined) fail(retry.replace(/\.$/, ''));
+  checkLimits(definition, fail);
   const { temperature } = definition;
   if (temperature !== undefined && !(Number.isFinite(temperature) && temperature >= 0 && temperature <= 2)) {
     fail('temperature must be between 0 and 2');
@@ -160,7 +165,20 @@ export function defineAgent(definition: AgentDefinition): Agent {
     canMessage: definition.canMessage ? Object.freeze([...definition.canMessage]) : undefined,
     inbox: definition.inbox ? Object.freeze({ ...definition.inbox }) : undefined,
     retry: definition.retry ? Object.freeze({ ...definition.retry }) : undefined,
+    restartIntensity: definition.restartIntensity ? Object.freeze({ ...definition.restartIntensity }) : undefined,
   });
+}
+
+/** The turn, time, retry and restart limits of a definition. */
+function checkLimits(definition: AgentDefinition, fail: (message: string) => never): void {
+  positiveInteger(definition.maxTurns, 'maxTurns', fail);
+  if (definition.idleTimeoutMs !== undefined && !(definition.idleTimeoutMs > 0)) {
+    fail('idleTimeoutMs must be a positive number');
+  }
+  const retry = retryProblem(definition.retry);
+  if (retry !== undefined) fail(retry.replace(/\.$/, ''));
+  const restart = restartModeProblem(definition.restart) ?? intensityProblem(definition.restartIntensity);
+  if (restart !== undefined) fail(restart.replace(/\.$/, ''));
 }
 
 function positiveInteger(value: number | undefined, field: string, fail: (message: string) => never): void {

@@ -45,6 +45,12 @@ export const AgentFrontmatter = z.object({
       maxMs: z.number().nonnegative().optional(),
     })
     .optional(),
+  /** `on-failure` starts the agent again after a failure with reason `error` or `timeout` (default `never`). */
+  restart: z.enum(['never', 'on-failure']).optional(),
+  /** At most `max` restarts within `withinMs` ms on the runtime's clock (default 3 within 60,000). */
+  restartIntensity: z
+    .object({ max: z.number().int().nonnegative().optional(), withinMs: z.number().positive().optional() })
+    .optional(),
 });
 /** The frontmatter of an agent file. */
 export type AgentFrontmatter = z.infer<typeof AgentFrontmatter>;
@@ -98,5 +104,7 @@ export function parseAgentFile(file: string, text: string): AgentDefinition {
     ...(fields.canMessage === undefined ? {} : { canMessage: fields.canMessage }),
     ...(fields.inbox === undefined ? {} : { inbox: fields.inbox }),
     ...(fields.retry === undefined ? {} : { retry: fields.retry }),
+    ...(fields.restart === undefined ? {} : { restart: fields.restart }),
+    ...(fields.restartIntensity === undefined ? {} : { restartIntensity: fields.restartIntensity }),
   };
 }

@@ -42,6 +42,8 @@ export const AgentSpawned = z.object({
   resident: z.boolean().optional(),
   /** True for a group (a pattern such as `sequence`): no model, its children do the work. */
   group: z.boolean().optional(),
+  /** For a restarted agent: which attempt this is (2 for the first restart); absent on the first. */
+  attempt: z.number().int().positive().optional(),
 });
 
 /** The supervisor started the agent. */
@@ -65,6 +67,50 @@ export const AgentFailed = z.object({
   /** What failed, as plain JSON: its code, message and side. */
   error: ErrorInfo,
   turns: z.number().int().nonnegative(),
+});
+
+/**
+ * A failed agent is started again (its `restart` is `on-failure`, the failure's reason is `error` or `timeout`, and
+ * its restart intensity has room): under the same id, fresh from the input it was launched with. Its caller goes on
+ * waiting and gets the last attempt's result. Comes after the failed attempt's `agent.failed` and before the new
+ * attempt's `agent.spawned`. In a `one-for-all` group, a member still running when a sibling was restarted is
+ * cancelled and restarted too: its event names that sibling in `by`, with `cancelled` as its reason.
+ */
+export const AgentRestarted = z.object({
+  type: z.literal('agent.restarted'),
+  ...base,
+  name: z.string(),
+  /** The attempt that starts now: 2 for the first restart. */
+  attempt: z.number().int().positive(),
+  /** Why the attempt before ended. */
+  reason: FailureReason,
+  /** How the attempt before failed, as in its `agent.failed`. */
+  error: ErrorInfo,
+  /** In a `one-for-all` group: the id of the member whose failure restarted this one. */
+  by: z.string().optional(),
+});
+
+/**
+ * A failed agent that would have been restarted is not, and its failure goes to its caller as it is: `max` restarts
+ * within `withinMs` were used up (its own, or its `one-for-all` group's), or a run limit (`maxAgents`, a spent
+ * budget) refused the new attempt (`refused` says which). Comes after its last `agent.failed`.
+ */
+export const AgentEscalated = z.object({
+  type: z.literal('agent.escalated'),
+  ...base,
+  name: z.string(),
+  /** Restarts within the window when it failed. */
+  restarts: z.number().int().nonnegative(),
+  /** The restarts allowed within the window. */
+  max: z.number().int().nonnegative(),
+  /** The window, in ms on the runtime's clock. */
+  withinMs: z.number().positive(),
+  /** Why the last attempt failed. */
+  reason: FailureReason,
+  /** How the last attempt failed. */
+  error: ErrorInfo,
+  /** Set when a run limit refused the restart (the intensity had room): what it said. */
+  refused: z.string().optional(),
 });
 
 /** A model turn began. */
@@ -227,6 +273,8 @@ export const TroupeEvent = z.discriminatedUnion('type', [
   AgentStarted,
   AgentCompleted,
   AgentFailed,
+  AgentRestarted,
+  AgentEscalated,
   ModelRequested,
   ModelResponded,
   ModelRetried,

@@ -21,6 +21,7 @@ export function spawned(context: AgentContext): Body<'agent.spawned'> {
     ...(input.background ? { background: true } : {}),
     ...(input.resumed ? { resumed: true } : {}),
     ...(input.resident ? { resident: true } : {}),
+    ...(input.attempt === undefined ? {} : { attempt: input.attempt }),
   };
 }
 

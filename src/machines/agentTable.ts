@@ -33,6 +33,11 @@ export interface AgentRecord {
   waits?: number;
   /** The runs of agents waiting for this one to end (one entry per wait). */
   waiters?: AgentRun[];
+  /**
+   * For a failed agent: the runs that waited for it when it failed, so a restart (`SpawnRequest.restart`) makes them
+   * wait for the new attempt. Cleared when it runs again.
+   */
+  endedWaiters?: AgentRun[];
   /** True for a group (a pattern run such as `sequence`): its children do the work; it never holds a slot. */
   group?: true;
 }
@@ -78,6 +83,7 @@ export class AgentTable {
       known.held = false;
       known.waits = 0;
       known.waiters = undefined;
+      if (known.endedWaiters) known.endedWaiters = undefined;
       this.link(known);
     } else {
       this.records.set(record.id, record);
@@ -135,6 +141,14 @@ export class AgentTable {
     return undefined;
   }
 
+  /** The runs that waited for a failed agent when it failed (for its restart); read once, then forgotten. */
+  takeEndedWaiters(id: string): AgentRun[] {
+    const record = this.records.get(id);
+    const waiters = record?.endedWaiters ?? [];
+    if (record?.endedWaiters) record.endedWaiters = undefined;
+    return waiters;
+  }
+
   /** Gives an agent a slot. */
   takeSlot(record: AgentRecord): void {
     record.holdsSlot = true;
@@ -160,6 +174,8 @@ export class AgentTable {
     if (record.waits) record.waits = 0;
     const waiters = record.waiters ?? [];
     if (record.waiters) record.waiters = undefined;
+    // Kept for a restart, which makes them wait again (only a failed agent with waiters keeps any).
+    if (state === 'failed' && waiters.length > 0) record.endedWaiters = waiters;
     this.actors.delete(id);
     if (record.group) this.groups.delete(id);
     return waiters;

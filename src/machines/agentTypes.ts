@@ -46,6 +46,8 @@ export interface AgentInput extends ActorHeader {
   background?: boolean;
   /** True when this continues an ended agent's session (its `history`) under the same id. */
   resumed?: boolean;
+  /** For a restarted agent: which attempt this is (2 for the first restart), from the same input as the first. */
+  attempt?: number;
   /** The system prompt. */
   systemPrompt: string;
   /** The name of the model that answers it, for events. */

@@ -3,6 +3,7 @@ import type { AgentActorRef, AgentInput, AgentOutcome } from './agentMachine.js'
 import { AgentTable } from './agentTable.js';
 import { SpawnLogic } from './SpawnLogic.js';
 import { abandonWait, beginWait, endWait, giveWakeSlot } from './slots.js';
+import type { AgentRun } from './agentQueue.js';
 import type { SpawnRequest, SupervisorContext, SupervisorEvent, SupervisorInput } from './supervisorTypes.js';
 import { groupMachine, type GroupActorRef } from './groupMachine.js';
 import { ending, errorInfo, type ErrorInfo } from '../failure.js';
@@ -95,7 +96,7 @@ export const supervisorMachine = setup({
       if (end.type === 'GROUP.END') group.send({ type: 'END', output: end.output });
       else group.send({ type: 'FAIL', reason: end.reason, error: end.error });
     },
-    admit: ({ context }, { request }: { request: SpawnRequest }) => {
+    admit: ({ context }, { request, again = [] }: { request: SpawnRequest; again?: readonly AgentRun[] }) => {
       const { agents } = context;
       const { id } = request.input;
       const actor = agents.actor(id);
@@ -111,6 +112,7 @@ export const supervisorMachine = setup({
       }
       // A denied agent ends at once: its caller need not lend its slot for it.
       if (request.waiter !== undefined && request.deny === undefined) beginWait(agents, request.waiter, id);
+      for (const waiter of again) if (agents.record(waiter.id)?.run === waiter.run) beginWait(agents, waiter.id, id);
     },
     approve: ({ context }, { id }: { id: string }) => {
       const record = context.agents.record(id);
@@ -221,6 +223,8 @@ export const supervisorMachine = setup({
               return;
             }
             const { input } = event.request;
+            // A restart: who waited for the failed attempt waits for this one (read before the record is reset).
+            const again = event.request.restart ? context.agents.takeEndedWaiters(input.id) : [];
             // The actor's id is its kind (`agent:<name>`), its systemId its own id: XState remembers the transitions of
             // every event type it has seen, and each agent's done event is typed by its actor's id, so an id of its own
             // would leave an entry behind in the supervisor for every agent ever run.
@@ -243,7 +247,7 @@ export const supervisorMachine = setup({
               actor,
             );
             enqueue({ type: 'observeAgent', params: { id: input.id } });
-            enqueue({ type: 'admit', params: { request: event.request } });
+            enqueue({ type: 'admit', params: { request: event.request, again } });
             enqueue('startQueued');
           }),
         },

@@ -19,6 +19,11 @@ export interface SpawnRequest {
   deny?: string;
   /** The id of an agent that waits for this one to end, lending its slot meanwhile. */
   waiter?: string;
+  /**
+   * True for a failed agent started again under its id (a restart): the agents that waited for its failed attempt
+   * (their runs unchanged) wait for this one again, lending their slots as before.
+   */
+  restart?: true;
 }
 
 /**

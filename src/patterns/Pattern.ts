@@ -127,23 +127,27 @@ export async function runGroup(
   return group.result;
 }
 
-/** Runs one step under the group: an agent (its task made now) or a nested pattern; `input` is the step's input. */
+/**
+ * Runs one step under the group: an agent (its task made now) or a nested pattern; `input` is the step's input.
+ * `defaults` are spawn options of agent steps that the step's own options may override.
+ */
 export async function runStep(
   runtime: Runtime,
   group: GroupHandle,
   value: Step,
   previous: AgentResult | undefined,
   input: string | undefined,
+  defaults: SpawnOptions = {},
 ): Promise<AgentResult> {
   if (isPattern(value)) return value.run(runtime, input, { parentId: group.id });
   if (typeof value === 'string') {
     if (input === undefined) {
       throw new ConfigurationError(`The step "${value}" is a bare agent name, so its task is the input: give the pattern an input.`);
     }
-    return runtime.run(value, input, { parentId: group.id });
+    return runtime.run(value, input, { ...defaults, parentId: group.id });
   }
   const task = typeof value.task === 'function' ? value.task(previous, input) : value.task;
-  return runtime.run(value.agent, task, { ...value.options, parentId: group.id });
+  return runtime.run(value.agent, task, { ...defaults, ...value.options, parentId: group.id });
 }
 
 /**
@@ -156,12 +160,13 @@ export function runAll(
   steps: readonly Step[],
   input: string | undefined,
   until: (result: AgentResult) => boolean,
+  defaults: SpawnOptions = {},
 ): Promise<{ results: (AgentResult | undefined)[]; stoppedAt?: number }> {
   return new Promise((resolve, reject) => {
     const results: (AgentResult | undefined)[] = steps.map(() => undefined);
     let left = steps.length;
     steps.forEach((value, index) => {
-      runStep(runtime, group, value, undefined, input).then((result) => {
+      runStep(runtime, group, value, undefined, input, defaults).then((result) => {
         results[index] = result;
         left -= 1;
         if (until(result)) resolve({ results, stoppedAt: index });

@@ -7,13 +7,14 @@ import type { FailureReason, TroupeEvent } from '../events/events.js';
 import { emptyFigures, type MetricsSnapshot } from '../events/metrics.js';
 import type { AgentOutcome } from '../machines/agentMachine.js';
 import type { AgentRecord, AgentTable } from '../machines/agentTable.js';
-import type { AgentInput } from '../machines/agentTypes.js';
+import type { AgentInput, Announcement } from '../machines/agentTypes.js';
 import type { ChatMessage } from '../models/Model.js';
-import type { SupervisorEvent } from '../machines/supervisorMachine.js';
+import type { SpawnRequest, SupervisorEvent } from '../machines/supervisorMachine.js';
 import type { SessionStore } from '../memory/SessionStore.js';
 import { TOPIC_PREFIX, TopicName } from '../messaging/Message.js';
 import type { PostOffice } from '../messaging/PostOffice.js';
 import type { RandomSource } from '../random.js';
+import { checkRestart, restartLimit, type RestartMode } from '../restart.js';
 import { checkRetry, retryPolicy } from '../retry.js';
 import type { Redactor } from '../redaction.js';
 import type { AgentPool } from './AgentPool.js';
@@ -22,6 +23,7 @@ import type { Approvals } from './Approvals.js';
 import type { Launch } from './Delegator.js';
 import { HandleStream } from './HandleStream.js';
 import type { Messenger } from './Messenger.js';
+import { RESTARTED, Restarts, withEarlierAttempts } from './Restarts.js';
 import type { AgentHandle, GroupOptions, SpawnOptions } from './Runtime.js';
 import type { Retention } from './Retention.js';
 import type { RunLimits } from './RunLimits.js';
@@ -43,6 +45,8 @@ interface LiveRun {
   poolKey?: string;
   /** For a top-level agent: the key its conversation is stored under too. */
   conversationKey?: string;
+  /** Its mailbox, opened anew for each attempt when it is restarted. */
+  mailbox: { inbox: { capacity: number; overflow: 'reject' | 'drop-oldest' }; topics: readonly string[] };
 }
 
 /** The parts of the runtime a launcher works with. */
@@ -65,6 +69,10 @@ export interface LauncherParts {
   readonly random: RandomSource;
   /** Replaces secrets in what a result reports of a failure. */
   readonly redactor: Redactor;
+  /** The runtime's clock (restart windows are measured on it). */
+  readonly clock: { now(): number };
+  /** Emits a runtime event about an agent. */
+  announce(agentId: string, body: Announcement): void;
   /** Every event, merged. */
   readonly events$: import('rxjs').Observable<TroupeEvent>;
   /** The latest metrics. */
@@ -97,8 +105,19 @@ export class Launcher {
   private readonly groups = new Map<string, string>();
   /** Set once the runtime is shut down: no more launches. */
   closed = false;
+  /** Restarts of failed agents, and escalations. */
+  private readonly restarts: Restarts;
 
-  constructor(private readonly parts: LauncherParts) {}
+  constructor(private readonly parts: LauncherParts) {
+    this.restarts = new Restarts({
+      clock: parts.clock,
+      limits: parts.limits,
+      table: parts.table,
+      announce: parts.announce,
+      send: parts.send,
+      reopen: (id) => this.reopen(id),
+    });
+  }
 
   /** The definition a live agent runs with, or the catalog's. */
   resolve(name: string, id: string): ResolvedAgent {
@@ -200,6 +219,7 @@ export class Launcher {
       !parent && sessionParent !== null && !sessionParent.startsWith('agent:') ? sessionParent : undefined;
     this.live.set(id, {
       agent,
+      mailbox: { inbox, topics },
       ...(poolKey === undefined ? {} : { poolKey }),
       ...(conversationKey === undefined ? {} : { conversationKey }),
     });
@@ -220,22 +240,15 @@ export class Launcher {
         ...(approval.reason === undefined ? {} : { reason: approval.reason }),
       });
     }
-    this.parts.send({
-      type: 'SPAWN',
-      request: {
-        priority: request.priority,
-        ...(approval ? { approval } : {}),
-        ...(request.deny === undefined ? {} : { deny: request.deny }),
-        ...(request.waiter === undefined ? {} : { waiter: request.waiter }),
-        input: inputOf(request, agent, limits, {
-          id,
-          runId: this.parts.runId,
-          parent,
-          resumed: resume !== undefined,
-          ...(history ? { history } : {}),
-        }),
-      },
-    });
+    const spawn: SpawnRequest = {
+      priority: request.priority,
+      ...(approval ? { approval } : {}),
+      ...(request.deny === undefined ? {} : { deny: request.deny }),
+      ...(request.waiter === undefined ? {} : { waiter: request.waiter }),
+      input: inputOf(request, agent, limits, { id, runId: this.parts.runId, parent, resumed: resume !== undefined, ...(history ? { history } : {}) }),
+    };
+    this.restarts.launched(spawn, limits.restart, limits.restartIntensity);
+    this.parts.send({ type: 'SPAWN', request: spawn });
     return { id, result, events$: watcher ? watcher.observable : this.parts.events$ };
   }
 
@@ -250,7 +263,12 @@ export class Launcher {
     if (typeof task !== 'string') throw new ConfigurationError(`The task of group "${name}" must be a string.`);
     const parent = options.parentId == null ? undefined : table.record(options.parentId);
     if (options.parentId != null && !parent) throw new UnknownAgentError(options.parentId);
+    if (options.restart !== undefined && options.restart !== 'one-for-all') {
+      throw new ConfigurationError(`A group's restart must be "one-for-all" (got "${String(options.restart)}").`);
+    }
+    checkRestart(undefined, options.restartIntensity);
     const id = this.freshId(`group:${name}`);
+    if (options.restart === 'one-for-all') this.restarts.groupOpened(id, restartLimit(options.restartIntensity));
     const result = this.parts.results.begin(id);
     this.parts.retention.opened(id, parent?.id ?? null);
     this.groups.set(id, parent ? (this.groups.get(parent.id) ?? parent.id) : 'main');
@@ -280,8 +298,11 @@ export class Launcher {
     this.parts.limits.running(outcome.id); // ended before it ran, if it never did
     const { approvals, results, sessions, pool, catalog } = this.parts;
     approvals.drop(outcome.id);
+    // A failed attempt may be started again: then nothing ends (its caller waits on, its session goes on).
+    const earlier = this.restarts.ended(outcome, this.closed);
+    if (earlier === RESTARTED) return;
     const entry = this.parts.metrics().agents[outcome.id];
-    const result = this.redacted(resultOf(outcome, entry?.subtree, results.baseline(outcome.id)));
+    const result = this.redacted(withEarlierAttempts(resultOf(outcome, entry?.subtree, results.baseline(outcome.id)), earlier));
     // Messages are counted by the runtime, not by the agent: its own counts come from the metrics.
     if (entry) result.metrics.own = { ...result.metrics.own, messagesOut: entry.own.messagesOut, messagesIn: entry.own.messagesIn };
     const run = this.live.get(outcome.id);
@@ -318,9 +339,19 @@ export class Launcher {
   /** A group ended: its result (own figures zero, its subtree's from the metrics); no session, pool or mailbox. */
   private settleGroup(outcome: AgentOutcome): void {
     this.groups.delete(outcome.id);
+    this.restarts.groupEnded(outcome.id);
     this.parts.results.settle(this.redacted(resultOf(outcome, this.parts.metrics().agents[outcome.id]?.subtree, emptyFigures())));
     this.parts.retention.ended(outcome.id);
     if (this.parts.table().active === 0) this.wakeIdleWaiters();
+  }
+
+  /** A fresh mailbox for a restarted agent's new attempt: the old one's unread mail is reported as dropped. */
+  private reopen(id: string): void {
+    const run = this.live.get(id);
+    const { postOffice, messenger } = this.parts;
+    messenger.unread(id, postOffice.close(id));
+    messenger.ended(id); // requests to the failed attempt are not answered by the next one, which never saw them
+    if (run) postOffice.open(id, run.agent.name, run.mailbox.inbox, run.mailbox.topics);
   }
 
   /**
@@ -377,13 +408,16 @@ function limitsOf(request: LaunchRequest, definition: ResolvedAgent['definition'
     throw new ConfigurationError('inbox.overflow must be "reject" or "drop-oldest".');
   }
   const retry = retryPolicy(checkRetry(request.retry, 'retry'), definition.retry, settings.retry);
+  checkRestart(request.restart, request.restartIntensity);
+  const restart: RestartMode = request.restart ?? definition.restart ?? 'never';
+  const restartIntensity = restartLimit(request.restartIntensity, definition.restartIntensity);
   const topics = [...(definition.subscribe ?? []), ...(request.subscribe ?? [])];
   for (const topic of topics) {
     if (topic.startsWith(TOPIC_PREFIX) || !TopicName.safeParse(topic).success) {
       throw new ConfigurationError(`"${topic}" is not a topic name (give the name, without "topic:").`);
     }
   }
-  return { resident, maxTurns, idleTimeoutMs, historyLimit, inbox, topics, retry };
+  return { resident, maxTurns, idleTimeoutMs, historyLimit, inbox, topics, retry, restart, restartIntensity };
 }
 
 /** The input of a launched agent's actor: who it is, where it hangs, its prompt, model, tools and limits. */

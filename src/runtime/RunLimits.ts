@@ -62,6 +62,27 @@ export class RunLimits {
     if (spent) throw new DelegationError('budget', `The budget of ${spent} is spent; no more agents may be started under it.`);
   }
 
+  /**
+   * What refuses a new attempt of agent `id` (a restart), in words, or undefined when it may start: a restart is a new
+   * run of the agent, so it counts against its run's `maxAgents`, and it may not start under a spent budget (its own
+   * or one above it: the attempts before it spent from the same budgets, since they ran under the same id). Changes
+   * nothing; {@link RunLimits.restarted} counts it.
+   */
+  restartRefusal(id: string): string | undefined {
+    const { maxAgents } = this.host;
+    if ((this.started.get(this.rootOf(id)) ?? 1) >= maxAgents) {
+      return `This run has started ${maxAgents} agents, its limit (maxAgents); the agent may not be started again in it.`;
+    }
+    const spent = this.spentBudget(id);
+    return spent === undefined ? undefined : `The budget of ${spent} is spent; the agent may not be started again under it.`;
+  }
+
+  /** Counts a restart of agent `id` in its run, as one more agent started. */
+  restarted(id: string): void {
+    const root = this.rootOf(id);
+    this.started.set(root, (this.started.get(root) ?? 1) + 1);
+  }
+
   /** Counts a launched agent in its run and keeps its budgets (its own, and the run's for a top-level agent). */
   launched(id: string, parentId: string | null, byAgent: boolean, budget: AgentBudget | undefined): void {
     const root = parentId === null ? id : this.rootOf(parentId);

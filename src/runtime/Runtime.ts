@@ -11,6 +11,7 @@ import type { AgentRecord } from '../machines/agentTable.js';
 import type { MemoryPort } from '../memory/MemoryPort.js';
 import type { SessionManager } from '../memory/SessionStore.js';
 import type { ChatMessage, Model } from '../models/Model.js';
+import type { GroupRestart, RestartIntensity, RestartMode } from '../restart.js';
 import type { RetryOptions } from '../retry.js';
 import type { PriceTable } from '../models/prices.js';
 import type { StatelyInspector } from '../inspect/statelyInspector.js';
@@ -152,6 +153,18 @@ export interface SpawnOptions {
   /** How its failed model calls are tried again: each field over the definition's and the runtime's (see `RuntimeOptions.retry`). */
   retry?: RetryOptions;
   /**
+   * Whether a failed run is started again, over the definition's: `on-failure` restarts it after a failure with reason
+   * `error` or `timeout`, under the same id and fresh from this spawn's input (its `handle.result` is the last
+   * attempt's), within `restartIntensity`; `never` (the default) does not. See `RestartMode`.
+   */
+  restart?: RestartMode;
+  /**
+   * At most `max` restarts within `withinMs` on the runtime's clock, each field over the definition's (default 3
+   * within 60,000 ms); past it the failure is the result (`agent.escalated`). In a `one-for-all` group the group's
+   * intensity counts instead.
+   */
+  restartIntensity?: RestartIntensity;
+  /**
    * Spending limits of this agent and everything it starts (its subtree): a turn that would pass one fails its agent
    * with `budget`, and no agent may be started under a spent one.
    */
@@ -201,6 +214,15 @@ export interface GroupOptions {
   parentId?: string | null;
   /** The parent's tool call that opened the group. */
   toolCallId?: string;
+  /**
+   * `one-for-all`: when a member agent is restarted (its `restart` is `on-failure` and it failed with `error` or
+   * `timeout`), its sibling agents still pending or running are cancelled and restarted too, each under its id and
+   * fresh from its input (members that ended keep their results; nested groups are left as they are). The group's
+   * `restartIntensity` then counts every member's restarts together (one per failure, not per sibling).
+   */
+  restart?: GroupRestart;
+  /** For a `one-for-all` group: at most `max` restarts of its members within `withinMs` (default 3 within 60,000 ms). */
+  restartIntensity?: RestartIntensity;
 }
 
 /**

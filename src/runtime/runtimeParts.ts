@@ -75,7 +75,7 @@ export function buildParts(options: RuntimeOptions) {
   const metrics = () => latest;
   const limits = new RunLimits({ table, metrics, maxAgents: settings.maxAgents, maxPending: settings.maxPending, runBudget: settings.budget });
   const retention = retentionFor(settings.retainFinished, { table, results, limits, metrics, sessions: options.store === undefined ? sessions : undefined });
-  const launcher: Launcher = new Launcher({ settings, limits, retention, checkpoints: options.store !== undefined, runId, catalog, results, approvals, sessions, pool, postOffice, messenger, random, redactor, events$, metrics, table, send });
+  const launcher: Launcher = new Launcher({ settings, limits, retention, checkpoints: options.store !== undefined, runId, catalog, results, approvals, sessions, pool, postOffice, messenger, random, redactor, clock, announce, events$, metrics, table, send });
   const delegator = delegatorFor(options, { catalog, results, approvals, sessions, clock, maxDepth: settings.maxDepth, table, launcher, send });
   const environment = environmentFor({ access, prices, launcher, delegator, messenger, blackboard, runtimeEvents, clock, postOffice, limits });
   const supervisor = supervisorFor(inspect, {

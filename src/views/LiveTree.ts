@@ -180,6 +180,9 @@ export class LiveTree {
         node.failure = { reason: event.reason, message: event.error.message };
         this.end(node, 'failed', event.at);
         return true;
+      case 'agent.restarted': // the node runs again from its next `agent.spawned`; the plain view prints a line
+      case 'agent.escalated':
+        return true;
       default:
         return false;
     }

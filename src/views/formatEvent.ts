@@ -14,7 +14,7 @@ export function formatEvent(event: TroupeEvent): string {
   switch (event.type) {
     case 'agent.spawned':
       return line(
-        `${event.resumed ? 'resumed' : 'spawned'}${event.parentId ? ` by ${shortId(event.parentId)}` : ''}` +
+        `${event.resumed ? 'resumed' : event.attempt ? `restarted (attempt ${event.attempt})` : 'spawned'}${event.parentId ? ` by ${shortId(event.parentId)}` : ''}` +
           `${event.background ? ' in the background' : ''}: ${clip(event.description ?? event.task, 60)}`,
       );
     case 'agent.started':
@@ -44,6 +44,15 @@ export function formatEvent(event: TroupeEvent): string {
       return line(`completed: ${clip(event.output, 60)}`);
     case 'agent.failed':
       return line(`failed (${event.reason}, ${event.error.code}): ${clip(event.error.message, 60)}`);
+    case 'agent.restarted':
+      return line(
+        `↻ restarting (attempt ${event.attempt}) after ${event.reason}` +
+          (event.by ? ` of ${shortId(event.by)} (one-for-all)` : `: ${clip(event.error.message, 50)}`),
+      );
+    case 'agent.escalated':
+      return line(
+        `⇑ escalated (${event.reason}): ${event.refused ? clip(event.refused, 50) : `${event.restarts} restarts within ${event.withinMs} ms, at most ${event.max}`}`,
+      );
     case 'agent.waiting':
       return line(event.reason === 'idle' ? 'waits for messages' : 'waits for a message or reply');
     case 'message.sent':

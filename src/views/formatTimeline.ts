@@ -9,7 +9,8 @@ export interface TimelineOptions {
 
 /**
  * A text timeline of agents from their events: one row an agent, `█` while it ran (from `agent.started` to its
- * end), `·` while it waited to start, so agents that ran side by side are easy to see.
+ * last end), `·` while it waited to start, so agents that ran side by side are easy to see; a restarted agent's row
+ * spans its attempts and says how often it was restarted.
  *
  * @example
  * lead:x1Ab      ████████████████····························████████
@@ -17,7 +18,7 @@ export interface TimelineOptions {
  */
 export function formatTimeline(events: readonly TroupeEvent[], options: TimelineOptions = {}): string {
   const width = Math.max(10, Math.floor(options.width ?? 60));
-  const rows = new Map<string, { spawned: number; started?: number; ended?: number; status?: string }>();
+  const rows = new Map<string, { spawned: number; started?: number; ended?: number; status?: string; restarts?: number }>();
   let first = Infinity;
   let last = -Infinity;
   for (const event of events) {
@@ -29,6 +30,7 @@ export function formatTimeline(events: readonly TroupeEvent[], options: Timeline
       row.ended = event.at;
       row.status = event.type === 'agent.completed' ? 'ok' : event.reason;
     }
+    if (event.type === 'agent.restarted') row.restarts = (row.restarts ?? 0) + 1;
     rows.set(event.agentId, row);
   }
   if (rows.size === 0) return '(no agents)';
@@ -41,7 +43,7 @@ export function formatTimeline(events: readonly TroupeEvent[], options: Timeline
     const start = row.started === undefined ? end + 1 : column(row.started);
     for (let at = column(row.spawned); at < Math.min(start, width); at++) cells[at] = '·';
     for (let at = start; at <= end; at++) cells[at] = '█';
-    return `${shortId(id).padEnd(label)}  ${cells.join('')}  ${row.status ?? 'running'}`;
+    return `${shortId(id).padEnd(label)}  ${cells.join('')}  ${row.status ?? 'running'}${row.restarts ? ` (restarted ${row.restarts}×)` : ''}`;
   });
   lines.push(`${''.padEnd(label)}  ${'0 ms'.padEnd(width - 8)}${`${Math.round(span)} ms`.padStart(8)}`);
   return lines.join('\n');

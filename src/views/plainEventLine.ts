@@ -5,7 +5,7 @@ import { agentTitle, formatDuration, formatFigures, outcomeLine, toolLine } from
 /**
  * One plain line for an event worth reading, for output that is not a terminal (CI logs, pipes): an agent spawned
  * (`► name (description)`, indented under its parent), a tool call that ended (`✓ grep {…} 3ms`), a delegation
- * waiting for a person, an agent that finished with its figures and the first line of its answer. Other events give
+ * waiting for a person, an agent restarted or escalating its failure, an agent that finished with its figures and the first line of its answer. Other events give
  * undefined. Lines name the agent by its tree label (`trader#12` when several share a name), since the lines of
  * agents running side by side interleave. No control codes: text from models is cleaned first.
  *
@@ -22,6 +22,10 @@ export function plainEventLine(event: TroupeEvent, node: LiveAgent): string | un
       if (!call || (event.type === 'tool.result' && node.children.some((child) => child.toolCallId === call.callId))) return undefined;
       return `${indent}  ${node.label} ${toolLine(call)}`;
     }
+    case 'agent.restarted':
+      return `${indent}↻ ${node.label} restarted (attempt ${event.attempt}) after ${event.reason}${event.by ? ' of a sibling (one-for-all)' : ''}`;
+    case 'agent.escalated':
+      return `${indent}⇑ ${node.label} escalated its failure (${event.refused ?? `${event.restarts} restarts within ${event.withinMs} ms`})`;
     case 'approval.requested':
       return `${indent}  ${node.label} awaits approval (${event.risk} risk)`;
     case 'agent.completed':

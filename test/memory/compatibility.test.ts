@@ -21,7 +21,7 @@ import { eachTestTempDir } from '../support/tempDir.js';
 
 const fixtures = fileURLToPath(new URL('../fixtures/', import.meta.url));
 /** Every fixture folder: the format of files written before versioning, then one folder per schema version. */
-const FORMATS = ['unversioned', 'v1', 'v2', 'v3', 'v4', 'v5'];
+const FORMATS = ['unversioned', 'v1', 'v2', 'v3', 'v4', 'v5', 'v6'];
 /**
  * The writer's failure as each fixture holds it: read from a text (v1) or written before model failures were wrapped in
  * a ModelCallError (v2, v3), `unexpected` with the model's message; since v4, what today's troupe writes.
@@ -29,10 +29,11 @@ const FORMATS = ['unversioned', 'v1', 'v2', 'v3', 'v4', 'v5'];
 const WRITER_ERRORS: Record<string, { code: string; message: string }> = {
   v4: { code: 'model_call_failed', message: 'The model call of agent "writer" to model "scripted" failed: The model is down.' },
   v5: { code: 'model_call_failed', message: 'The model call of agent "writer" to model "scripted" failed: The model is down.' },
+  v6: { code: 'model_call_failed', message: 'The model call of agent "writer" to model "scripted" failed: The model is down.' },
 };
 const writerError = (format: string) => WRITER_ERRORS[format] ?? { code: 'unexpected', message: 'The model is down.' };
 /** The recording format of each fixture folder. */
-const RECORDING_VERSIONS: Record<string, number> = { unversioned: 1, v1: 1, v2: 2, v3: 2, v4: 3, v5: 3 };
+const RECORDING_VERSIONS: Record<string, number> = { unversioned: 1, v1: 1, v2: 2, v3: 2, v4: 3, v5: 3, v6: 4 };
 
 /** A hash of every committed fixture file, to show the tests never change them. */
 function fixtureHashes(): Record<string, string> {
@@ -116,7 +117,12 @@ describe.each(FORMATS)('the %s fixtures', (format) => {
     const recording = await readRecording(join(dir.path, 'run.jsonl'));
     expect(recording.schemaVersion).toBe(RECORDING_VERSIONS[format]);
     expect(recording.events.every((event) => event.runId === recording.runId)).toBe(true);
-    const ends = recording.events.filter((event) => event.type === 'agent.completed' || event.type === 'agent.failed');
+    // Each agent's last end (since version 4 the writer fails twice: restarted once, then escalated).
+    const ends = recording.events.filter(
+      (event, index, all) =>
+        (event.type === 'agent.completed' || event.type === 'agent.failed') &&
+        !all.slice(index + 1).some((later) => later.agentId === event.agentId && (later.type === 'agent.completed' || later.type === 'agent.failed')),
+    );
     expect(ends.map((event) => [event.type, event.agentId.split(':')[1]])).toEqual([
       ['agent.failed', 'writer'],
       ['agent.completed', 'analyst'],
@@ -127,8 +133,14 @@ describe.each(FORMATS)('the %s fixtures', (format) => {
     // Since version 3 a recording may hold model.retry events: the analyst's first call was tried again.
     const retries = recording.events.filter((event) => event.type === 'model.retry');
     expect(retries.map((event) => event.agentId.split(':')[1])).toEqual(RECORDING_VERSIONS[format]! >= 3 ? ['analyst'] : []);
+    // Since version 4 it may hold agent.restarted and agent.escalated: the writer was restarted once, then escalated.
+    const supervision = recording.events.filter((event) => event.type === 'agent.restarted' || event.type === 'agent.escalated');
+    expect(supervision.map((event) => [event.type, event.agentId.split(':')[1]])).toEqual(
+      RECORDING_VERSIONS[format]! >= 4 ? [['agent.restarted', 'writer'], ['agent.escalated', 'writer']] : [],
+    );
     const runtime = createRuntime({ model: new ScriptedModel([]), agents, store: new JsonFileMemory(store), projectAgentDir: false });
-    const spawned = recording.events.filter((event) => event.type === 'agent.spawned').map((event) => event.agentId);
+    // (A restarted agent is spawned again under its id: one session per id.)
+    const spawned = [...new Set(recording.events.filter((event) => event.type === 'agent.spawned').map((event) => event.agentId))];
     expect(spawned.sort()).toEqual((await runtime.sessions.list()).map((session) => session.id).sort());
     await runtime.shutdown();
   });

@@ -13,7 +13,8 @@ mkdirSync(folder, { recursive: true });
 
 const lead = defineAgent({ name: 'lead', description: 'Leads.', systemPrompt: 'You lead.', tools: ['assign_task'] });
 const analyst = defineAgent({ name: 'analyst', description: 'Analyses.', systemPrompt: 'You analyse.' });
-const writer = defineAgent({ name: 'writer', description: 'Writes.', systemPrompt: 'You write.' });
+// Restarted once on failure, then escalated (since recording version 4: agent.restarted and agent.escalated events).
+const writer = defineAgent({ name: 'writer', description: 'Writes.', systemPrompt: 'You write.', restart: 'on-failure', restartIntensity: { max: 1 } });
 const model = ScriptedModel.perAgent({
   lead: [
     { content: '', toolCalls: [{ id: 'c1', name: 'assign_task', arguments: JSON.stringify({ description: 'count modules', agent: 'analyst', task: 'Count the modules.' }) }] },
@@ -21,7 +22,7 @@ const model = ScriptedModel.perAgent({
   ],
   // A 503 first (since recording version 3): the model call is tried again, and the recording holds a model.retry.
   analyst: [new ModelError('Service unavailable.', { status: 503 }), 'There are 7 modules: a, b, c, d, e, f, g.'],
-  writer: [new Error('The model is down.')],
+  writer: [new Error('The model is down.'), new Error('The model is down.')],
 });
 const runtime = createRuntime({
   model,

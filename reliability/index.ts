@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Row } from './row.js';
-import { canaries, escapes, faults, fuzz, soak, spawnBomb } from './runtimeCases.js';
+import { canaries, escapes, faults, fuzz, restartStorm, soak, spawnBomb } from './runtimeCases.js';
 import { concurrentWriters, corrupt, kills } from './storeCases.js';
 
 const small = process.argv.includes('--small');
@@ -33,6 +33,7 @@ const cases: (() => Promise<Row>)[] = [
   () => spawnBomb(),
   () => canaries(dir),
   () => faults(small ? 100 : 1_000, dir),
+  () => restartStorm(small ? 10 : 200),
   () => soak(small ? 2_000 : 100_000),
 ];
 

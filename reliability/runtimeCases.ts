@@ -167,6 +167,37 @@ export async function faults(agents: number, dir: string): Promise<Row> {
   };
 }
 
+/** Leads each delegate to a worker that always fails: restarts stay within their intensity, every call is answered. */
+export async function restartStorm(leads: number): Promise<Row> {
+  const worker = defineAgent({ name: 'worker', description: 'Always fails.', systemPrompt: 'Fail.', restart: 'on-failure', restartIntensity: { max: 3, withinMs: 60_000 } });
+  const lead = defineAgent({ name: 'lead', description: 'Delegates.', systemPrompt: 'Delegate.', tools: ['assign_task'], subagents: ['worker'] });
+  const model = new ScriptedModel(
+    (request) => {
+      if (request.agentName === 'worker') throw new ModelError('The model is down.', { status: 500 });
+      return toolAnswers(request).length === 0 ? callTools(assignCall('worker', 'Do it.')) : 'gave up';
+    },
+    { record: false },
+  );
+  const runtime = createRuntime({ model, agents: [lead, worker], maxParallel: 4, retry: { attempts: 1 }, projectAgentDir: false });
+  let restarts = 0;
+  let escalations = 0;
+  runtime.events$.subscribe((event) => {
+    if (event.type === 'agent.restarted') restarts += 1;
+    if (event.type === 'agent.escalated') escalations += 1;
+  });
+  const results = await Promise.all(Array.from({ length: leads }, (_, i) => runtime.run('lead', `Lead ${i}.`)));
+  const live = runtime.metrics().total.agentsRunning;
+  await runtime.shutdown();
+  const unanswered = results.filter((result) => result.status !== 'completed').length;
+  return {
+    case: `restart storm: ${leads} leads delegate to a worker that always fails (restart on-failure, 3 within 60 s)`,
+    tried: leads,
+    failed: unanswered + (restarts > leads * 3 ? 1 : 0) + (escalations !== leads ? 1 : 0) + (live > 0 ? 1 : 0),
+    lost: 0,
+    detail: `${restarts} restarts, ${escalations} escalations`,
+  };
+}
+
 /** Agents one after another on one runtime: the heap stays flat once the retention window is full. */
 export async function soak(total: number): Promise<Row> {
   const gc = (globalThis as { gc?: () => void }).gc;

@@ -22,6 +22,8 @@ export interface AgentCatalogOptions {
   tools: readonly Tool[];
   /** Tool calls of one turn running at once. */
   maxToolConcurrency: number;
+  /** False to run every turn's calls one at a time unless an agent's definition says otherwise. */
+  parallel?: boolean;
 }
 
 interface Entry extends ResolvedAgent {
@@ -48,8 +50,8 @@ export class AgentCatalog {
   private changes = 0;
 
   constructor(definitions: readonly (Agent | AgentDefinition)[], options: AgentCatalogOptions) {
-    const { model, tools, maxToolConcurrency } = options;
-    this.resolving = { model, tools: runtimeTools(tools), maxToolConcurrency };
+    const { model, tools, maxToolConcurrency, parallel } = options;
+    this.resolving = { model, tools: runtimeTools(tools), maxToolConcurrency, ...(parallel === undefined ? {} : { parallel }) };
     for (const given of definitions) this.insert(defineAgent(given), 'catalog');
     this.files = options.files && new AgentFileSync(options.files, {
       sourceOf: (name) => {

@@ -65,6 +65,11 @@ export interface AgentDefinition {
    */
   persist?: boolean;
   /**
+   * `false` runs this agent's tool calls of a turn one at a time, in the model's order; `true` lets the planner run
+   * independent ones side by side. Default: the runtime's `enableParallelExecution` (true unless it says otherwise).
+   */
+  enableParallelExecution?: boolean;
+  /**
    * A resident agent lives on after it answers: it waits for messages and answers them, until it is stopped
    * (`runtime.stop`, its parent, shutdown), calls `finish`, or runs out of turns or budget. Its result is its last
    * answer. Resident agents get 1,000 turns unless `maxTurns` says otherwise.
@@ -131,6 +136,9 @@ export function defineAgent(definition: AgentDefinition): Agent {
     fail('shareContext must be true, false or a positive whole number of messages');
   }
   if (definition.persist !== undefined && typeof definition.persist !== 'boolean') fail('persist must be true or false');
+  if (definition.enableParallelExecution !== undefined && typeof definition.enableParallelExecution !== 'boolean') {
+    fail('enableParallelExecution must be true or false');
+  }
   if (definition.resident !== undefined && typeof definition.resident !== 'boolean') fail('resident must be true or false');
   positiveInteger(definition.historyLimit, 'historyLimit', fail);
   for (const [field, list] of [

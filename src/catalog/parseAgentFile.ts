@@ -23,6 +23,7 @@ export const AgentFrontmatter = z.object({
   /** `persistent` (or `persist: true`) pools the agent between tasks; `temporary` and `permanent` do not. */
   lifecycle: z.enum(['temporary', 'permanent', 'persistent']).optional(),
   persist: z.boolean().optional(),
+  enableParallelExecution: z.boolean().optional(),
   shareContext: z.union([z.boolean(), z.number().int().positive()]).optional(),
   examples: List.optional(),
   subagents: List.optional(),
@@ -98,6 +99,7 @@ export function parseAgentFile(file: string, text: string): AgentDefinition {
     ...(fields.examples === undefined ? {} : { examples: fields.examples }),
     ...(fields.subagents === undefined ? {} : { subagents: fields.subagents }),
     ...(persist ? { persist: true } : {}),
+    ...(fields.enableParallelExecution === undefined ? {} : { enableParallelExecution: fields.enableParallelExecution }),
     ...(fields.resident === undefined ? {} : { resident: fields.resident }),
     ...(fields.historyLimit === undefined ? {} : { historyLimit: fields.historyLimit }),
     ...(fields.subscribe === undefined ? {} : { subscribe: fields.subscribe }),

@@ -12,13 +12,15 @@ export interface ResolveOptions {
   readonly tools: ReadonlyMap<string, Tool>;
   /** Tool calls of one turn running at once. */
   readonly maxToolConcurrency: number;
+  /** False when the runtime runs every turn's calls one at a time (an agent's definition may say otherwise). */
+  readonly parallel?: boolean;
 }
 
 /**
  * An agent definition with its model and tools looked up. Throws {@link ConfigurationError} for an agent with no
  * model, or one that lists a tool the runtime does not have.
  */
-export function resolveAgent(definition: Agent, { model, tools, maxToolConcurrency }: ResolveOptions): ResolvedAgent {
+export function resolveAgent(definition: Agent, { model, tools, maxToolConcurrency, parallel = true }: ResolveOptions): ResolvedAgent {
   const chosen = typeof definition.model === 'object' ? definition.model : model;
   if (!chosen) throw new ConfigurationError(`Agent "${definition.name}" has no model: pass createRuntime({ model }).`);
   const own = indexTools(
@@ -40,7 +42,8 @@ export function resolveAgent(definition: Agent, { model, tools, maxToolConcurren
     ...(typeof definition.model === 'string' ? { modelName: definition.model } : {}),
     ...(definition.temperature === undefined ? {} : { temperature: definition.temperature }),
     tools: own,
-    maxToolConcurrency,
+    // One at a time runs the calls in the model's order: the executor starts ready calls in index order.
+    maxToolConcurrency: (definition.enableParallelExecution ?? parallel) ? maxToolConcurrency : 1,
   };
 }
 

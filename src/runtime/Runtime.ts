@@ -53,6 +53,11 @@ export interface RuntimeOptions {
   idleTimeoutMs?: number;
   /** At most this many tool calls of one turn run at once (default 3). */
   maxToolConcurrency?: number;
+  /**
+   * `false` runs every turn's tool calls one at a time, in the order the model wrote them, whatever the planner would
+   * allow side by side (default `true`). An agent's definition may say otherwise for itself.
+   */
+  enableParallelExecution?: boolean;
   /** Agents at this depth (top-level agents are at 0) get no delegation tools (default 3). */
   maxDepth?: number;
   /**

@@ -329,6 +329,7 @@ function catalogFor(options: RuntimeOptions, settings: ReturnType<typeof readSet
     ...(files ? { files } : {}),
     tools: options.tools ?? [],
     maxToolConcurrency: settings.maxToolConcurrency,
+    ...(options.enableParallelExecution === undefined ? {} : { parallel: options.enableParallelExecution !== false }),
   });
 }
 

@@ -57,6 +57,9 @@ export function readSettings(options: RuntimeOptions): Settings {
   const capacity = positive(options.inbox?.capacity, 'inbox.capacity') ?? DEFAULTS.inbox.capacity;
   if (!Number.isInteger(capacity)) throw new ConfigurationError('inbox.capacity must be a whole number.');
   if (options.seed !== undefined && !Number.isInteger(options.seed)) throw new ConfigurationError('seed must be a whole number.');
+  if (options.enableParallelExecution !== undefined && typeof options.enableParallelExecution !== 'boolean') {
+    throw new ConfigurationError('enableParallelExecution must be true or false.');
+  }
   checkInspect(options.inspect);
   return {
     inbox: { capacity, overflow },

@@ -4,6 +4,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { seeded } from '../bench/measure.js'; // the same kill times in every run
 import type { Row } from './row.js';
 import { canaries, escapes, faults, fuzz, restartStorm, soak, spawnBomb } from './runtimeCases.js';
 import { concurrentWriters, corrupt, kills } from './storeCases.js';
@@ -11,18 +12,6 @@ import { concurrentWriters, corrupt, kills } from './storeCases.js';
 const small = process.argv.includes('--small');
 const dir = mkdtempSync(join(tmpdir(), 'troupe-reliability-'));
 const started = performance.now();
-
-/** A seeded pseudo-random generator (mulberry32): the same kill times in every run. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const cases: (() => Promise<Row>)[] = [
   () => kills(dir, small ? 4 : 100, seeded(1)),

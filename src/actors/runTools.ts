@@ -34,7 +34,7 @@ export type ToolMessage = Extract<ChatMessage, { role: 'tool' }>;
 export type ToolNote =
   | { type: 'TOOL.STARTED'; callId: string; tool: string; arguments: string }
   | { type: 'TOOL.DENIED'; callId: string; tool: string; reason: ToolRefusal['reason']; error: string }
-  | { type: 'TOOL.ENDED'; callId: string; tool: string; status: 'ok' | 'error'; durationMs: number; error?: string };
+  | { type: 'TOOL.ENDED'; callId: string; tool: string; status: 'ok' | 'error'; durationMs: number; error?: string; content?: string };
 
 /**
  * The events `runTools` sends back to its agent. Calls starting and ending are not among them: `runTools` announces
@@ -264,7 +264,7 @@ async function runOne(batch: Batch, { call, tool, args }: ReadyCall): Promise<To
       tool: call.name,
       status: failed ? 'error' : 'ok',
       durationMs: clock.now() - started,
-      ...(failed ? { error: message.content } : {}),
+      ...(failed ? { error: message.content } : { content: message.content }),
     });
   } catch (error) {
     environment.dropWait(input.agentId, call.id);
@@ -328,6 +328,7 @@ function announcementOf(note: ToolNote) {
         status: note.status,
         durationMs: note.durationMs,
         ...(note.error === undefined ? {} : { error: note.error }),
+        ...(note.content === undefined ? {} : { content: note.content }),
       };
   }
 }

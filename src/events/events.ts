@@ -133,6 +133,8 @@ export const ModelResponded = z.object({
   costUsd: z.number().nonnegative(),
   durationMs: z.number().nonnegative(),
   toolCalls: z.number().int().nonnegative(),
+  /** The reply's text, when it has any (a reply may hold only tool calls): what the conversation shows. */
+  content: z.string().optional(),
 });
 
 /**
@@ -169,6 +171,8 @@ export const ToolResulted = z.object({
   status: z.enum(['ok', 'error']),
   durationMs: z.number().nonnegative(),
   error: z.string().optional(),
+  /** What the model is given back for an ok call (the tool message's text); a failed call's is `error`. */
+  content: z.string().optional(),
 });
 
 /** A tool call was refused before it ran: the tool is not on the agent's list, or delegation is out of reach. */

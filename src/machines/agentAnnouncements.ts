@@ -75,6 +75,7 @@ export function modelResponse(context: AgentContext, turn: ModelTurn): Body<'mod
     costUsd: turn.costUsd,
     durationMs: turn.durationMs,
     toolCalls: turn.toolCalls.length,
+    ...(turn.content === '' ? {} : { content: turn.content }),
   };
 }
 

@@ -157,8 +157,8 @@ describe('runTools', () => {
     expect(environment.events).toEqual([
       { type: 'tool.call', ...stamp, at: 1000, callId: 'c-slow', tool: 'wait', arguments: '{"ms":30,"label":"slow"}' },
       { type: 'tool.call', ...stamp, at: 1000, callId: 'c-fast', tool: 'wait', arguments: '{"ms":10,"label":"fast"}' },
-      { type: 'tool.result', ...stamp, at: 1010, callId: 'c-fast', tool: 'wait', status: 'ok', durationMs: 10 },
-      { type: 'tool.result', ...stamp, at: 1030, callId: 'c-slow', tool: 'wait', status: 'ok', durationMs: 30 },
+      { type: 'tool.result', ...stamp, at: 1010, callId: 'c-fast', tool: 'wait', status: 'ok', durationMs: 10, content: 'fast' },
+      { type: 'tool.result', ...stamp, at: 1030, callId: 'c-slow', tool: 'wait', status: 'ok', durationMs: 30, content: 'slow' },
     ]);
     expect(batch.received).toEqual([done]);
   });

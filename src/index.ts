@@ -166,6 +166,13 @@ export type { StatelyInspector, StatelyInspectorOptions } from './inspect/statel
 export { StatelyBridge, STATELY_PROTOCOL_VERSION } from './inspect/StatelyBridge.js';
 export type { StatelyListener } from './inspect/StatelyBridge.js';
 
+// ── Inspection: troupe's web inspector ──────────────────────────────────────────────────────────────────
+export { createWebInspector, openWebReplay } from './inspect/webInspector.js';
+export type { WebInspector, WebInspectorOptions } from './inspect/webInspector.js';
+export { machineGraph } from './inspect/machineGraph.js';
+export type { GraphState, GraphTransition, MachineGraph } from './inspect/machineGraph.js';
+
+
 // ── Events and metrics ──────────────────────────────────────────────────────────────────────────────────
 export {
   AgentCompleted,

@@ -39,7 +39,9 @@ describe('the packed package', () => {
   it('ships the build, the README and the licence, and no sources, tests, benches or examples', async () => {
     const { stdout } = await exec('tar', ['-tzf', tarball]);
     const files = stdout.trim().split('\n').map((file) => file.replace(/^package\//, ''));
-    expect(files).toEqual(expect.arrayContaining(['package.json', 'README.md', 'LICENSE', 'dist/index.js', 'dist/index.d.ts', 'dist/testing.js', 'dist/cli/main.js']));
+    expect(files).toEqual(
+      expect.arrayContaining(['package.json', 'README.md', 'LICENSE', 'dist/index.js', 'dist/index.d.ts', 'dist/testing.js', 'dist/cli/main.js', 'dist/inspect/web/app.js', 'dist/inspect/web/app.css']),
+    );
     expect(files.filter((file) => !file.startsWith('dist/') && !['package.json', 'README.md', 'LICENSE'].includes(file))).toEqual([]);
     expect(files.some((file) => file.endsWith('.js.map'))).toBe(true);
   });
@@ -87,6 +89,24 @@ export { code };
     );
     rmSync(join(consumer, 'wrong.ts'));
     expect(wrong).toMatch(/wrong\.ts.*maxParallel|wrong\.ts\(2/);
+  });
+
+  it("serves the web inspector's page from the bundle the build made (the page's sources are not shipped)", async () => {
+    writeFileSync(
+      join(consumer, 'ui.mjs'),
+      `import { createWebInspector } from 'troupe';
+const inspector = createWebInspector();
+const url = await inspector.url;
+const sizes = {};
+for (const asset of ['app.js', 'app.css']) sizes[asset] = (await (await fetch(url + 'assets/' + asset)).text()).length;
+await inspector.close();
+console.log(JSON.stringify(sizes));
+`,
+    );
+    const { stdout } = await exec(process.execPath, ['ui.mjs'], { cwd: consumer });
+    const sizes = JSON.parse(stdout) as Record<string, number>;
+    expect(sizes['app.js']).toBeGreaterThan(100_000);
+    expect(sizes['app.css']).toBeGreaterThan(1_000);
   });
 
   it('installs the troupe command, which answers --help', async () => {

@@ -1,19 +1,20 @@
 #!/usr/bin/env node
-// The `troupe` command: `troupe run`, `troupe agents`, `troupe sessions`. Every failure is one line on stderr
-// (`troupe: <message>`) with an exit code that means something (see EXIT); never a stack trace.
+// The `troupe` command: `troupe run`, `troupe agents`, `troupe sessions`, `troupe trace`, `troupe ui`. Every failure is
+// one line on stderr (`troupe: <message>`) with an exit code that means something (see EXIT); never a stack trace.
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { agentsCommand } from './commands/agents.js';
 import { runCommand } from './commands/run.js';
 import { sessionsCommand } from './commands/sessions.js';
 import { traceCommand } from './commands/trace.js';
+import { uiCommand } from './commands/ui.js';
 import { EXIT, exitCodeOf, oneLine } from './CommandError.js';
 
 /**
  * The commands of `troupe`, in the order `--help` lists them. A command is a file in `commands/` exporting a function
  * that returns a commander `Command`; add it here (e.g. `traceCommand` from `commands/trace.ts`).
  */
-const COMMANDS: readonly (() => Command)[] = [runCommand, agentsCommand, sessionsCommand, traceCommand];
+const COMMANDS: readonly (() => Command)[] = [runCommand, agentsCommand, sessionsCommand, traceCommand, uiCommand];
 
 /** The whole program: every command, each failing by throwing (the caller prints the one line). */
 function program(): Command {
@@ -21,7 +22,7 @@ function program(): Command {
   const root = new Command('troupe')
     .description('Run and watch troupe agents: scenarios, single agents, agent files and stored sessions.')
     .version(version, '-v, --version')
-    .addHelpText('after', '\nExamples:\n  $ troupe run examples/scenario.ts\n  $ troupe agents list\n  $ troupe sessions list');
+    .addHelpText('after', '\nExamples:\n  $ troupe run examples/scenario.ts\n  $ troupe run examples/scenario.ts --ui\n  $ troupe ui run.jsonl\n  $ troupe agents list\n  $ troupe sessions list');
   for (const make of COMMANDS) root.addCommand(make());
   for (const command of everyCommand(root)) {
     command.exitOverride().configureOutput({ outputError: () => {} }); // errors are printed once, in one line, below

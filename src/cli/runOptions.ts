@@ -7,7 +7,7 @@ import type { Model } from '../models/Model.js';
 import type { OpenAIModel } from '../models/OpenAIModel.js';
 import type { Runtime, RuntimeOptions } from '../runtime/Runtime.js';
 import { CommandError, oneLine } from './CommandError.js';
-import { startInspector } from './inspectRun.js';
+import { startInspector, startWebUi } from './inspectRun.js';
 
 /** Where the command keeps sessions unless `--store` says otherwise (the folder is ignored by git). */
 export const DEFAULT_STORE = '.troupe/sessions.json';
@@ -26,6 +26,8 @@ export interface RunFlags {
   seed?: number;
   trace?: string;
   inspect?: boolean;
+  /** `--ui` (true) or `--ui PORT`. */
+  ui?: boolean | number;
   json?: boolean;
   quiet?: boolean;
 }
@@ -44,6 +46,7 @@ export function addRunOptions(command: Command, task: 'optional' | 'required'): 
     .option('--seed <n>', 'seeds ids and scripted randomness, for runs that repeat', whole)
     .option('--trace <file>', 'writes every event to this file as JSON lines, secrets redacted')
     .option('--inspect', 'shows the run in the Stately inspector: prints a page on 127.0.0.1 to open, kept after the run until Ctrl-C')
+    .option('--ui [port]', "shows the run in troupe's web inspector: prints a page on 127.0.0.1 (any free port, or PORT) to open, kept after the run until Ctrl-C", port)
     .addOption(new Option('--json', 'print every event as a JSON line, then the result').conflicts('quiet'))
     .option('--quiet', 'print only the result');
 }
@@ -58,21 +61,22 @@ export async function runtimeFor(flags: RunFlags, base: RuntimeOptions): Promise
   const { createRuntime } = await import('../createRuntime.js');
   const options = runtimeOptions(flags, base);
   const inspector = flags.inspect ? await startInspector() : undefined;
+  const ui = flags.ui === undefined || flags.ui === false ? undefined : await startWebUi(flags.ui === true ? 0 : flags.ui, 'troupe run');
   let runtime: Runtime;
   try {
-    runtime = createRuntime(inspector ? { ...options, inspect: inspector } : options);
+    runtime = createRuntime({ ...options, ...(inspector ? { inspect: inspector } : {}), ...(ui ? { ui } : {}) });
   } catch (error) {
-    await inspector?.close();
+    await Promise.all([inspector?.close(), ui?.close()]);
     throw error;
   }
   for (const error of runtime.agentFileErrors) process.stderr.write(`troupe: warning: ${oneLine(error)}\n`);
   return runtime;
 }
 
-/** Shuts down a runtime that will not run (its agent or session is unknown), and closes its inspector. */
+/** Shuts down a runtime that will not run (its agent or session is unknown), and closes its inspectors. */
 export async function discard(runtime: Runtime): Promise<void> {
   await runtime.shutdown();
-  await runtime.inspector?.close();
+  await Promise.all([runtime.inspector?.close(), runtime.ui?.close()]);
 }
 
 /** The runtime's options from the flags, over what a scenario brings. */
@@ -142,6 +146,13 @@ function isFolder(path: string): boolean {
 
 function nonEmpty(value: string | undefined): string | undefined {
   return value === undefined || value.trim() === '' ? undefined : value;
+}
+
+/** Parses a port number, 0 to 65535 (`--ui PORT`; 0 is any free port). */
+export function port(value: string): number {
+  const number = Number(value.trim());
+  if (!/^\d+$/.test(value.trim()) || number > 65_535) throw new InvalidArgumentError('must be a port number, 0 to 65535.');
+  return number;
 }
 
 /** Parses a whole number (`--seed`). */

@@ -2,15 +2,15 @@ import { inspect } from 'node:util';
 import type { AgentResult } from '../runtime/AgentResults.js';
 import type { Runtime } from '../runtime/Runtime.js';
 import { CommandError, EXIT } from './CommandError.js';
-import { keepShowing } from './inspectRun.js';
+import { inspectorsOf, keepShowing } from './inspectRun.js';
 import { outputMode, showEvents, type Output, type OutputMode } from './terminal.js';
 
 /**
  * Runs `work` on a runtime while its events are shown (a live tree, plain lines, JSON lines or nothing, as the flags
  * and the output say), shuts the runtime down (cancelling what is left, writing the sessions), then prints the
  * result. A failed result becomes a {@link CommandError} with {@link EXIT.failed}; Ctrl-C shuts the runtime down and
- * ends with {@link EXIT.interrupted} (twice: at once). With a Stately inspector (`--inspect`), its page keeps showing
- * the run after it ended, until Ctrl-C.
+ * ends with {@link EXIT.interrupted} (twice: at once). With a Stately inspector (`--inspect`) or the web inspector
+ * (`--ui`), their pages keep showing the run after it ended, until Ctrl-C.
  */
 export async function watchRun(
   runtime: Runtime,
@@ -18,14 +18,15 @@ export async function watchRun(
   work: () => Promise<unknown>,
   output: Output = process.stdout,
 ): Promise<void> {
-  if (!runtime.inspector) return watchOnly(runtime, flags, work, output);
+  const inspectors = inspectorsOf(runtime);
+  if (inspectors.length === 0) return watchOnly(runtime, flags, work, output);
   try {
     await watchOnly(runtime, flags, work, output);
   } catch (error) {
-    await keepShowing(runtime.inspector, error instanceof CommandError && error.exitCode === EXIT.interrupted);
+    await keepShowing(inspectors, error instanceof CommandError && error.exitCode === EXIT.interrupted);
     throw error;
   }
-  await keepShowing(runtime.inspector, false);
+  await keepShowing(inspectors, false);
 }
 
 async function watchOnly(runtime: Runtime, flags: { json?: boolean; quiet?: boolean }, work: () => Promise<unknown>, output: Output): Promise<void> {

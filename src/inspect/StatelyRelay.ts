@@ -1,5 +1,5 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { escapeHtml, listen, urlHost } from './http.js';
 import type { StatelyBridge } from './StatelyBridge.js';
 
 /** Where the relay listens, and the inspector its page shows. */
@@ -50,7 +50,7 @@ export async function startRelay(bridge: StatelyBridge, options: RelayOptions): 
   });
   sockets.on('error', () => {}); // the server's errors are the HTTP server's: listen reports them
   const { port } = await listen(server, options.port, options.host);
-  const host = options.host.includes(':') ? `[${options.host}]` : options.host;
+  const host = urlHost(options.host);
   socketUrl = `ws://${host}:${port}`;
   for (const name of [host, 'localhost']) origins.add(`http://${name}:${port}`);
   return {
@@ -71,16 +71,6 @@ export async function startRelay(bridge: StatelyBridge, options: RelayOptions): 
       await new Promise((resolve) => server.close(resolve));
     },
   };
-}
-
-function listen(server: Server, port: number, host: string): Promise<AddressInfo> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve(server.address() as AddressInfo);
-    });
-  });
 }
 
 /** The relay's one page at `/`; anything else is not found. */
@@ -125,8 +115,4 @@ socket.addEventListener('message', (event) => {
 </body>
 </html>
 `;
-}
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`);
 }

@@ -15,6 +15,7 @@ import type { GroupRestart, RestartIntensity, RestartMode } from '../restart.js'
 import type { RetryOptions } from '../retry.js';
 import type { PriceTable } from '../models/prices.js';
 import type { StatelyInspector } from '../inspect/statelyInspector.js';
+import type { WebInspector, WebInspectorOptions } from '../inspect/webInspector.js';
 import type { Tool } from '../tools/defineTool.js';
 import type { PoolOptions, PoolStats } from './AgentPool.js';
 import type { AgentResult } from './AgentResults.js';
@@ -106,6 +107,14 @@ export interface RuntimeOptions {
    * observer works too (handed to `createActor`): it sees the same actors and events.
    */
   inspect?: 'stately' | StatelyInspector | Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+  /**
+   * troupe's web inspector (`createWebInspector`): `true` (or its options, such as `{ port }`) starts a page on
+   * 127.0.0.1 that shows this run live: the agent tree, each agent's statechart, conversation and figures, the event
+   * log, the messages, charts, and a slider back through time. Its address is printed on stderr (and is
+   * `runtime.ui.url`); it closes at `shutdown()`, after sending pages the whole run (open pages keep showing it). A web
+   * inspector of your own is fed this run's events and stays open until you close it.
+   */
+  ui?: boolean | WebInspectorOptions | WebInspector;
   /** Prices by model name, merged over `defaultPrices`. */
   prices?: PriceTable;
   /** The id stamped on every event (default: a new random id, drawn from `seed` when one is given). */
@@ -270,6 +279,8 @@ export interface Runtime {
    * 'stately'` (closed at shutdown), or the one it was given.
    */
   readonly inspector?: StatelyInspector;
+  /** The web inspector this run is shown in (`await runtime.ui.url`), when `ui` was given. */
+  readonly ui?: WebInspector;
   /** Spawns an agent; it starts when a slot is free under `maxParallel`. */
   spawn(agentName: string, task: string, options?: SpawnOptions): AgentHandle;
   /** Spawns an agent and waits for its result. */

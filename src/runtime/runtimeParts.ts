@@ -12,6 +12,7 @@ import type { TroupeEvent } from '../events/events.js';
 import { createEventPipeline } from '../events/eventPipeline.js';
 import { createMetrics, type MetricsSnapshot } from '../events/metrics.js';
 import { createStatelyInspector, isStatelyInspector, type StatelyInspector } from '../inspect/statelyInspector.js';
+import { createWebInspector, isWebInspector, type WebInspector } from '../inspect/webInspector.js';
 import { stampEvent } from '../machines/agentContext.js';
 import type { Announcement } from '../machines/agentTypes.js';
 import { clockedAgentActions, clockedGroupAnnounce } from '../machines/agentClock.js';
@@ -58,11 +59,9 @@ export function buildParts(options: RuntimeOptions) {
   const table = () => supervisor.getSnapshot().context.agents;
   // Secrets are replaced where data leaves the runtime: every event, results' errors and what sessions store.
   const redactor = new Redactor({ secrets: options.secrets ?? [] });
-  const { inspector, inspect, owned: ownsInspector } = inspectionFor(options, redactor);
-  const sessions = new SessionStore(options.store ?? new InMemoryMemory({ copy: false }), {
-    isLive: (id) => launcher.isLive(id),
-    redactor,
-  });
+  const inspection = inspectionFor(options, redactor, runId);
+  const { inspect, ui } = inspection;
+  const sessions = new SessionStore(options.store ?? new InMemoryMemory({ copy: false }), { isLive: (id) => launcher.isLive(id), redactor });
   const pool = new AgentPool(clock, options.pool);
   const { streams, events$, metrics$ } = createEventPipeline({ redactor });
   const runtimeEvents = new Subject<TroupeEvent>();
@@ -94,6 +93,7 @@ export function buildParts(options: RuntimeOptions) {
     events$.subscribe((event) => launcher.observe(event)),
   ];
   const recording: EventRecording | undefined = options.record ? recordEvents(events$, options.record, { runId }) : undefined;
+  if (ui) subscriptions.push(ui.watch(events$));
   // The runtime's own events (messages, the blackboard), merged once `events$` has its subscribers.
   streams.add(runtimeEvents);
   supervisor.start();
@@ -120,8 +120,7 @@ export function buildParts(options: RuntimeOptions) {
     subscriptions,
     recording,
     trace,
-    inspector,
-    ownsInspector: ownsInspector === true,
+    ...inspection,
     latest: () => latest,
     close: () => {
       closed = true;
@@ -262,20 +261,37 @@ function agentLogicFor(environment: AgentEnvironment, postOffice: PostOffice, cl
 }
 
 /**
- * The inspection observer of the actor system, and the Stately inspector: one the runtime starts for `inspect:
- * 'stately'` (`owned`: it closes it at shutdown), or the caller's.
+ * The inspection observer of the actor system and the Stately inspector (one the runtime starts for `inspect:
+ * 'stately'`, which it closes at shutdown, or the caller's), and the web inspector (one the runtime starts for `ui:
+ * true` or options, closed at shutdown too, or the caller's).
  */
-function inspectionFor(options: RuntimeOptions, redactor: Redactor): { inspector?: StatelyInspector; inspect?: Inspect; owned?: true } {
+function inspectionFor(options: RuntimeOptions, redactor: Redactor, runId: string) {
+  const { ui } = options;
+  const web: { ui?: WebInspector; ownsUi: boolean } =
+    ui === undefined || ui === false
+      ? { ownsUi: false }
+      : isWebInspector(ui)
+        ? { ui, ownsUi: false }
+        : { ui: announced('web', createWebInspector({ title: `run ${runId}`, ...(ui === true ? {} : ui) })), ownsUi: true };
+  return { ...statelyFor(options, redactor), ...web };
+}
+
+function statelyFor(options: RuntimeOptions, redactor: Redactor): { inspector?: StatelyInspector; inspect?: Inspect; ownsInspector: boolean } {
   const { inspect } = options;
-  if (inspect === undefined) return {};
-  if (isStatelyInspector(inspect)) return { inspector: inspect, inspect: inspect.inspect };
-  if (inspect !== 'stately') return { inspect };
-  const inspector = createStatelyInspector({ redactor });
+  if (inspect === undefined) return { ownsInspector: false };
+  if (isStatelyInspector(inspect)) return { inspector: inspect, inspect: inspect.inspect, ownsInspector: false };
+  if (inspect !== 'stately') return { inspect, ownsInspector: false };
+  const inspector = announced('Stately', createStatelyInspector({ redactor }));
+  return { inspector, inspect: inspector.inspect, ownsInspector: true };
+}
+
+/** An inspector the runtime started, its page printed on stderr once it listens (or why it could not start). */
+function announced<T extends { url: Promise<string> }>(name: 'web' | 'Stately', inspector: T): T {
   inspector.url.then(
-    (url) => process.stderr.write(`troupe: watch the run in the Stately inspector: open ${url}\n`),
-    (error: unknown) => process.stderr.write(`troupe: the Stately inspector could not start: ${error instanceof Error ? error.message : String(error)}\n`),
+    (url) => process.stderr.write(`troupe: watch the run in the ${name} inspector: open ${url}\n`),
+    (error: unknown) => process.stderr.write(`troupe: the ${name} inspector could not start: ${error instanceof Error ? error.message : String(error)}\n`),
   );
-  return { inspector, inspect: inspector.inspect, owned: true };
+  return inspector;
 }
 
 /** An XState inspection observer, as `createActor` takes it. */
@@ -336,7 +352,7 @@ function catalogFor(options: RuntimeOptions, settings: ReturnType<typeof readSet
 /**
  * Shuts a runtime down: no more launches or messages, every live agent cancelled, and once the supervisor has ended
  * (however it ended, a crashed one included) the pool, streams, requests, recording, trace, session writes and the Stately
- * inspector the runtime started (not one it was given) are closed.
+ * and web inspectors the runtime started (not ones it was given) are closed.
  */
 export async function shutdown(parts: RuntimeParts): Promise<void> {
   parts.close();
@@ -349,6 +365,7 @@ export async function shutdown(parts: RuntimeParts): Promise<void> {
   parts.messenger.close();
   parts.runtimeEvents.complete();
   parts.streams.complete();
+  if (parts.ownsUi) parts.ui?.end();
   for (const subscription of parts.subscriptions) subscription.unsubscribe();
   parts.launcher.wakeIdleWaiters();
   parts.clock.detach();
@@ -358,6 +375,7 @@ export async function shutdown(parts: RuntimeParts): Promise<void> {
     parts.trace?.close(),
     parts.sessions.flush(),
     parts.ownsInspector ? parts.inspector?.close() : undefined,
+    parts.ownsUi ? parts.ui?.close() : undefined,
   ]);
   if (failure !== undefined) throw failure;
   if (flushed.status === 'rejected') throw flushed.reason;

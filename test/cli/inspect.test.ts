@@ -1,10 +1,9 @@
 // `troupe run … --inspect`: the run is shown in the Stately inspector, whose page stays up after the run until Ctrl-C.
 // A WebSocket client stands in for the page; the command runs as a child process from the source, offline.
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import WebSocket from 'ws';
 import { afterAll, describe, expect, it } from 'vitest';
-import { offlineEnv, root, tsxLoader } from '../support/cli.js';
+import { startTroupe } from '../support/cli.js';
 import { tempDir } from '../support/tempDir.js';
 
 const scratch = tempDir();
@@ -18,37 +17,14 @@ interface Seen {
   snapshot?: { value?: unknown };
 }
 
-/** Resolves with the first match of `pattern` in what `read` has gathered so far, waiting for more as it comes. */
-function waitFor(stream: NodeJS.ReadableStream, read: () => string, pattern: RegExp): Promise<RegExpMatchArray> {
-  return new Promise((resolve) => {
-    const check = () => {
-      const match = read().match(pattern);
-      if (!match) return;
-      stream.off('data', check);
-      resolve(match);
-    };
-    stream.on('data', check);
-    check();
-  });
-}
-
 describe('troupe run --inspect', () => {
   it('prints the page to open, shows every agent there, keeps it after the run until Ctrl-C, then exits with the run', async () => {
-    const child = spawn(
-      process.execPath,
-      ['--import', tsxLoader, `${root}src/cli/main.ts`, 'run', 'examples/scenario.ts', '--inspect', '--quiet', '--store', join(scratch.path, 's.json')],
-      { cwd: root, env: offlineEnv() },
-    );
-    let stderr = '';
-    let stdout = '';
-    child.stderr.on('data', (chunk: Buffer) => (stderr += String(chunk)));
-    child.stdout.on('data', (chunk: Buffer) => (stdout += String(chunk)));
-    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-
-    const [, url, port] = await waitFor(child.stderr, () => stderr, /open (http:\/\/127\.0\.0\.1:(\d+)\/)\n/);
+    const command = startTroupe(['run', 'examples/scenario.ts', '--inspect', '--quiet', '--store', join(scratch.path, 's.json')]);
+    const { child, exited } = command;
+    const [, url, port] = await command.waitForStderr(/open (http:\/\/127\.0\.0\.1:(\d+)\/)\n/);
     expect(url).toBe(`http://127.0.0.1:${port}/`);
-    await waitFor(child.stderr, () => stderr, /the run has ended; the Stately inspector still shows it at (\S+) \(Ctrl-C to exit\)\n/);
-    expect(stdout).toMatch(/^Lisbon it is\./);
+    await command.waitForStderr(/the run has ended; the Stately inspector still shows it at (\S+) \(Ctrl-C to exit\)\n/);
+    expect(command.stdout()).toMatch(/^Lisbon it is\./);
 
     // A page opened after the run: every actor, in its last state, and nothing else.
     const socket = new WebSocket(`ws://127.0.0.1:${port}`);

@@ -1,6 +1,6 @@
 // Runs the troupe command as a user would, in a child process from the source (node --import tsx src/cli/main.ts),
 // offline unless a test gives it a server.
-import { execFile } from 'node:child_process';
+import { execFile, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -37,4 +37,43 @@ export function offlineEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const name of ['OPENAI_API_KEY', 'OPENAI_BASE_URL', 'OPENAI_MODEL', 'NO_COLOR', 'FORCE_COLOR']) delete env[name];
   return env;
+}
+
+/** A troupe command running as a child process, its output gathered as it comes. */
+export interface LiveCommand {
+  readonly child: ChildProcessWithoutNullStreams;
+  readonly stdout: () => string;
+  readonly stderr: () => string;
+  /** Resolves with the first match of `pattern` in stderr, waiting for more output as it comes. */
+  waitForStderr(pattern: RegExp): Promise<RegExpMatchArray>;
+  /** Resolves with the exit code. */
+  readonly exited: Promise<number | null>;
+}
+
+/** Starts `troupe <args>` and leaves it running (a command that serves a page until Ctrl-C). */
+export function startTroupe(args: readonly string[], options: { cwd?: string } = {}): LiveCommand {
+  const child = spawn(process.execPath, ['--import', tsxLoader, `${root}src/cli/main.ts`, ...args], { cwd: options.cwd ?? root, env: offlineEnv() });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += String(chunk)));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += String(chunk)));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  return {
+    child,
+    stdout: () => stdout,
+    stderr: () => stderr,
+    exited,
+    waitForStderr: (pattern) =>
+      new Promise((resolve, reject) => {
+        const check = () => {
+          const match = stderr.match(pattern);
+          if (!match) return;
+          child.stderr.off('data', check);
+          resolve(match);
+        };
+        child.stderr.on('data', check);
+        exited.then(() => reject(new Error(`troupe exited before printing ${pattern}: ${stderr}`)));
+        check();
+      }),
+  };
 }

@@ -33,7 +33,7 @@ export function traceCommand(): Command {
 }
 
 /** Why a trace could not be read, on one line: troupe's own message, or the system's with what to check. */
-function unreadable(file: string, error: unknown): string {
+export function unreadable(file: string, error: unknown): string {
   const text = error instanceof TroupeError ? error.message : `cannot read ${file}: ${errorMessage(error)}. Check the path and its permissions.`;
   return text.replace(/\s*\n\s*/g, ' ');
 }

@@ -1,0 +1,75 @@
+// `troupe run … --ui` and `troupe ui FILE`: the run in troupe's web inspector, its page kept until Ctrl-C; a saved run
+// served to scrub through. The command runs as a child process from the source, offline; the page is read as a
+// browser's EventSource would read it.
+import { createServer, type AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { TroupeEvent } from 'troupe';
+import { startTroupe, troupe } from '../support/cli.js';
+import { readEvents } from '../support/sse.js';
+import { tempDir } from '../support/tempDir.js';
+
+const scratch = tempDir();
+afterAll(() => scratch.remove());
+
+async function eventsAt(url: string): Promise<{ hello: unknown; events: TroupeEvent[] }> {
+  const reader = await readEvents(`${url}api/events`);
+  await reader.until((event) => event.event === 'end');
+  reader.close();
+  return {
+    hello: JSON.parse(reader.events[0]!.data),
+    events: reader.events.filter((event) => event.event === 'message').flatMap((event) => JSON.parse(event.data) as TroupeEvent[]),
+  };
+}
+
+describe('troupe run --ui', () => {
+  it('prints the page to open, serves the whole run there after it ended until Ctrl-C, then exits with the run', async () => {
+    const trace = join(scratch.path, 'run.jsonl');
+    const command = startTroupe(['run', 'examples/scenario.ts', '--ui', '--quiet', '--trace', trace, '--store', join(scratch.path, 's.json')]);
+    const [, url] = await command.waitForStderr(/watch the run in the web inspector: open (http:\/\/127\.0\.0\.1:\d+\/)\n/);
+    await command.waitForStderr(/the run has ended; the web inspector still shows it at (\S+) \(Ctrl-C to exit\)\n/);
+    expect(command.stdout()).toMatch(/^Lisbon it is\./);
+    const live = await eventsAt(url!);
+    expect(live.hello).toEqual({ title: 'troupe run', mode: 'live' });
+    const names = live.events.filter((event) => event.type === 'agent.completed').map((event) => (event.type === 'agent.completed' ? event.name : ''));
+    expect(names.sort()).toEqual(['accountant', 'meteorologist', 'planner']);
+    command.child.kill('SIGINT');
+    expect(await command.exited).toBe(0);
+
+    // The same run, saved with --trace, served by `troupe ui`.
+    const replay = startTroupe(['ui', trace]);
+    const [, replayUrl] = await replay.waitForStderr(/the saved run is in the web inspector: open (http:\/\/127\.0\.0\.1:\d+\/) \(Ctrl-C to exit\)\n/);
+    const saved = await eventsAt(replayUrl!);
+    expect(saved.hello).toEqual({ title: 'run.jsonl', mode: 'replay' });
+    expect(saved.events).toEqual(live.events);
+    replay.child.kill('SIGINT');
+    expect(await replay.exited).toBe(0);
+  });
+
+  it('listens on the port given', async () => {
+    const free = await new Promise<number>((resolve) => {
+      const server = createServer();
+      server.listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as AddressInfo;
+        server.close(() => resolve(port));
+      });
+    });
+    const command = startTroupe(['run', 'examples/scenario.ts', `--ui`, String(free), '--quiet', '--store', join(scratch.path, 'p.json')]);
+    const [, port] = await command.waitForStderr(/web inspector: open http:\/\/127\.0\.0\.1:(\d+)\//);
+    expect(Number(port)).toBe(free);
+    await command.waitForStderr(/the run has ended/);
+    command.child.kill('SIGINT');
+    expect(await command.exited).toBe(0);
+  });
+});
+
+describe('troupe ui', () => {
+  it('refuses a file it cannot read, in one line, with exit code 2', async () => {
+    const missing = await troupe(['ui', join(scratch.path, 'missing.jsonl')]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/^troupe ui: cannot read .*missing\.jsonl: .*\n$/);
+    const bad = await troupe(['run', 'examples/scenario.ts', '--ui', 'eighty']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--ui.*must be a port number/);
+  });
+});

@@ -1,0 +1,91 @@
+import type { TroupeEvent } from '../src/events/events.js';
+import { formatEvent, shortId } from '../src/views/formatEvent.js';
+import { count, formatCost, formatDuration } from '../src/views/liveFormat.js';
+import type { RunModel } from '../src/views/RunModel.js';
+
+/** At most this many of an agent's latest events are drawn (a resident agent can have thousands). */
+const SHOWN = 300;
+
+/**
+ * An agent's conversation as its events tell it: its task, each turn's reply and tool calls with their results, the
+ * messages it sent and got, the plan of a turn's calls, and how it ended.
+ */
+export function Conversation({ events, model, id }: { events: readonly TroupeEvent[]; model: RunModel; id: string }) {
+  const entries = model.entriesOf(id);
+  const shown = entries.slice(-SHOWN);
+  return (
+    <div class="conversation" data-testid="conversation">
+      {entries.length > shown.length ? <p class="muted">{count(entries.length - shown.length)} earlier events not shown</p> : null}
+      {shown.map((index) => (
+        <Entry key={index} event={events[index]!} events={events} model={model} />
+      ))}
+    </div>
+  );
+}
+
+function Entry({ event, events, model }: { event: TroupeEvent; events: readonly TroupeEvent[]; model: RunModel }) {
+  const label = (id: string) => model.agent(id)?.label ?? shortId(id);
+  switch (event.type) {
+    case 'agent.spawned':
+      return <Block kind="user" title={event.resumed ? 'Task (resumed)' : event.group ? 'Group' : 'Task'} text={event.task} />;
+    case 'model.request':
+      return <div class="turn">turn {event.turn}</div>;
+    case 'model.response':
+      return (
+        <Block
+          kind="assistant"
+          title={`Reply · ${count(event.usage.inputTokens + event.usage.outputTokens)} tokens · ${formatCost(event.costUsd)} · ${formatDuration(event.durationMs)}${event.toolCalls > 0 ? ` · ${event.toolCalls} tool call${event.toolCalls === 1 ? '' : 's'}` : ''}`}
+          text={event.content ?? ''}
+        />
+      );
+    case 'tool.call':
+      return <Block kind="call" title={`→ ${event.tool}`} text={pretty(event.arguments)} />;
+    case 'tool.result':
+      return (
+        <Block
+          kind={event.status === 'ok' ? 'result' : 'error'}
+          title={`← ${event.tool} ${event.status} · ${formatDuration(event.durationMs)}`}
+          text={event.error ?? event.content ?? ''}
+        />
+      );
+    case 'message.sent':
+      return <Block kind="message" title={`✉ to ${label(event.message.to)}${event.message.topic ? ` (${event.message.topic})` : ''}`} text={event.message.content} />;
+    case 'message.delivered': {
+      const sent = model.sentIndex(event.messageId);
+      const message = sent === undefined ? undefined : events[sent];
+      const text = message?.type === 'message.sent' ? message.message.content : '';
+      return <Block kind="message" title={`✉ from ${label(event.from)}${event.topic ? ` (${event.topic})` : ''}`} text={text} />;
+    }
+    case 'agent.completed':
+      return <Block kind="answer" title="Answer" text={event.output} />;
+    case 'agent.failed':
+      return <Block kind="error" title={`Failed (${event.reason}, ${event.error.code})`} text={event.error.message} />;
+    default:
+      return <div class="note">{plan(event) ?? formatEvent(event).slice(10).trim()}</div>;
+  }
+}
+
+/** A turn's plan (`tool.plan`), when the event is one: its stages, one line each. */
+function plan(event: TroupeEvent): string | undefined {
+  const candidate = event as { type: string; stages?: unknown };
+  if (candidate.type !== 'tool.plan' || !Array.isArray(candidate.stages)) return undefined;
+  return `plan: ${candidate.stages.map((stage, index) => `stage ${index + 1}: ${JSON.stringify(stage)}`).join(' · ')}`;
+}
+
+function Block({ kind, title, text }: { kind: string; title: string; text: string }) {
+  return (
+    <div class={`block ${kind}`}>
+      <div class="block-title">{title}</div>
+      {text === '' ? null : <pre>{text.length > 4_000 ? `${text.slice(0, 4_000)}… (${count(text.length)} characters)` : text}</pre>}
+    </div>
+  );
+}
+
+/** Tool arguments as indented JSON when they are JSON, else as the model wrote them. */
+function pretty(text: string): string {
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return text;
+  }
+}

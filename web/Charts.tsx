@@ -17,12 +17,18 @@ const CHARTS: readonly ChartSpec[] = [
   { title: 'messages / s', values: perSecond, format: (value) => value.toFixed(1) },
 ];
 
-/** Messages a second, from the messages sent so far at each point. */
+/**
+ * Messages a second at each point: those sent in the window before it (a second, or a fiftieth of the run when that is
+ * longer), so close points do not make spikes.
+ */
 function perSecond(series: RunSeries): number[] {
-  return series.messages.map((sent, index) => {
-    if (index === 0) return 0;
-    const seconds = (series.t[index]! - series.t[index - 1]!) / 1000;
-    return seconds > 0 ? (sent - series.messages[index - 1]!) / seconds : 0;
+  const { t, messages } = series;
+  const windowMs = Math.max(1_000, ((t[t.length - 1] ?? 0) - (t[0] ?? 0)) / 50);
+  let from = 0;
+  return messages.map((sent, index) => {
+    while (t[from]! < t[index]! - windowMs) from += 1;
+    const before = from === 0 ? 0 : messages[from - 1]!;
+    return ((sent - before) * 1_000) / windowMs;
   });
 }
 

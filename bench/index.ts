@@ -10,6 +10,7 @@ import { messaging } from './messaging.js';
 import { reported } from './measure.js';
 import { planner } from './planner.js';
 import { soak } from './soak.js';
+import { webInspector } from './webInspector.js';
 
 const small = process.argv.includes('--small');
 if (!(globalThis as { gc?: unknown }).gc) {
@@ -29,6 +30,7 @@ await messaging(
     : [{ traders: 100, rounds: 20 }, { traders: 1_000, rounds: 5 }, { traders: 10_000, rounds: 1 }],
 );
 await inspection(small ? [10, 100] : [10, 1_000]);
+await webInspector(small ? 100 : 10_000);
 await soak(small ? 100 : 10_000, small ? 1_000 : 100_000);
 
 console.log('');

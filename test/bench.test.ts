@@ -19,7 +19,7 @@ describe('npm run bench', () => {
       .filter((line) => line.startsWith('{'))
       .map((line) => JSON.parse(line) as { bench: string; value: number; unit: string; ratio?: number; baselineValue?: number });
     expect(new Set(figures.map((figure) => figure.bench))).toEqual(
-      new Set(['agent-overhead', 'concurrent-scale', 'delegation-tree', 'fan-out', 'event-pipeline', 'planner', 'messaging', 'inspection', 'soak']),
+      new Set(['agent-overhead', 'concurrent-scale', 'delegation-tree', 'fan-out', 'event-pipeline', 'planner', 'messaging', 'inspection', 'web inspector', 'soak']),
     );
     for (const figure of figures) {
       expect(Number.isFinite(figure.value)).toBe(true);

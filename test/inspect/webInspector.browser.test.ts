@@ -153,4 +153,41 @@ describe('the web inspector in a browser', { timeout: 60_000 }, () => {
     await page.close();
     await inspector.close();
   });
+
+  it('keeps answering while a run sends it 10,000 events a second', async () => {
+    // 30,000 events of a real run (simulated time), then fed to a live page at 1,000 every 100 ms.
+    const runtime = createRuntime({ agents: teamAgents, model: teamModel({ latencyMs: 10 }), clock: simulatedClock(), seed: 4, maxParallel: 200 });
+    const events: TroupeEvent[] = collect(runtime.events$);
+    while (events.length < 30_000) {
+      for (let index = 0; index < 200; index += 1) runtime.spawn('lead', `Compare fruit ${index}.`);
+      await runtime.runUntilIdle();
+    }
+    await runtime.shutdown();
+    const errors: string[] = [];
+    const inspector = createWebInspector({ title: 'a flood' });
+    const page = await openPage(browser, await inspector.url, errors);
+    let fed = 0;
+    const feeding = (async () => {
+      for (; fed < events.length; fed += 1_000) {
+        for (const event of events.slice(fed, fed + 1_000)) inspector.push(event);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      inspector.end();
+    })();
+    await page.locator('.agent-row').nth(10).waitFor();
+    const row = page.locator('.agent-row').nth(3);
+    const id = await row.getAttribute('data-agent');
+    await row.click();
+    await page.locator(`[data-testid="agent-panel"][data-agent="${id}"]`).waitFor();
+    await page.getByLabel('filter by type').selectOption('agent.completed');
+    expect(fed).toBeLessThan(events.length); // all of that while the flood went on
+    await feeding;
+    await page.getByTestId('position').filter({ hasText: `${count(events.length)} / ${count(events.length)} events` }).waitFor();
+    const completed = events.filter((event) => event.type === 'agent.completed').length;
+    await page.getByTestId('log-count').filter({ hasText: `${count(completed)} of ${count(events.length)} events` }).waitFor();
+    await screenshot(page, 'flood-ended');
+    expect(errors).toEqual([]);
+    await page.close();
+    await inspector.close();
+  });
 });

@@ -42,6 +42,11 @@ export function AgentPanel({ store }: { store: Store }) {
           </div>
         ))}
       </dl>
+      {node.failure ? (
+        <p class="failure" data-testid="failure">
+          <strong>{node.failure.reason}</strong>: {node.failure.message}
+        </p>
+      ) : null}
       <Statechart machine={store.machines[node.group ? 'group' : 'agent']} state={state} />
       <Conversation events={store.events as TroupeEvent[]} model={model} id={node.id} />
     </section>

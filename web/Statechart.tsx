@@ -20,11 +20,15 @@ function drawingOf(machine: MachineGraph): Promise<Drawing> {
  */
 export function Statechart({ machine, state }: { machine: MachineGraph | undefined; state: string | undefined }) {
   const [drawing, setDrawing] = useState<Drawing | undefined>(undefined);
+  const [failure, setFailure] = useState<string | undefined>(undefined);
   const box = useRef<HTMLDivElement>(null);
   useEffect(() => {
     if (!machine) return;
     let current = true;
-    drawingOf(machine).then((laid) => current && setDrawing(laid), () => undefined);
+    drawingOf(machine).then(
+      (laid) => current && setDrawing(laid),
+      (error: unknown) => current && setFailure(error instanceof Error ? error.message : String(error)),
+    );
     return () => {
       current = false;
     };
@@ -36,6 +40,7 @@ export function Statechart({ machine, state }: { machine: MachineGraph | undefin
     const element = box.current;
     if (placed && element) element.scrollLeft = Math.max(0, placed.x + placed.width / 2 - element.clientWidth / 2);
   }, [drawing, active]);
+  if (failure !== undefined) return <div class="statechart-box muted">The statechart could not be laid out: {failure}</div>;
   if (!machine || !drawing) return <div class="statechart-box muted">Drawing the statechart…</div>;
   const lit = new Set<string>();
   if (state !== undefined) {

@@ -1,4 +1,4 @@
-import ELK, { type ElkExtendedEdge, type ElkNode } from 'elkjs/lib/elk.bundled.js';
+import elk, { type ElkExtendedEdge, type ElkNode } from 'elkjs/lib/elk.bundled.js';
 import type { MachineGraph } from '../src/inspect/machineGraph.js';
 
 /** A state placed on the drawing, in the drawing's coordinates. */
@@ -37,6 +37,12 @@ export interface Drawing {
   readonly transitions: PlacedTransition[];
 }
 
+/** ELK's layout engine, as the page and Node's tests both construct it. */
+type Elk = new () => { layout(graph: ElkNode): Promise<ElkNode> };
+// elkjs is CommonJS whose types say `export default`: a bundler's default import is the constructor, TypeScript's
+// `nodenext` (the tests' settings) sees it under `.default`. Either way, this is the constructor.
+const ELK = ((elk as unknown as { default?: Elk }).default ?? elk) as unknown as Elk;
+
 const CHAR = 6.6; // px per character at the drawing's font size
 const LEAF_HEIGHT = 26;
 
@@ -73,7 +79,9 @@ export async function layOut(machine: MachineGraph): Promise<Drawing> {
     nodes.get(state.parent)?.children?.push(node);
   }
   // Labels are left to the page (it names the transitions out of the current state): all of them at once crowd it.
-  const edges: ElkExtendedEdge[] = machine.transitions.map((transition, index) => ({ id: `t${index}`, sources: [transition.source], targets: [transition.target] }));
+  // A transition of the machine's root (the group's CANCEL, from any state) has no box to start from: left out.
+  const drawn = machine.transitions.filter((transition) => transition.source !== machine.id && transition.target !== machine.id);
+  const edges: ElkExtendedEdge[] = drawn.map((transition, index) => ({ id: `t${index}`, sources: [transition.source], targets: [transition.target] }));
   root.edges = edges;
   const laid = await new ELK().layout(root);
   const states: PlacedState[] = [];
@@ -94,10 +102,10 @@ export async function layOut(machine: MachineGraph): Promise<Drawing> {
     }
   };
   walk(laid);
-  const transitions = (laid.edges ?? []).map((edge, index): PlacedTransition => {
+  const transitions = (laid.edges ?? []).map((edge: ElkExtendedEdge, index: number): PlacedTransition => {
     const section = edge.sections?.[0];
     const points = section ? [section.startPoint, ...(section.bendPoints ?? []), section.endPoint] : [];
-    const source = machine.transitions[index]!;
+    const source = drawn[index]!;
     return { source: source.source, target: source.target, label: source.events.join(' / '), points, labelAt: halfway(points) };
   });
   return { width: laid.width ?? 0, height: laid.height ?? 0, states, transitions };

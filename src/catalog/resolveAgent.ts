@@ -47,7 +47,10 @@ export function resolveAgent(definition: Agent, { model, tools, maxToolConcurren
   };
 }
 
-/** The agent a runtime gets when none is defined: a generalist with every tool of the runtime. */
+/**
+ * The agent a runtime gets when none is defined: a generalist with every tool the runtime was given (the file tools
+ * too when it has a workspace).
+ */
 export function generalPurpose(tools: readonly Tool[]): AgentDefinition {
   return {
     name: 'general-purpose',

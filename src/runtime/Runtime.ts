@@ -39,8 +39,15 @@ export interface RuntimeOptions {
   agentDirs?: readonly string[];
   /** The project's agent folder, read when it exists (default `./agents`); `false` reads none. */
   projectAgentDir?: string | false;
-  /** Tools agents may name in their `tools` list (the delegation tools are built in). */
+  /** Tools agents may name in their `tools` list (the delegation, messaging and file tools are built in). */
   tools?: readonly Tool[];
+  /**
+   * The folder the built-in file tools (`read_file`, `list_files`, `grep`, `write_file`, `edit_file`) work in. Only
+   * agents that list them get them. Nothing outside the folder is reached: a path that climbs out, an absolute path
+   * elsewhere or a symbolic link that leads out is an error result (`WorkspaceEscapeError`). Without a workspace
+   * the file tools answer every call with an error that says so. It must be an existing folder.
+   */
+  workspace?: string;
   /** Where sessions (records and conversations) are kept: a `JsonFileMemory` outlives the process (default: memory). */
   store?: MemoryPort;
   /** Limits of the pool of idle `persist` agents. */

@@ -6,6 +6,7 @@ import type { AgentEnvironment } from '../actors/agentEnvironment.js';
 import { AgentCatalog } from '../catalog/AgentCatalog.js';
 import { AgentFiles } from '../catalog/AgentFiles.js';
 import { ToolAccess } from '../catalog/ToolAccess.js';
+import { Workspace } from '../tools/files/Workspace.js';
 import { realClockFromNow } from '../clock.js';
 import { agentEvents } from '../events/agentEvents.js';
 import type { TroupeEvent } from '../events/events.js';
@@ -317,7 +318,7 @@ function supervisorFor(
   );
 }
 
-/** The agents in code and in agent files. */
+/** The agents in code and in agent files, and the tools they may list (the file tools rooted at the workspace). */
 function catalogFor(options: RuntimeOptions, settings: ReturnType<typeof readSettings>): AgentCatalog {
   const projectDir = options.projectAgentDir ?? 'agents';
   const files =
@@ -327,6 +328,7 @@ function catalogFor(options: RuntimeOptions, settings: ReturnType<typeof readSet
   return new AgentCatalog(options.agents ?? [], {
     ...(options.model ? { model: options.model } : {}),
     ...(files ? { files } : {}),
+    ...(options.workspace === undefined ? {} : { workspace: Workspace.open(options.workspace) }),
     tools: options.tools ?? [],
     maxToolConcurrency: settings.maxToolConcurrency,
     ...(options.enableParallelExecution === undefined ? {} : { parallel: options.enableParallelExecution !== false }),

@@ -104,9 +104,10 @@ export type { Agent, AgentDefinition } from './catalog/defineAgent.js';
 export { AgentFiles } from './catalog/AgentFiles.js';
 export type { AgentScan, LoadedAgent } from './catalog/AgentFiles.js';
 export { AgentFrontmatter, parseAgentFile } from './catalog/parseAgentFile.js';
+export type { AgentFileWarning } from './catalog/adaptAgentFile.js';
 
 // ── File tools ──────────────────────────────────────────────────────────────────────────────────────────
-export { fileTools } from './tools/files/fileTools.js';
+export { CLAUDE_CODE_TOOLS, fileTools } from './tools/files/fileTools.js';
 export { Workspace } from './tools/files/Workspace.js';
 export type { WorkspacePath } from './tools/files/Workspace.js';
 export { FILE_LIMITS } from './tools/files/fileLimits.js';

@@ -4,7 +4,7 @@ import type { Model } from '../models/Model.js';
 import type { AgentSummary } from '../tools/Delegation.js';
 import { runtimeTools } from '../tools/builtinTools.js';
 import type { Tool } from '../tools/defineTool.js';
-import { fileTools } from '../tools/files/fileTools.js';
+import { fileTools, toolNameOf } from '../tools/files/fileTools.js';
 import type { Workspace } from '../tools/files/Workspace.js';
 import type { AgentFiles, LoadedAgent } from './AgentFiles.js';
 import { AgentFileSync, type AgentSource } from './AgentFileSync.js';
@@ -28,6 +28,8 @@ export interface AgentCatalogOptions {
   parallel?: boolean;
   /** The folder the file tools work in; without one they answer every call with an error that says so. */
   workspace?: Workspace;
+  /** True to refuse an agent file that lists a tool the runtime does not have, instead of skipping the tool. */
+  strictAgentFiles?: boolean;
 }
 
 interface Entry extends ResolvedAgent {
@@ -67,7 +69,8 @@ export class AgentCatalog {
         this.entries.delete(name);
         this.changes += 1;
       },
-    });
+      hasTool: (name) => this.resolving.tools.has(name) || this.resolving.tools.has(toolNameOf(name)),
+    }, options.strictAgentFiles === true);
     this.files?.loadAll(); // agents given in code win over files of the same name
     if (this.entries.size === 0) {
       const own = new Set(tools.map((tool) => tool.name));

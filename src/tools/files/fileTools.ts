@@ -25,3 +25,23 @@ export function fileTools(workspace: Workspace | undefined, limits: Partial<File
     editFileTool(workspace, all),
   ]);
 }
+
+/**
+ * The names Claude Code gives its tools, with the file tool each stands for, so an agent file written for Claude Code
+ * (`tools: Read, Grep, Glob`) loads as it is. `MultiEdit` (several edits of one file) becomes `edit_file`, one edit a
+ * call.
+ */
+export const CLAUDE_CODE_TOOLS: Readonly<Record<string, string>> = Object.freeze({
+  Read: 'read_file',
+  Glob: 'list_files',
+  LS: 'list_files',
+  Grep: 'grep',
+  Write: 'write_file',
+  Edit: 'edit_file',
+  MultiEdit: 'edit_file',
+});
+
+/** The tool a name in an agent's `tools` list stands for: a Claude Code name's file tool, else the name itself. */
+export function toolNameOf(listed: string): string {
+  return Object.hasOwn(CLAUDE_CODE_TOOLS, listed) ? (CLAUDE_CODE_TOOLS[listed] as string) : listed;
+}

@@ -39,6 +39,7 @@ export function editFileTool(workspace: Workspace | undefined, limits: FileLimit
       if (!exists) fail('the file does not exist; write_file makes a new file.');
       const stats = await stat(real);
       if (stats.isDirectory()) fail('is a folder, not a file.');
+      if (!stats.isFile()) fail('is not a regular file.');
       if (stats.size > limits.fileBytes) fail(`the file is too large to edit (${formatSize(stats.size)}).`);
       const bytes = await readFile(real);
       if (isBinaryText(bytes)) fail('is a binary file; it cannot be edited.');

@@ -67,8 +67,8 @@ function regexOf(pattern: string, ignoreCase: boolean): RegExp {
 
 /** Adds a file's matching lines to the findings (counting those past the limit), or counts it as skipped. */
 async function search(file: FoundFile, expression: RegExp, findings: Findings, limits: FileLimits): Promise<void> {
-  const size = await stat(file.real).then((stats) => stats.size, () => -1);
-  if (size < 0) return; // gone since it was listed
+  const size = await stat(file.real).then((stats) => (stats.isFile() ? stats.size : -1), () => -1);
+  if (size < 0) return; // gone since it was listed, or not a regular file (a pipe would never end)
   if (size > limits.fileBytes) {
     findings.skipped += 1;
     return;

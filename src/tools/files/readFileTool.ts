@@ -45,6 +45,7 @@ export function readFileTool(workspace: Workspace | undefined, limits: FileLimit
       if (!exists) throw new ToolError(`${relative} does not exist. list_files shows the files there are.`, 'read_file');
       const stats = await stat(real);
       if (stats.isDirectory()) throw new ToolError(`${relative} is a folder; list_files shows what is in it.`, 'read_file');
+      if (!stats.isFile()) throw new ToolError(`${relative} is not a regular file.`, 'read_file');
       if (await isBinaryFile(real)) {
         return toolReply({ content: `${relative} is a binary file (${formatSize(stats.size)}); it is not shown.`, isError: true });
       }

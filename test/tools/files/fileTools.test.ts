@@ -1,5 +1,6 @@
 // The file tools on real files in a temporary workspace: ranges and cuts of read_file, listing, grep, atomic writes
 // that make folders, and edits that refuse a text not found or not unique.
+import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -52,6 +53,13 @@ describe('read_file', () => {
     write('short.txt', 'one\ntwo\n');
     expect((await call(toolsAt(folder.path).read_file!, { path: 'empty.txt' })).text).toBe('(empty.txt is empty)');
     expect((await call(toolsAt(folder.path).read_file!, { path: 'short.txt', offset: 9 })).text).toBe('(short.txt has 2 lines; offset 9 is past its end)');
+  });
+
+  it('refuses a named pipe instead of waiting on it for ever', async () => {
+    execFileSync('mkfifo', [join(folder.path, 'pipe')]);
+    expect(await call(toolsAt(folder.path).read_file!, { path: 'pipe' })).toMatchObject({ isError: true, text: 'pipe is not a regular file.' });
+    expect((await call(toolsAt(folder.path).grep!, { pattern: 'x' })).text).toBe('No line matches /x/.');
+    expect((await call(toolsAt(folder.path).edit_file!, { path: 'pipe', old_string: 'a', new_string: 'b' })).text).toBe('pipe: is not a regular file.');
   });
 
   it('refuses binary files, folders and missing files with a note', async () => {

@@ -1,4 +1,3 @@
-import { toolNameOf } from '../tools/files/fileTools.js';
 import type { LoadedAgent } from './AgentFiles.js';
 
 /**
@@ -21,12 +20,13 @@ const CLAUDE_CODE_MODELS = new Set(['inherit', 'sonnet', 'opus', 'haiku']);
  * An agent file written for another tool (Claude Code's `.claude/agents/*.md`), made to load in this runtime: tools
  * it names that the runtime does not have (`Bash`, `WebFetch`) are left out, and a Claude Code model alias (`sonnet`,
  * `opus`, `haiku`, `inherit`) gives way to the runtime's model. Each change but `inherit`'s is a warning. Claude Code
- * tool names the file tools stand for (`Read`, `Grep`, …) are not changed here: every agent may list them.
+ * tool names the file tools stand for (`Read`, `Grep`, …) are not changed here: every agent may list them, and
+ * `hasTool` answers for them.
  */
 export function adaptAgentFile(loaded: LoadedAgent, hasTool: (name: string) => boolean): { loaded: LoadedAgent; warnings: AgentFileWarning[] } {
   const { tools, model, ...rest } = loaded.definition;
   const warnings: AgentFileWarning[] = [];
-  const kept = tools?.filter((tool) => typeof tool !== 'string' || hasTool(toolNameOf(tool)));
+  const kept = tools?.filter((tool) => typeof tool !== 'string' || hasTool(tool));
   const skipped = (tools ?? []).filter((tool) => !kept?.includes(tool));
   if (skipped.length > 0) {
     const names = skipped.map((tool) => String(tool)).join(', ');

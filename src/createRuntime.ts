@@ -37,6 +37,9 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     get agentFileErrors() {
       return Object.freeze([...(catalog.files?.errors ?? [])]);
     },
+    get agentFileWarnings() {
+      return Object.freeze([...(catalog.files?.warnings ?? [])]);
+    },
     events$: parts.events$,
     metrics$: parts.metrics$,
     // Redacted like events$ (a message.sent event carries the same message).

@@ -37,6 +37,7 @@ export const TROUPE_ERROR_CODES = [
   'deadlock',
   'time_limit',
   'budget_spent',
+  'outside_workspace',
 ] as const;
 
 /** The codes of every troupe error, one per subclass. */
@@ -78,6 +79,7 @@ const FAULTS: Record<TroupeErrorCode, Fault> = {
   deadlock: 'system',
   time_limit: 'system',
   budget_spent: 'user',
+  outside_workspace: 'model',
 };
 
 /** The common base of every error troupe throws. */
@@ -371,6 +373,30 @@ export class AgentFileError extends TroupeError {
     message: string,
   ) {
     super(`${file}: ${field}: ${message}`);
+  }
+}
+
+/** Why a path was refused by the workspace (see {@link WorkspaceEscapeError}). */
+export type WorkspaceEscape = 'outside' | 'symlink';
+
+/**
+ * A file tool was asked for a path outside its workspace: a path that climbs out (`../x`), an absolute path elsewhere
+ * (`/etc/passwd`), or one that leads out through a symbolic link (the link itself, or a folder on the way). Nothing is
+ * read or written; the model sees the message as an error result.
+ */
+export class WorkspaceEscapeError extends TroupeError {
+  readonly code = 'outside_workspace' as const;
+  constructor(
+    /** The path as the tool was given it. */
+    readonly path: string,
+    /** `outside` for a path that names a place outside; `symlink` for one that leads out through a symbolic link. */
+    readonly reason: WorkspaceEscape,
+  ) {
+    super(
+      reason === 'symlink'
+        ? `"${path}" leads outside the workspace through a symbolic link; file tools reach only files inside the workspace.`
+        : `"${path}" is outside the workspace; file tools reach only files inside it (give a path relative to the workspace).`,
+    );
   }
 }
 

@@ -104,6 +104,14 @@ export type { Agent, AgentDefinition } from './catalog/defineAgent.js';
 export { AgentFiles } from './catalog/AgentFiles.js';
 export type { AgentScan, LoadedAgent } from './catalog/AgentFiles.js';
 export { AgentFrontmatter, parseAgentFile } from './catalog/parseAgentFile.js';
+export type { AgentFileWarning } from './catalog/adaptAgentFile.js';
+
+// ── File tools ──────────────────────────────────────────────────────────────────────────────────────────
+export { CLAUDE_CODE_TOOLS, fileTools } from './tools/files/fileTools.js';
+export { Workspace } from './tools/files/Workspace.js';
+export type { WorkspacePath } from './tools/files/Workspace.js';
+export { FILE_LIMITS } from './tools/files/fileLimits.js';
+export type { FileLimits } from './tools/files/fileLimits.js';
 
 // ── Memory and sessions ─────────────────────────────────────────────────────────────────────────────────
 export type { MemoryPort } from './memory/MemoryPort.js';
@@ -236,10 +244,19 @@ export {
   UnknownRequestError,
   UnsupportedSchemaError,
   UnusedStepsError,
+  WorkspaceEscapeError,
   errorMessage,
   TROUPE_ERROR_CODES,
 } from './errors.js';
-export type { DelegationRefusal, Fault, ModelCallFailure, StoredKind, TroupeErrorCode, UndeliverableReason } from './errors.js';
+export type {
+  DelegationRefusal,
+  Fault,
+  ModelCallFailure,
+  StoredKind,
+  TroupeErrorCode,
+  UndeliverableReason,
+  WorkspaceEscape,
+} from './errors.js';
 export { ENDING_CODES, ErrorInfo, ending, errorInfo } from './failure.js';
 export type { EndingCode } from './failure.js';
 

@@ -4,6 +4,8 @@ import type { Model } from '../models/Model.js';
 import type { AgentSummary } from '../tools/Delegation.js';
 import { runtimeTools } from '../tools/builtinTools.js';
 import type { Tool } from '../tools/defineTool.js';
+import { fileTools, toolNameOf } from '../tools/files/fileTools.js';
+import type { Workspace } from '../tools/files/Workspace.js';
 import type { AgentFiles, LoadedAgent } from './AgentFiles.js';
 import { AgentFileSync, type AgentSource } from './AgentFileSync.js';
 import { defineAgent, type Agent, type AgentDefinition } from './defineAgent.js';
@@ -24,6 +26,10 @@ export interface AgentCatalogOptions {
   maxToolConcurrency: number;
   /** False to run every turn's calls one at a time unless an agent's definition says otherwise. */
   parallel?: boolean;
+  /** The folder the file tools work in; without one they answer every call with an error that says so. */
+  workspace?: Workspace;
+  /** True to refuse an agent file that lists a tool the runtime does not have, instead of skipping the tool. */
+  strictAgentFiles?: boolean;
 }
 
 interface Entry extends ResolvedAgent {
@@ -50,8 +56,8 @@ export class AgentCatalog {
   private changes = 0;
 
   constructor(definitions: readonly (Agent | AgentDefinition)[], options: AgentCatalogOptions) {
-    const { model, tools, maxToolConcurrency, parallel } = options;
-    this.resolving = { model, tools: runtimeTools(tools), maxToolConcurrency, ...(parallel === undefined ? {} : { parallel }) };
+    const { model, tools, maxToolConcurrency, parallel, workspace } = options;
+    this.resolving = { model, tools: runtimeTools(tools, workspace), maxToolConcurrency, ...(parallel === undefined ? {} : { parallel }) };
     for (const given of definitions) this.insert(defineAgent(given), 'catalog');
     this.files = options.files && new AgentFileSync(options.files, {
       sourceOf: (name) => {
@@ -63,9 +69,14 @@ export class AgentCatalog {
         this.entries.delete(name);
         this.changes += 1;
       },
-    });
+      hasTool: (name) => this.resolving.tools.has(name) || this.resolving.tools.has(toolNameOf(name)),
+    }, options.strictAgentFiles === true);
     this.files?.loadAll(); // agents given in code win over files of the same name
-    if (this.entries.size === 0) this.insert(defineAgent(generalPurpose(tools)), 'catalog');
+    if (this.entries.size === 0) {
+      const own = new Set(tools.map((tool) => tool.name));
+      const granted = workspace ? fileTools(workspace).filter((tool) => !own.has(tool.name)) : [];
+      this.insert(defineAgent(generalPurpose([...tools, ...granted])), 'catalog');
+    }
     for (const entry of this.entries.values()) {
       const missing = entry.file ? undefined : entry.definition.subagents?.find((name) => !this.entries.has(name));
       if (missing !== undefined) throw new ConfigurationError(`Agent "${entry.name}" lists "${missing}" in subagents, but no agent has that name.`);

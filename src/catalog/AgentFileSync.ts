@@ -1,4 +1,5 @@
 import { AgentFileError, errorMessage } from '../errors.js';
+import { adaptAgentFile, type AgentFileWarning } from './adaptAgentFile.js';
 import type { AgentFiles, LoadedAgent } from './AgentFiles.js';
 
 /** The file an agent was read from, and its version when read. */
@@ -15,21 +16,28 @@ export interface FileAgentShelf {
   put(loaded: LoadedAgent): void;
   /** Takes the agent of that name out. */
   remove(name: string): void;
+  /** True when an agent may list a tool of that name (a tool of the runtime, or a Claude Code name for one). */
+  hasTool(name: string): boolean;
 }
 
 /**
  * Keeps a catalog's file agents in step with their files: loads every file once, reads an agent's file again
  * before it is spawned (or loads a file added since), and keeps the files refused, each reported once. A file whose
  * agent cannot be made is refused, and the version that ran before, if any, stays. Agents given in code are never
- * replaced by a file.
+ * replaced by a file. Unless `strict`, a file written for Claude Code loads as it is: tools the runtime does not have
+ * are skipped and Claude Code's model aliases give way to the runtime's model, each reported once as a warning.
  */
 export class AgentFileSync {
   /** Agent files that were refused, each naming the file and the field; the other agents loaded. */
   readonly errors: AgentFileError[] = [];
+  /** What agent files asked for that the runtime does not have, skipped or replaced; those files loaded. */
+  readonly warnings: AgentFileWarning[] = [];
 
   constructor(
     private readonly files: AgentFiles,
     private readonly shelf: FileAgentShelf,
+    /** True to refuse a file that names a tool the runtime does not have, and to take its `model` as written. */
+    private readonly strict = false,
   ) {}
 
   /**
@@ -74,10 +82,14 @@ export class AgentFileSync {
     return error;
   }
 
-  /** Puts a file's agent in; true if it could be made, else the file is refused. */
+  /** Puts a file's agent in (adapted, unless strict); true if it could be made, else the file is refused. */
   private put(loaded: LoadedAgent): boolean {
     try {
-      this.shelf.put(loaded);
+      const adapted = this.strict ? { loaded, warnings: [] } : adaptAgentFile(loaded, (name) => this.shelf.hasTool(name));
+      this.shelf.put(adapted.loaded);
+      for (const warning of adapted.warnings) {
+        if (!this.warnings.some((known) => known.message === warning.message)) this.warnings.push(warning);
+      }
       return true;
     } catch (error) {
       const message = errorMessage(error);

@@ -2,6 +2,7 @@ import type { ResolvedAgent } from '../actors/agentEnvironment.js';
 import { ConfigurationError } from '../errors.js';
 import type { Model } from '../models/Model.js';
 import { indexTools, type Tool } from '../tools/defineTool.js';
+import { toolNameOf } from '../tools/files/fileTools.js';
 import type { Agent, AgentDefinition } from './defineAgent.js';
 
 /** What a definition is resolved against: the runtime's model and tools. */
@@ -17,8 +18,9 @@ export interface ResolveOptions {
 }
 
 /**
- * An agent definition with its model and tools looked up. Throws {@link ConfigurationError} for an agent with no
- * model, or one that lists a tool the runtime does not have.
+ * An agent definition with its model and tools looked up. A Claude Code tool name (`Read`, `Grep`, …) stands for
+ * its file tool, unless the runtime has a tool of that very name. Throws {@link ConfigurationError} for an agent with
+ * no model, or one that lists a tool the runtime does not have.
  */
 export function resolveAgent(definition: Agent, { model, tools, maxToolConcurrency, parallel = true }: ResolveOptions): ResolvedAgent {
   const chosen = typeof definition.model === 'object' ? definition.model : model;
@@ -26,7 +28,7 @@ export function resolveAgent(definition: Agent, { model, tools, maxToolConcurren
   const own = indexTools(
     (definition.tools ?? []).map((tool) => {
       if (typeof tool !== 'string') return tool;
-      const found = tools.get(tool);
+      const found = tools.get(tool) ?? tools.get(toolNameOf(tool));
       if (!found) {
         throw new ConfigurationError(
           `Agent "${definition.name}" lists the tool "${tool}", which is not in createRuntime({ tools }) nor a built-in tool.`,
@@ -47,7 +49,10 @@ export function resolveAgent(definition: Agent, { model, tools, maxToolConcurren
   };
 }
 
-/** The agent a runtime gets when none is defined: a generalist with every tool of the runtime. */
+/**
+ * The agent a runtime gets when none is defined: a generalist with every tool the runtime was given (the file tools
+ * too when it has a workspace).
+ */
 export function generalPurpose(tools: readonly Tool[]): AgentDefinition {
   return {
     name: 'general-purpose',

@@ -70,6 +70,7 @@ export async function runtimeFor(flags: RunFlags, base: RuntimeOptions): Promise
     throw error;
   }
   for (const error of runtime.agentFileErrors) process.stderr.write(`troupe: warning: ${oneLine(error)}\n`);
+  for (const warning of runtime.agentFileWarnings) process.stderr.write(`troupe: warning: ${oneLine(warning.message)}\n`);
   return runtime;
 }
 

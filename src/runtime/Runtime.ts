@@ -3,6 +3,7 @@ import type { ErrorInfo } from '../failure.js';
 import type { InspectionEvent, Observer } from 'xstate';
 import type { Agent, AgentDefinition } from '../catalog/defineAgent.js';
 import type { Clock } from '../clock.js';
+import type { AgentFileWarning } from '../catalog/adaptAgentFile.js';
 import type { AgentFileError } from '../errors.js';
 import type { FailureReason, TroupeEvent } from '../events/events.js';
 import type { MetricsSnapshot } from '../events/metrics.js';
@@ -40,8 +41,22 @@ export interface RuntimeOptions {
   agentDirs?: readonly string[];
   /** The project's agent folder, read when it exists (default `./agents`); `false` reads none. */
   projectAgentDir?: string | false;
-  /** Tools agents may name in their `tools` list (the delegation tools are built in). */
+  /** Tools agents may name in their `tools` list (the delegation, messaging and file tools are built in). */
   tools?: readonly Tool[];
+  /**
+   * The folder the built-in file tools (`read_file`, `list_files`, `grep`, `write_file`, `edit_file`) work in. Only
+   * agents that list them get them. Nothing outside the folder is reached: a path that climbs out, an absolute path
+   * elsewhere or a symbolic link that leads out is an error result (`WorkspaceEscapeError`). Without a workspace
+   * the file tools answer every call with an error that says so. It must be an existing folder.
+   */
+  workspace?: string;
+  /**
+   * `true` refuses an agent file that lists a tool the runtime does not have (as troupe did before it read Claude
+   * Code's agent files), and passes its `model` to the model as written. By default such a tool is skipped and a
+   * Claude Code model alias (`sonnet`, `opus`, `haiku`, `inherit`) gives way to the runtime's model, each change
+   * listed in `runtime.agentFileWarnings`.
+   */
+  strictAgentFiles?: boolean;
   /** Where sessions (records and conversations) are kept: a `JsonFileMemory` outlives the process (default: memory). */
   store?: MemoryPort;
   /** Limits of the pool of idle `persist` agents. */
@@ -268,6 +283,11 @@ export interface Runtime {
   readonly agentNames: readonly string[];
   /** Agent files that were refused, each naming its file and field; the other agents loaded. */
   readonly agentFileErrors: readonly AgentFileError[];
+  /**
+   * What agent files asked for that this runtime does not have, and what was done instead (a tool skipped, a Claude
+   * Code model alias replaced by the runtime's model); those files loaded. Empty with `strictAgentFiles: true`.
+   */
+  readonly agentFileWarnings: readonly AgentFileWarning[];
   /** Every event of every agent, merged. Hot: subscribe before spawning to see everything. */
   readonly events$: Observable<TroupeEvent>;
   /** Live metrics folded from `events$`; replays the latest snapshot to new subscribers. */

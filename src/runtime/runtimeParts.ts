@@ -6,7 +6,9 @@ import type { AgentEnvironment } from '../actors/agentEnvironment.js';
 import { AgentCatalog } from '../catalog/AgentCatalog.js';
 import { AgentFiles } from '../catalog/AgentFiles.js';
 import { ToolAccess } from '../catalog/ToolAccess.js';
+import { Workspace } from '../tools/files/Workspace.js';
 import { realClockFromNow } from '../clock.js';
+import { ConfigurationError } from '../errors.js';
 import { agentEvents } from '../events/agentEvents.js';
 import type { TroupeEvent } from '../events/events.js';
 import { createEventPipeline } from '../events/eventPipeline.js';
@@ -333,16 +335,21 @@ function supervisorFor(
   );
 }
 
-/** The agents in code and in agent files. */
+/** The agents in code and in agent files, and the tools they may list (the file tools rooted at the workspace). */
 function catalogFor(options: RuntimeOptions, settings: ReturnType<typeof readSettings>): AgentCatalog {
   const projectDir = options.projectAgentDir ?? 'agents';
   const files =
     options.agentDirs?.length || projectDir !== false
       ? new AgentFiles(options.agentDirs ?? [], projectDir === false ? [] : [projectDir])
       : undefined;
+  if (options.strictAgentFiles !== undefined && typeof options.strictAgentFiles !== 'boolean') {
+    throw new ConfigurationError('strictAgentFiles must be true or false.');
+  }
   return new AgentCatalog(options.agents ?? [], {
     ...(options.model ? { model: options.model } : {}),
     ...(files ? { files } : {}),
+    ...(options.workspace === undefined ? {} : { workspace: Workspace.open(options.workspace) }),
+    ...(options.strictAgentFiles === undefined ? {} : { strictAgentFiles: options.strictAgentFiles }),
     tools: options.tools ?? [],
     maxToolConcurrency: settings.maxToolConcurrency,
     ...(options.enableParallelExecution === undefined ? {} : { parallel: options.enableParallelExecution !== false }),

@@ -97,7 +97,8 @@ describe('a runtime with agent files', () => {
     write('writer', agentFile('writer', [], 'You write.'));
     write('bad', agentFile('bad', ['tools: no_such_tool']));
     const model = new ScriptedModel((request) => `${request.agentName}: ${request.messages[0]?.content}`);
-    const runtime = createRuntime({ model, agentDirs: [agents], projectAgentDir: false });
+    // Strict: a file that lists a tool the runtime does not have is refused (by default the tool is skipped).
+    const runtime = createRuntime({ model, agentDirs: [agents], projectAgentDir: false, strictAgentFiles: true });
 
     expect(runtime.agentNames).toEqual(['writer']);
     expect(runtime.agentFileErrors.map((error) => [error.file, error.field])).toEqual([[join(agents, 'bad.md'), 'tools']]);
@@ -114,7 +115,7 @@ describe('a runtime with agent files', () => {
   it('keeps running the last good version of an edited file that is refused, and reports the refusal once', async () => {
     write('writer', agentFile('writer', [], 'Good version.'));
     const model = new ScriptedModel((request) => String(request.messages[0]?.content));
-    const runtime = createRuntime({ model, agentDirs: [agents], projectAgentDir: false });
+    const runtime = createRuntime({ model, agentDirs: [agents], projectAgentDir: false, strictAgentFiles: true });
     expect((await runtime.run('writer', 'Go.')).output).toBe('Good version.');
 
     write('writer', agentFile('writer', ['temperature: 9'], 'Broken version.'));

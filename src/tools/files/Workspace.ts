@@ -1,0 +1,120 @@
+import { realpathSync, statSync } from 'node:fs';
+import { readlink, realpath } from 'node:fs/promises';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { ConfigurationError, ToolError, WorkspaceEscapeError, errorMessage } from '../../errors.js';
+
+/** A path inside a {@link Workspace}, checked. */
+export interface WorkspacePath {
+  /** The path relative to the workspace, with `/` between its parts (`.` for the workspace itself). */
+  readonly relative: string;
+  /** The real path to read or write: symbolic links inside the workspace resolved, the rest as named. */
+  readonly real: string;
+  /** False when nothing exists at the path yet (a file to be written). */
+  readonly exists: boolean;
+}
+
+/**
+ * The folder file tools work in, and the one check of every path they are given: a path resolves inside the folder,
+ * or it is refused with a {@link WorkspaceEscapeError}. The check is lexical first (`../x`, `/etc/passwd`), then
+ * real: the path, or for a path that does not exist yet its nearest existing parent, is resolved with `realpath`,
+ * so a symbolic link inside that points out (to a file, or to a folder on the way) is refused too.
+ *
+ * @example
+ * const workspace = Workspace.open('/tmp/project');
+ * const { real } = await workspace.locate('src/index.ts');
+ */
+export class Workspace {
+  private constructor(
+    /** The folder as given, made absolute. */
+    readonly root: string,
+    /** The folder with its symbolic links resolved. */
+    readonly realRoot: string,
+  ) {}
+
+  /** The workspace of a folder that exists; anything else is a {@link ConfigurationError}. */
+  static open(folder: string): Workspace {
+    if (typeof folder !== 'string' || folder.trim() === '') {
+      throw new ConfigurationError('workspace must be the path of a folder.');
+    }
+    const root = resolve(folder);
+    try {
+      if (!statSync(root).isDirectory()) throw new Error('not a folder');
+      return new Workspace(root, realpathSync(root));
+    } catch (error) {
+      throw new ConfigurationError(`The workspace ${root} cannot be used: ${errorMessage(error)}.`);
+    }
+  }
+
+  /**
+   * Checks a path a tool was given and says where it really is. Relative paths are read from the workspace; an
+   * absolute path must lie inside it. Throws {@link WorkspaceEscapeError} for a path that leads out, lexically or
+   * through a symbolic link, and a {@link ToolError} for one that is not a path at all.
+   */
+  async locate(path: string, toolName: string): Promise<WorkspacePath> {
+    const inside = this.inside(path, toolName);
+    // The nearest part of the path that exists, resolved; the parts below it are yet to be made.
+    let existing = inside;
+    const missing: string[] = [];
+    for (;;) {
+      try {
+        const real = await realpath(existing);
+        if (!within(this.realRoot, real)) throw new WorkspaceEscapeError(path, 'symlink');
+        return { relative: this.relativeOf(inside), real: join(real, ...missing.reverse()), exists: missing.length === 0 };
+      } catch (error) {
+        if (!isMissing(error)) throw error instanceof WorkspaceEscapeError ? error : new ToolError(`${path}: ${errorMessage(error)}`, toolName);
+      }
+      // Nothing at `existing`: maybe a dangling link, which must not lead a new file or folder outside.
+      if (await this.leadsOut(existing)) throw new WorkspaceEscapeError(path, 'symlink');
+      missing.push(basename(existing));
+      existing = dirname(existing);
+    }
+  }
+
+  /** True for a symbolic link whose target (which does not exist) lies outside the workspace. */
+  private async leadsOut(path: string): Promise<boolean> {
+    let target: string;
+    try {
+      target = resolve(dirname(path), await readlink(path));
+    } catch {
+      return false; // not a link
+    }
+    return !within(this.root, target) && !within(this.realRoot, target);
+  }
+
+  /**
+   * The path relative to the workspace, as a planner target (`src/a.ts`; `.` for the workspace), read without
+   * touching the disk. A path that leads out is given back as it was: its call is refused when it runs.
+   */
+  target(path: string): string {
+    try {
+      return this.relativeOf(this.inside(path, 'target'));
+    } catch {
+      return path;
+    }
+  }
+
+  /** The absolute lexical path of a path given to a tool, refused when it names a place outside the workspace. */
+  private inside(path: string, toolName: string): string {
+    if (typeof path !== 'string' || path.trim() === '' || path.includes('\0')) {
+      throw new ToolError(`"${String(path)}" is not a path.`, toolName);
+    }
+    const absolute = isAbsolute(path) ? resolve(path) : resolve(this.root, path);
+    if (within(this.root, absolute)) return absolute;
+    // An absolute path may name the workspace by its real path.
+    if (within(this.realRoot, absolute)) return join(this.root, relative(this.realRoot, absolute));
+    throw new WorkspaceEscapeError(path, 'outside');
+  }
+
+  private relativeOf(absolute: string): string {
+    return relative(this.root, absolute).split(sep).join('/') || '.';
+  }
+}
+
+/** True when `path` is `root` or lies below it (both absolute and normalised). */
+function within(root: string, path: string): boolean {
+  return path === root || path.startsWith(root.endsWith(sep) ? root : root + sep);
+}
+
+function isMissing(error: unknown): boolean {
+  return (error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT';
+}

@@ -125,7 +125,7 @@ export type { PlannedCall, ToolPlan } from './tools/schedule.js';
 // ── Models ──────────────────────────────────────────────────────────────────────────────────────────────
 export { ChatMessage, ToolCall, Usage } from './models/Model.js';
 export type { Model, ModelReply, ModelRequest, ToolSchema } from './models/Model.js';
-export { OpenAIModel } from './models/OpenAIModel.js';
+export { DEFAULT_EMBEDDING_MODEL, OpenAIModel } from './models/OpenAIModel.js';
 export type { OpenAIModelOptions } from './models/OpenAIModel.js';
 // Kept for one release: ScriptedModel and its types are shipped in `troupe/testing`, with the steps of a script.
 export {

@@ -122,6 +122,11 @@ export type { ToolReply } from './tools/toolReply.js';
 export { schedule } from './tools/schedule.js';
 export type { PlannedCall, ToolPlan } from './tools/schedule.js';
 
+// ── Todo lists and long-term notes ──────────────────────────────────────────────────────────────────────
+export { Note, NOTES_KEY, NoteScope, NoteStore } from './memory/NoteStore.js';
+export type { AgentNotes, NoteHit, NoteReader, NoteSearch } from './memory/NoteStore.js';
+export { NOTE_SCHEMA_VERSION } from './schemaVersion.js';
+
 // ── Models ──────────────────────────────────────────────────────────────────────────────────────────────
 export { ChatMessage, ToolCall, Usage } from './models/Model.js';
 export type { Model, ModelReply, ModelRequest, ToolSchema } from './models/Model.js';

@@ -34,6 +34,12 @@ export const SESSION_SCHEMA_VERSION = 3;
  */
 export const RECORDING_SCHEMA_VERSION = 4;
 
+/**
+ * The format of a long-term note in `__agent_notes__` (see `Note`, `memory_save`), a field of each note. Version 1;
+ * a note of a newer version is left out of lists and searches, and never rewritten.
+ */
+export const NOTE_SCHEMA_VERSION = 1;
+
 /** What a `schemaVersion` field says: a version this code reads, a newer one, or no version at all. */
 export type SchemaVersionCheck =
   | { status: 'known'; version: number }

@@ -123,9 +123,13 @@ export { schedule } from './tools/schedule.js';
 export type { PlannedCall, ToolPlan } from './tools/schedule.js';
 
 // ── Todo lists and long-term notes ──────────────────────────────────────────────────────────────────────
+export { formatTodos, TodoList, todoRead, todosOf, todoTools, todoWrite } from './tools/todoTools.js';
+export { TodoItem, TodoUpdated } from './events/events.js';
+export { memorySave, memorySearch, memoryTools } from './tools/memoryTools.js';
 export { Note, NOTES_KEY, NoteScope, NoteStore } from './memory/NoteStore.js';
 export type { AgentNotes, NoteHit, NoteReader, NoteSearch } from './memory/NoteStore.js';
 export { NOTE_SCHEMA_VERSION } from './schemaVersion.js';
+export type { ToolAnnouncement } from './tools/defineTool.js';
 
 // ── Models ──────────────────────────────────────────────────────────────────────────────────────────────
 export { ChatMessage, ToolCall, Usage } from './models/Model.js';

@@ -1,18 +1,21 @@
 import { ConfigurationError } from '../errors.js';
 import { assignTask } from './assignTask.js';
 import { indexTools, type Tool } from './defineTool.js';
+import { memoryTools } from './memoryTools.js';
 import { messagingTools } from './messagingTools.js';
 import { parallelTasks } from './parallelTasks.js';
 import { spawnAgent } from './spawnAgent.js';
 import { taskOutput } from './taskOutput.js';
+import { todoTools } from './todoTools.js';
 
 const delegationTools: readonly Tool[] = [assignTask, taskOutput, spawnAgent, parallelTasks] as Tool[];
 
 /**
  * The tools every runtime knows by name; an agent lists the ones it uses in its `tools`. The delegation tools are
- * refused (and not offered) to an agent at the runtime's `maxDepth`; the messaging and blackboard tools are not.
+ * refused (and not offered) to an agent at the runtime's `maxDepth`; the messaging, blackboard, todo and memory tools
+ * are not.
  */
-export const builtinTools: readonly Tool[] = Object.freeze([...delegationTools, ...messagingTools]);
+export const builtinTools: readonly Tool[] = Object.freeze([...delegationTools, ...messagingTools, ...todoTools, ...memoryTools]);
 
 /** The names of the built-in delegation tools (those that say they `delegate`); no tool of a runtime may take one. */
 export const DELEGATION_TOOLS: ReadonlySet<string> = new Set(builtinTools.filter((tool) => tool.delegates).map((tool) => tool.name));

@@ -130,10 +130,19 @@ export type { ToolReply } from './tools/toolReply.js';
 export { schedule } from './tools/schedule.js';
 export type { PlannedCall, ToolPlan } from './tools/schedule.js';
 
+// ── Todo lists and long-term notes ──────────────────────────────────────────────────────────────────────
+export { formatTodos, TodoList, todoRead, todosOf, todoTools, todoWrite } from './tools/todoTools.js';
+export { TodoItem, TodoUpdated } from './events/events.js';
+export { memorySave, memorySearch, memoryTools } from './tools/memoryTools.js';
+export { Note, NOTES_KEY, NoteScope, NoteStore } from './memory/NoteStore.js';
+export type { AgentNotes, NoteHit, NoteReader, NoteSearch } from './memory/NoteStore.js';
+export { NOTE_SCHEMA_VERSION } from './schemaVersion.js';
+export type { ToolAnnouncement } from './tools/defineTool.js';
+
 // ── Models ──────────────────────────────────────────────────────────────────────────────────────────────
 export { ChatMessage, ToolCall, Usage } from './models/Model.js';
 export type { Model, ModelReply, ModelRequest, ToolSchema } from './models/Model.js';
-export { OpenAIModel } from './models/OpenAIModel.js';
+export { DEFAULT_EMBEDDING_MODEL, OpenAIModel } from './models/OpenAIModel.js';
 export type { OpenAIModelOptions } from './models/OpenAIModel.js';
 // Kept for one release: ScriptedModel and its types are shipped in `troupe/testing`, with the steps of a script.
 export {

@@ -4,6 +4,7 @@ import type { Agent } from '../catalog/defineAgent.js';
 import type { ChatMessage, Model, ToolSchema } from '../models/Model.js';
 import type { PriceTable } from '../models/prices.js';
 import type { Blackboard } from '../messaging/Blackboard.js';
+import type { NoteStore } from '../memory/NoteStore.js';
 import type { Message } from '../messaging/Message.js';
 import type { Messaging } from '../messaging/Messaging.js';
 import type { TroupeEvent } from '../events/events.js';
@@ -77,6 +78,8 @@ export interface AgentEnvironment {
   messaging(caller: Caller): Messaging;
   /** The run's shared key-value store. */
   readonly blackboard: Blackboard;
+  /** The long-term notes in the runtime's store (`memory_save`, `memory_search`). */
+  readonly notes: NoteStore;
   /** The seeded random source of an agent (its own stream, drawn from the runtime's seed). */
   random(agentId: string): RandomSource;
   /** The price table for costs. */
@@ -110,6 +113,9 @@ export const missingEnvironment: AgentEnvironment = {
   delegation: notProvided,
   messaging: notProvided,
   get blackboard(): never {
+    return notProvided();
+  },
+  get notes(): never {
     return notProvided();
   },
   random: notProvided,

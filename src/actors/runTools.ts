@@ -246,6 +246,10 @@ async function runOne(batch: Batch, { call, tool, args }: ReadyCall): Promise<To
           get blackboard() {
             return environment.blackboard;
           },
+          get notes() {
+            return environment.notes.forAgent({ agentName: agent.name, agentId: input.agentId, model: agent.model, signal: own.signal });
+          },
+          announce: (event) => environment.announce(stampEvent(input.header, clock.now(), event)),
         }),
       ),
       ...limits,

@@ -271,6 +271,26 @@ export const BlackboardChanged = z.object({
   deleted: z.boolean().optional(),
 });
 
+/** One item of an agent's todo list: `pending`, `in_progress` (what it works on now) or `done`. */
+export const TodoItem = z.object({
+  /** Unique in its list, so a later write can refer to the same item. */
+  id: z.string().trim().min(1).max(64),
+  /** What is to be done. */
+  content: z.string().trim().min(1).max(500),
+  status: z.enum(['pending', 'in_progress', 'done']),
+});
+/** One item of an agent's todo list. */
+export type TodoItem = z.infer<typeof TodoItem>;
+
+/** The agent wrote its todo list (`todo_write`): `items` is the whole new list, in its order. */
+export const TodoUpdated = z.object({
+  type: z.literal('todo.updated'),
+  ...base,
+  /** The `todo_write` call that wrote it. */
+  callId: z.string(),
+  items: z.array(TodoItem),
+});
+
 /** Every event troupe emits, told apart by `type`. */
 export const TroupeEvent = z.discriminatedUnion('type', [
   AgentSpawned,
@@ -294,6 +314,7 @@ export const TroupeEvent = z.discriminatedUnion('type', [
   MessageDropped,
   MessageDeadLetter,
   BlackboardChanged,
+  TodoUpdated,
 ]);
 /** Every event troupe emits, told apart by `type`. */
 export type TroupeEvent = z.infer<typeof TroupeEvent>;

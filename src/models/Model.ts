@@ -97,4 +97,14 @@ export interface Model {
   readonly name: string;
   /** Answers one turn of the conversation. */
   complete(request: ModelRequest): Promise<ModelReply>;
+  /**
+   * Embeds texts as vectors, one per text in order, for ranking by meaning (what `memory_search` uses). Optional: a
+   * model without it (or one whose call fails) leaves `memory_search` to its lexical ranking. Must honour `signal`.
+   */
+  embed?(texts: readonly string[], signal?: AbortSignal): Promise<number[][]>;
+  /**
+   * The name of the space `embed`'s vectors live in (such as `text-embedding-3-small`); vectors of different names are
+   * never compared. Default: the model's `name`.
+   */
+  readonly embeddingModel?: string;
 }

@@ -49,7 +49,15 @@ export interface OpenAIModelOptions {
    * `<tool_call name="…">{…}</tool_call>` blocks in the reply text (see `xmlToolCalls.ts`).
    */
   toolCallFormat?: 'native' | 'xml';
+  /**
+   * The model `embed` asks the embeddings endpoint (`/embeddings`) for, such as `nomic-embed-text` on Ollama
+   * (default `text-embedding-3-small`).
+   */
+  embeddingModel?: string;
 }
+
+/** The embedding model {@link OpenAIModel} asks for when its options name none. */
+export const DEFAULT_EMBEDDING_MODEL = 'text-embedding-3-small';
 
 /** The placeholder key sent to servers that need none (Ollama, vLLM, …). */
 const PLACEHOLDER_API_KEY = 'not-needed';
@@ -66,6 +74,8 @@ const PLACEHOLDER_API_KEY = 'not-needed';
 export class OpenAIModel implements Model {
   /** The default model name. */
   readonly name: string;
+  /** The model `embed` asks for (`embeddingModel`, default `text-embedding-3-small`). */
+  readonly embeddingModel: string;
   // Private in the language, not only in types: `util.inspect`, `console.log` and debuggers' previews do not show
   // them, so the key the client and the redactor hold is not printed with the model.
   readonly #client: OpenAI;
@@ -92,6 +102,7 @@ export class OpenAIModel implements Model {
     }
     this.#options = options;
     this.name = options.model;
+    this.embeddingModel = nonEmpty(options.embeddingModel) ?? DEFAULT_EMBEDDING_MODEL;
     this.#redactor = new Redactor({ secrets: apiKey.length >= MIN_SECRET_LENGTH ? [apiKey] : [] });
     this.#client = new OpenAI({
       apiKey,
@@ -126,6 +137,24 @@ export class OpenAIModel implements Model {
     return xml ? withXmlToolCalls(reply) : reply;
   }
 
+  /**
+   * Embeds texts through the embeddings endpoint (`embeddingModel`), one vector per text in order. Fails as `complete`
+   * does: {@link AbortedError} when `signal` was aborted, {@link ModelError} otherwise (an answer with a missing or
+   * malformed vector too).
+   */
+  async embed(texts: readonly string[], signal?: AbortSignal): Promise<number[][]> {
+    const model = this.embeddingModel;
+    if (texts.length === 0) return [];
+    const stop = signal ?? new AbortController().signal;
+    if (stop.aborted) throw aborted(model);
+    try {
+      const answer = await this.#client.embeddings.create({ model, input: [...texts], encoding_format: 'float' }, { signal: stop });
+      return vectorsOf(answer.data, texts.length, model);
+    } catch (error) {
+      throw redacted(toTroupeError(error, model, stop), this.#redactor);
+    }
+  }
+
   private async whole(body: ChatCompletionCreateParamsNonStreaming, signal: AbortSignal): Promise<TextReply> {
     const completion: ChatCompletion = await this.#client.chat.completions.create(body, { signal });
     const message = completion.choices?.[0]?.message;
@@ -153,6 +182,21 @@ export class OpenAIModel implements Model {
     for await (const chunk of stream) assembled.add(chunk);
     return assembled.reply();
   }
+}
+
+/** The vectors of an embeddings answer, by the index of their text; a missing or malformed one is a {@link ModelError}. */
+function vectorsOf(data: readonly { index: number; embedding: unknown }[] | undefined, count: number, model: string): number[][] {
+  const vectors: number[][] = new Array(count);
+  for (const item of data ?? []) {
+    const { embedding } = item;
+    if (Array.isArray(embedding) && embedding.every((value) => typeof value === 'number' && Number.isFinite(value))) {
+      vectors[item.index] = embedding as number[];
+    }
+  }
+  for (let index = 0; index < count; index++) {
+    if (vectors[index] === undefined) throw new ModelError(`Embedding model "${model}" gave no vector for text ${index + 1} of ${count}.`);
+  }
+  return vectors;
 }
 
 /** A reply as this model makes it: always with text (`''` when the server sent none). */

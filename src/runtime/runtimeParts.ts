@@ -24,6 +24,7 @@ import type { AgentTable } from '../machines/agentTable.js';
 import { budgetGuards } from '../machines/agentSetup.js';
 import { supervisorMachine, type SupervisorEvent } from '../machines/supervisorMachine.js';
 import { InMemoryMemory } from '../memory/InMemoryMemory.js';
+import { NoteStore } from '../memory/NoteStore.js';
 import { SessionStore } from '../memory/SessionStore.js';
 import { Blackboard } from '../messaging/Blackboard.js';
 import { PostOffice } from '../messaging/PostOffice.js';
@@ -78,7 +79,10 @@ export function buildParts(options: RuntimeOptions) {
   const retention = retentionFor(settings.retainFinished, { table, results, limits, metrics, sessions: options.store === undefined ? sessions : undefined });
   const launcher: Launcher = new Launcher({ settings, limits, retention, checkpoints: options.store !== undefined, runId, catalog, results, approvals, sessions, pool, postOffice, messenger, random, redactor, clock, announce, events$, metrics, table, send });
   const delegator = delegatorFor(options, { catalog, results, approvals, sessions, clock, maxDepth: settings.maxDepth, table, launcher, send });
-  const environment = environmentFor({ access, prices, launcher, delegator, messenger, blackboard, runtimeEvents, clock, postOffice, limits });
+  // Long-term notes (memory_save, memory_search) in the runtime's store, their secrets replaced like the sessions'.
+  const noteKeys = random.fork('notes');
+  const notes = new NoteStore(options.store ?? new InMemoryMemory({ copy: false }), { redactor, makeId: () => noteKeys.key() });
+  const environment = environmentFor({ access, prices, launcher, delegator, messenger, blackboard, notes, runtimeEvents, clock, postOffice, limits });
   const supervisor = supervisorFor(inspect, {
     agentLogic: agentLogicFor(environment, postOffice, clock, limits),
     maxParallel: settings.maxParallel,
@@ -227,6 +231,7 @@ function environmentFor(parts: {
   delegator: Delegator;
   messenger: Messenger;
   blackboard: Blackboard;
+  notes: NoteStore;
   runtimeEvents: Subject<TroupeEvent>;
   clock: RuntimeClock;
   postOffice: PostOffice;
@@ -242,6 +247,7 @@ function environmentFor(parts: {
     delegation: (caller) => delegator.forCaller(caller),
     messaging: (caller) => messenger.forCaller(caller),
     blackboard: parts.blackboard,
+    notes: parts.notes,
     random: (agentId) => launcher.randomFor(agentId),
     announce: (event) => runtimeEvents.next(event),
     clock: parts.clock,

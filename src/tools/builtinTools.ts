@@ -3,19 +3,24 @@ import { assignTask } from './assignTask.js';
 import { indexTools, type Tool } from './defineTool.js';
 import { fileTools } from './files/fileTools.js';
 import type { Workspace } from './files/Workspace.js';
+import { memoryTools } from './memoryTools.js';
 import { messagingTools } from './messagingTools.js';
 import { parallelTasks } from './parallelTasks.js';
 import { spawnAgent } from './spawnAgent.js';
 import { taskOutput } from './taskOutput.js';
+import { todoTools } from './todoTools.js';
 
 const delegationTools: readonly Tool[] = [assignTask, taskOutput, spawnAgent, parallelTasks] as Tool[];
+/** The built-in tools that are the same in every runtime (all but the file tools, which root at its workspace). */
+const sharedTools: readonly Tool[] = [...delegationTools, ...messagingTools, ...todoTools, ...memoryTools];
 
 /**
  * The tools every runtime knows by name; an agent lists the ones it uses in its `tools`. The delegation tools are
- * refused (and not offered) to an agent at the runtime's `maxDepth`; the messaging and blackboard tools are not. The
- * file tools here have no workspace (each call says so); a runtime made with `workspace` has them rooted there.
+ * refused (and not offered) to an agent at the runtime's `maxDepth`; the messaging, blackboard, todo and memory tools
+ * are not. The file tools here have no workspace (each call says so); a runtime made with `workspace` has them rooted
+ * there.
  */
-export const builtinTools: readonly Tool[] = Object.freeze([...delegationTools, ...messagingTools, ...fileTools(undefined)]);
+export const builtinTools: readonly Tool[] = Object.freeze([...sharedTools, ...fileTools(undefined)]);
 
 /** The names of the built-in delegation tools (those that say they `delegate`); no tool of a runtime may take one. */
 export const DELEGATION_TOOLS: ReadonlySet<string> = new Set(builtinTools.filter((tool) => tool.delegates).map((tool) => tool.name));
@@ -35,6 +40,6 @@ export function runtimeTools(given: readonly Tool[], workspace?: Workspace): Map
     }
   }
   const own = new Set(given.map((tool) => tool.name));
-  const builtin = workspace ? [...delegationTools, ...messagingTools, ...fileTools(workspace)] : builtinTools;
+  const builtin = workspace ? [...sharedTools, ...fileTools(workspace)] : builtinTools;
   return indexTools([...builtin.filter((tool) => !own.has(tool.name)), ...given]);
 }

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import type { Clock } from '../clock.js';
 import { InvalidToolError, errorMessage } from '../errors.js';
+import type { TroupeEventOf } from '../events/events.js';
+import type { AgentNotes } from '../memory/NoteStore.js';
 import type { ChatMessage, ToolSchema } from '../models/Model.js';
 import type { Blackboard } from '../messaging/Blackboard.js';
 import type { Messaging } from '../messaging/Messaging.js';
@@ -30,7 +32,14 @@ export interface ToolContext {
   messaging: Messaging;
   /** The run's shared key-value store. */
   blackboard: Blackboard;
+  /** The long-term notes of the runtime's store, on the caller's behalf (what `memory_save` and `memory_search` use). */
+  notes: AgentNotes;
+  /** Puts an event about the calling agent into the runtime's stream, stamped with its header and the time. */
+  announce(event: ToolAnnouncement): void;
 }
+
+/** An event a tool may announce about its agent (what `todo_write` announces), without the header the runtime stamps. */
+export type ToolAnnouncement = Omit<TroupeEventOf<'todo.updated'>, 'runId' | 'agentId' | 'parentId' | 'toolCallId' | 'at'>;
 
 /**
  * What a tool returns: a string is given to the model as it is, a {@link toolReply} with its error flag and

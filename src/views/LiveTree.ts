@@ -59,6 +59,8 @@ export interface LiveAgent {
   failure?: { reason: string; message: string };
   /** The risk of a delegation waiting for a person, while it waits. */
   approval?: string;
+  /** The item of its todo list in progress (`todo_write`), while there is one. */
+  doing?: string;
 }
 
 /** The figures of the whole run, for the footer. */
@@ -180,6 +182,13 @@ export class LiveTree {
         node.failure = { reason: event.reason, message: event.error.message };
         this.end(node, 'failed', event.at);
         return true;
+      case 'todo.updated': {
+        const doing = event.items.find((item) => item.status === 'in_progress')?.content;
+        if (doing === node.doing) return false;
+        if (doing === undefined) delete node.doing;
+        else node.doing = doing;
+        return true;
+      }
       case 'agent.restarted': // the node runs again from its next `agent.spawned`; the plain view prints a line
       case 'agent.escalated':
         return true;

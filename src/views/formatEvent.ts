@@ -1,4 +1,4 @@
-import type { TroupeEvent } from '../events/events.js';
+import type { TodoItem, TroupeEvent } from '../events/events.js';
 
 /** Shortens `agent:researcher:V1StGXR8ab` to `researcher:V1St`, enough to tell agents apart in a log. */
 export function shortId(id: string): string {
@@ -65,8 +65,21 @@ export function formatEvent(event: TroupeEvent): string {
       return line(`✉ ${event.message.id} → ${shortId(event.message.to)} undeliverable (${event.reason})`);
     case 'blackboard.changed':
       return line(event.deleted ? `blackboard: ${event.key} deleted` : `blackboard: ${event.key} = ${clip(JSON.stringify(event.value) ?? '', 50)}`);
+    case 'todo.updated':
+      return line(todoSummary(event.items));
   }
 }
+
+/** A todo list in a few words: `todo 1/3 done, now: Write the parser` (or `todo list cleared`). */
+export function todoSummary(items: readonly TodoItem[]): string {
+  if (items.length === 0) return 'todo list cleared';
+  const done = items.filter((item) => item.status === 'done').length;
+  const now = items.find((item) => item.status === 'in_progress');
+  return `todo ${done}/${items.length} done${now ? `, now: ${clip(now.content, 40)}` : ''}`;
+}
+
+/** How each status of a todo item is marked in the views: `[x]` done, `[>]` in progress, `[ ]` pending. */
+export const TODO_MARKS: Readonly<Record<TodoItem['status'], string>> = { done: '[x]', in_progress: '[>]', pending: '[ ]' };
 
 function clip(text: string, length: number): string {
   const flat = text.replace(/\s+/g, ' ').trim();

@@ -66,12 +66,13 @@ export function elapsed(node: LiveAgent, now: number): number {
 
 /**
  * `Working… 2.5s • 3 calls • 450 tokens • $0.002`, `Done 2.5s • …`, `Failed (max_turns) 2.5s • …`, `Queued…`: where a
- * node is and its figures so far (a group has no figures of its own: only its time).
+ * node is and its figures so far (a group has no figures of its own: only its time). A running agent with a todo item
+ * in progress says what it works on: `Working: Write the parser… 2.5s • …`.
  */
 export function statusLine(node: LiveAgent, now: number): string {
   if (node.state === 'pending') return node.approval === undefined ? 'Queued…' : `Awaiting approval (${node.approval} risk)…`;
   const label = {
-    running: 'Working…',
+    running: node.doing === undefined ? 'Working…' : `Working: ${firstLine(node.doing, 60)}…`,
     waiting: 'Waiting for messages…',
     completed: 'Done',
     failed: `Failed (${node.failure?.reason ?? 'error'})`,

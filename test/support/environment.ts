@@ -8,6 +8,8 @@ import { AgentCatalog } from '../../src/catalog/AgentCatalog.js';
 import type { AgentDefinition } from '../../src/catalog/defineAgent.js';
 import { ToolAccess } from '../../src/catalog/ToolAccess.js';
 import type { TroupeEvent } from '../../src/events/events.js';
+import { InMemoryMemory } from '../../src/memory/InMemoryMemory.js';
+import { NoteStore } from '../../src/memory/NoteStore.js';
 import { Blackboard } from '../../src/messaging/Blackboard.js';
 import type { Model } from '../../src/models/Model.js';
 import { defaultPrices, type PriceTable } from '../../src/models/prices.js';
@@ -84,6 +86,7 @@ export function testEnvironment(options: TestEnvironmentOptions = {}): TestEnvir
     droppedWaits,
     prices: options.prices ?? defaultPrices,
     blackboard: new Blackboard(),
+    notes: new NoteStore(new InMemoryMemory()),
     resolve: (name) => catalog.resolve(name),
     toolSchemas: (agent, depth, agentId) => access.offered(agent, depth, agentId),
     toolFor: (agent, depth, toolName) => access.toolFor(agent, depth, toolName),

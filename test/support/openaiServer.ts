@@ -39,8 +39,18 @@ export interface OpenAIServer {
   close(): Promise<void>;
 }
 
+/** What the server computes rather than scripts. */
+export interface OpenAIServerOptions {
+  /**
+   * Answers `POST /v1/embeddings` (the OpenAI shape: `{ data: [{ index, embedding }], model, usage }`) with this
+   * vector for each input text, without taking a scripted response. Without it, an embeddings request takes the next
+   * scripted response like any other.
+   */
+  embeddings?: (text: string) => number[];
+}
+
 /** Starts a scripted server on 127.0.0.1 on a free port. */
-export async function startOpenAIServer(responses: readonly ScriptedResponse[] = []): Promise<OpenAIServer> {
+export async function startOpenAIServer(responses: readonly ScriptedResponse[] = [], options: OpenAIServerOptions = {}): Promise<OpenAIServer> {
   const queue: ScriptedResponse[] = [...responses];
   const requests: RecordedRequest[] = [];
   const waiters: { count: number; resolve: () => void }[] = [];
@@ -65,7 +75,8 @@ export async function startOpenAIServer(responses: readonly ScriptedResponse[] =
         headers: req.headers,
         body: text === '' ? undefined : (JSON.parse(text) as unknown),
       });
-      const response = queue.shift() ?? { kind: 'error', status: 418, message: 'No scripted response left.' };
+      const computed = options.embeddings && req.url?.endsWith('/embeddings') ? embeddingsAnswer(requests.at(-1)!.body, options.embeddings) : undefined;
+      const response = computed ?? queue.shift() ?? { kind: 'error', status: 418, message: 'No scripted response left.' };
       respond(res, response, notify);
     });
   });
@@ -90,6 +101,21 @@ export async function startOpenAIServer(responses: readonly ScriptedResponse[] =
         server.close((error) => (error ? reject(error) : resolve()));
         server.closeAllConnections();
       }),
+  };
+}
+
+/** The embeddings endpoint's answer to a request body (`{ model, input }`, input one text or a list). */
+function embeddingsAnswer(body: unknown, embed: (text: string) => number[]): ScriptedResponse {
+  const { model, input } = (body ?? {}) as { model?: string; input?: string | string[] };
+  const texts = typeof input === 'string' ? [input] : (input ?? []);
+  return {
+    kind: 'json',
+    body: {
+      object: 'list',
+      model: model ?? 'test-embedding',
+      data: texts.map((text, index) => ({ object: 'embedding', index, embedding: embed(text) })),
+      usage: { prompt_tokens: texts.length, total_tokens: texts.length },
+    },
   };
 }
 

@@ -14,7 +14,21 @@ mkdirSync(folder, { recursive: true });
 const lead = defineAgent({ name: 'lead', description: 'Leads.', systemPrompt: 'You lead.', tools: ['assign_task'] });
 const analyst = defineAgent({ name: 'analyst', description: 'Analyses.', systemPrompt: 'You analyse.' });
 // Restarted once on failure, then escalated (since recording version 4: agent.restarted and agent.escalated events).
-const writer = defineAgent({ name: 'writer', description: 'Writes.', systemPrompt: 'You write.', restart: 'on-failure', restartIntensity: { max: 1 } });
+// Its first attempt writes a todo list (since recording version 5: a todo.updated event) and saves a note (a note of
+// NOTE_SCHEMA_VERSION 1 under __agent_notes__) before its model fails.
+const writer = defineAgent({
+  name: 'writer',
+  description: 'Writes.',
+  systemPrompt: 'You write.',
+  restart: 'on-failure',
+  restartIntensity: { max: 1 },
+  tools: ['todo_write', 'memory_save'],
+});
+const todos = [
+  { id: 'draft', content: 'Draft the haiku', status: 'in_progress' },
+  { id: 'count', content: 'Count the syllables', status: 'pending' },
+];
+const note = { content: 'Haiku: five, seven and five syllables.', tags: ['haiku'], scope: 'shared' };
 const model = ScriptedModel.perAgent({
   lead: [
     { content: '', toolCalls: [{ id: 'c1', name: 'assign_task', arguments: JSON.stringify({ description: 'count modules', agent: 'analyst', task: 'Count the modules.' }) }] },
@@ -22,7 +36,11 @@ const model = ScriptedModel.perAgent({
   ],
   // A 503 first (since recording version 3): the model call is tried again, and the recording holds a model.retry.
   analyst: [new ModelError('Service unavailable.', { status: 503 }), 'There are 7 modules: a, b, c, d, e, f, g.'],
-  writer: [new Error('The model is down.'), new Error('The model is down.')],
+  writer: [
+    { content: '', toolCalls: [{ id: 'w1', name: 'todo_write', arguments: JSON.stringify({ items: todos }) }, { id: 'w2', name: 'memory_save', arguments: JSON.stringify(note) }] },
+    new Error('The model is down.'),
+    new Error('The model is down.'),
+  ],
 });
 const runtime = createRuntime({
   model,

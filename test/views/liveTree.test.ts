@@ -132,6 +132,20 @@ describe('the live tree', () => {
     expect(statusLine(fold([spawned('agent:w:1', 'w', 0)]).get('agent:w:1')!, 5)).toBe('Queued…');
   });
 
+  it('says what a running agent works on: the item of its todo list in progress, while there is one', () => {
+    const todo = (at: number, statuses: ('pending' | 'in_progress' | 'done')[]): TroupeEvent => ({
+      type: 'todo.updated',
+      ...header('agent:coder:1', at),
+      callId: `w${at}`,
+      items: statuses.map((status, index) => ({ id: `i${index}`, content: `Step ${index + 1}`, status })),
+    });
+    const nodes = fold([spawned('agent:coder:1', 'coder', 0), started('agent:coder:1', 0), todo(100, ['done', 'in_progress'])]);
+    const coder = nodes.get('agent:coder:1')!;
+    expect(statusLine(coder, 1_000)).toBe('Working: Step 2… 1.0s • 0 calls • 0 tokens • $0');
+    const done = fold([spawned('agent:coder:1', 'coder', 0), started('agent:coder:1', 0), todo(100, ['in_progress']), todo(200, ['done'])]);
+    expect(statusLine(done.get('agent:coder:1')!, 1_000)).toMatch(/^Working… 1\.0s/);
+  });
+
   it('groups finished agents into one summary line per parent when 1,000 agents do not fit the screen', () => {
     const events: TroupeEvent[] = [spawned('agent:lead:0', 'lead', 0), started('agent:lead:0', 0)];
     for (let index = 1; index <= 1_000; index += 1) {

@@ -36,6 +36,16 @@ const lastTool = (request: ModelRequest) => toolMessages(request).at(-1)!;
 describe('todo_write and todo_read', () => {
   const dir = eachTestTempDir();
 
+  it('are there in a runtime with a workspace too (its file tools rooted there beside them)', async () => {
+    const model = scriptedPerAgent({ planner: [callTools(toolCall('todo_write', { items: list })), 'Planned.'] });
+    const runtime = createRuntime({ model, agents: [planner], clock: simulatedClock(), projectAgentDir: false, workspace: dir.path });
+    const events = collect(runtime.events$);
+    const result = await runtime.run('planner', 'Plan the parser.');
+    await runtime.shutdown();
+    expect(result.status).toBe('completed');
+    expect(events.filter((event) => event.type === 'todo.updated')).toHaveLength(1);
+  });
+
   it('keep the list across turns: a read in a later turn gets what the last write wrote, and a write replaces the whole list', async () => {
     const seen: string[] = [];
     const model = scriptedPerAgent({

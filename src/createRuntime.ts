@@ -45,6 +45,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     sessions,
     ...(parts.inspector ? { inspector: parts.inspector } : {}),
     ...(parts.ui ? { ui: parts.ui } : {}),
+    mcpServers: () => parts.mcp.status(),
     spawn: (agentName, task, spawnOptions = {}) => spawnFromCode(agentName, task, spawnOptions, true),
     run: (agentName, task, spawnOptions = {}) => spawnFromCode(agentName, task, spawnOptions, false).result,
     group: (name, task, groupOptions = {}) => groupHandle(launcher, launcher.launchGroup(name, task, groupOptions)),

@@ -122,6 +122,19 @@ export type { ToolReply } from './tools/toolReply.js';
 export { schedule } from './tools/schedule.js';
 export type { PlannedCall, ToolPlan } from './tools/schedule.js';
 
+// ── MCP servers as tool sources ─────────────────────────────────────────────────────────────────────────
+export {
+  DEFAULT_MCP_CALL_TIMEOUT_MS,
+  DEFAULT_MCP_START_TIMEOUT_MS,
+  MCP_SERVER_NAME,
+  McpHttpServerConfig,
+  McpServerConfig,
+  McpServerConfigs,
+  McpServerEntries,
+  McpStdioServerConfig,
+} from './tools/mcp/McpServerConfig.js';
+export type { McpServerState, McpServerStatus } from './tools/mcp/McpConnection.js';
+
 // ── Models ──────────────────────────────────────────────────────────────────────────────────────────────
 export { ChatMessage, ToolCall, Usage } from './models/Model.js';
 export type { Model, ModelReply, ModelRequest, ToolSchema } from './models/Model.js';

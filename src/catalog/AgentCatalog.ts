@@ -4,10 +4,11 @@ import type { Model } from '../models/Model.js';
 import type { AgentSummary } from '../tools/Delegation.js';
 import { runtimeTools } from '../tools/builtinTools.js';
 import type { Tool } from '../tools/defineTool.js';
+import type { McpServerConfig } from '../tools/mcp/McpServerConfig.js';
 import type { AgentFiles, LoadedAgent } from './AgentFiles.js';
 import { AgentFileSync, type AgentSource } from './AgentFileSync.js';
 import { defineAgent, type Agent, type AgentDefinition } from './defineAgent.js';
-import { generalPurpose, resolveAgent, type ResolveOptions } from './resolveAgent.js';
+import { generalPurpose, resolveAgent, toolNamesOf, type ResolveOptions } from './resolveAgent.js';
 
 /** Where an agent of the catalog came from. */
 export type AgentLifecycle = 'catalog' | 'temporary' | 'permanent';
@@ -24,6 +25,8 @@ export interface AgentCatalogOptions {
   maxToolConcurrency: number;
   /** False to run every turn's calls one at a time unless an agent's definition says otherwise. */
   parallel?: boolean;
+  /** The runtime's MCP servers by name: agents list their tools as `server:tool` or `server:*`. */
+  mcpServers?: ReadonlyMap<string, McpServerConfig>;
 }
 
 interface Entry extends ResolvedAgent {
@@ -50,8 +53,14 @@ export class AgentCatalog {
   private changes = 0;
 
   constructor(definitions: readonly (Agent | AgentDefinition)[], options: AgentCatalogOptions) {
-    const { model, tools, maxToolConcurrency, parallel } = options;
-    this.resolving = { model, tools: runtimeTools(tools), maxToolConcurrency, ...(parallel === undefined ? {} : { parallel }) };
+    const { model, tools, maxToolConcurrency, parallel, mcpServers } = options;
+    this.resolving = {
+      model,
+      tools: runtimeTools(tools),
+      maxToolConcurrency,
+      ...(parallel === undefined ? {} : { parallel }),
+      ...(mcpServers ? { mcpServers } : {}),
+    };
     for (const given of definitions) this.insert(defineAgent(given), 'catalog');
     this.files = options.files && new AgentFileSync(options.files, {
       sourceOf: (name) => {
@@ -65,7 +74,7 @@ export class AgentCatalog {
       },
     });
     this.files?.loadAll(); // agents given in code win over files of the same name
-    if (this.entries.size === 0) this.insert(defineAgent(generalPurpose(tools)), 'catalog');
+    if (this.entries.size === 0) this.insert(defineAgent(generalPurpose(tools, mcpServers?.keys())), 'catalog');
     for (const entry of this.entries.values()) {
       const missing = entry.file ? undefined : entry.definition.subagents?.find((name) => !this.entries.has(name));
       if (missing !== undefined) throw new ConfigurationError(`Agent "${entry.name}" lists "${missing}" in subagents, but no agent has that name.`);
@@ -160,7 +169,7 @@ export class AgentCatalog {
     return {
       name: agent.name,
       description: agent.definition.description,
-      tools: [...agent.tools.keys()],
+      tools: toolNamesOf(agent),
       examples: [...(agent.definition.examples ?? [])],
     };
   }

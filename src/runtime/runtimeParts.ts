@@ -28,6 +28,7 @@ import { PostOffice } from '../messaging/PostOffice.js';
 import { defaultPrices, type PriceTable } from '../models/prices.js';
 import { RandomSource } from '../random.js';
 import { Redactor } from '../redaction.js';
+import { McpServers } from '../tools/mcp/McpServers.js';
 import { recordEvents, type EventRecording } from '../views/recordEvents.js';
 import { traceEvents } from '../views/traceEvents.js';
 import { AgentPool } from './AgentPool.js';
@@ -49,7 +50,8 @@ export type RuntimeParts = ReturnType<typeof buildParts>;
 export function buildParts(options: RuntimeOptions) {
   const settings = readSettings(options);
   const catalog = catalogFor(options, settings);
-  const access = new ToolAccess(catalog, settings.maxDepth);
+  const mcp = new McpServers(settings.mcpServers);
+  const access = new ToolAccess(catalog, settings.maxDepth, mcp);
   const prices: PriceTable = { ...defaultPrices, ...options.prices };
   const clock = new RuntimeClock(options.clock ?? realClockFromNow());
   const random = options.seed === undefined ? RandomSource.unseeded() : new RandomSource(options.seed);
@@ -76,7 +78,7 @@ export function buildParts(options: RuntimeOptions) {
   const retention = retentionFor(settings.retainFinished, { table, results, limits, metrics, sessions: options.store === undefined ? sessions : undefined });
   const launcher: Launcher = new Launcher({ settings, limits, retention, checkpoints: options.store !== undefined, runId, catalog, results, approvals, sessions, pool, postOffice, messenger, random, redactor, clock, announce, events$, metrics, table, send });
   const delegator = delegatorFor(options, { catalog, results, approvals, sessions, clock, maxDepth: settings.maxDepth, table, launcher, send });
-  const environment = environmentFor({ access, prices, launcher, delegator, messenger, blackboard, runtimeEvents, clock, postOffice, limits });
+  const environment = environmentFor({ access, mcp, prices, launcher, delegator, messenger, blackboard, runtimeEvents, clock, postOffice, limits });
   const supervisor = supervisorFor(inspect, {
     agentLogic: agentLogicFor(environment, postOffice, clock, limits),
     maxParallel: settings.maxParallel,
@@ -102,6 +104,7 @@ export function buildParts(options: RuntimeOptions) {
     runId,
     redactor,
     catalog,
+    mcp,
     clock,
     results,
     approvals,
@@ -220,6 +223,7 @@ function messagingFor(
 /** What the agents' actors (`callModel`, `runTools`) are given: agents, tools, services and the clock. */
 function environmentFor(parts: {
   access: ToolAccess;
+  mcp: McpServers;
   prices: PriceTable;
   launcher: Launcher;
   delegator: Delegator;
@@ -234,6 +238,7 @@ function environmentFor(parts: {
   return {
     prices: parts.prices,
     resolve: (name, id) => launcher.resolve(name, id),
+    toolsReady: (agent) => (agent.mcp ? parts.mcp.ready(agent.mcp) : undefined),
     toolSchemas: (agent, depth, agentId) => access.offered(agent, depth, agentId),
     toolFor: (agent, depth, toolName) => access.toolFor(agent, depth, toolName),
     plan: (tool, args) => access.plan(tool, args),
@@ -345,14 +350,16 @@ function catalogFor(options: RuntimeOptions, settings: ReturnType<typeof readSet
     ...(files ? { files } : {}),
     tools: options.tools ?? [],
     maxToolConcurrency: settings.maxToolConcurrency,
+    mcpServers: settings.mcpServers,
     ...(options.enableParallelExecution === undefined ? {} : { parallel: options.enableParallelExecution !== false }),
   });
 }
 
 /**
  * Shuts a runtime down: no more launches or messages, every live agent cancelled, and once the supervisor has ended
- * (however it ended, a crashed one included) the pool, streams, requests, recording, trace, session writes and the Stately
- * and web inspectors the runtime started (not ones it was given) are closed.
+ * (however it ended, a crashed one included) the pool, streams, requests, recording, trace, session writes, the MCP
+ * servers (their child processes ended) and the Stately and web inspectors the runtime started (not ones it was given)
+ * are closed.
  */
 export async function shutdown(parts: RuntimeParts): Promise<void> {
   parts.close();
@@ -374,6 +381,7 @@ export async function shutdown(parts: RuntimeParts): Promise<void> {
     parts.recording?.close(),
     parts.trace?.close(),
     parts.sessions.flush(),
+    parts.mcp.close(),
     parts.ownsInspector ? parts.inspector?.close() : undefined,
     parts.ownsUi ? parts.ui?.close() : undefined,
   ]);

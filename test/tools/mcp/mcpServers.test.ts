@@ -4,7 +4,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ConfigurationError, createRuntime, defineAgent, type ChatMessage, type McpStdioServerConfig, type ModelRequest, type Runtime } from 'troupe';
+import { ConfigurationError, createRuntime, defineAgent, type ChatMessage, type McpStdioServerConfig, type ModelRequest, type Runtime, type ToolCall } from 'troupe';
 import { callTools, toolCall } from 'troupe/testing';
 import { eachTestTempDir } from '../../support/tempDir.js';
 import { filesystemServer, httpMcpServer, isRunning } from '../../support/mcpServers.js';
@@ -36,16 +36,13 @@ describe('MCP servers over stdio', () => {
   it('offers an agent every tool of a server named with server:*, with its JSON schema as the server gives it, and runs its calls', async () => {
     writeFileSync(join(dir.path, 'notes.txt'), 'The password is swordfish.');
     let offered: ModelRequest['tools'] = [];
-    let seen: ModelRequest | undefined;
+    const last = lastRequest();
     const model = scripted([
       (request) => {
         offered = request.tools;
         return callTools(toolCall('files:read_text_file', { path: join(dir.path, 'notes.txt') }));
       },
-      (request) => {
-        seen = request;
-        return 'It says swordfish.';
-      },
+      last.answer('It says swordfish.'),
     ]);
     const runtime = runtimeWith({ model, agents: [agent('reader', ['files:*'])], mcpServers: { files: filesystemServer(dir.path) } });
 
@@ -56,24 +53,18 @@ describe('MCP servers over stdio', () => {
     expect(read?.parameters).toMatchObject({ type: 'object', properties: { path: { type: 'string' } }, required: ['path'] });
     expect(read?.parameters).not.toHaveProperty('$schema');
     expect(offered.map((tool) => tool.name)).toEqual(expect.arrayContaining(['files:write_file', 'files:list_directory']));
-    expect(toolMessages(seen!)).toEqual([expect.objectContaining({ content: 'The password is swordfish.' })]);
+    expect(toolMessages(last.request)).toEqual([expect.objectContaining({ content: 'The password is swordfish.' })]);
     expect(runtime.mcpServers()).toEqual([
       expect.objectContaining({ name: 'files', transport: 'stdio', state: 'ready', pid: expect.any(Number), tools: expect.arrayContaining(['read_text_file']) }),
     ]);
   });
 
   it('offers only the tools an allow-list names (server:tool) and refuses the others', async () => {
-    let offered: string[] = [];
-    let seen: ModelRequest | undefined;
+    const offered = offeredTools();
+    const last = lastRequest();
     const model = scripted([
-      (request) => {
-        offered = request.tools.map((tool) => tool.name);
-        return callTools(toolCall('files:write_file', { path: join(dir.path, 'x.txt'), content: 'x' }));
-      },
-      (request) => {
-        seen = request;
-        return 'done';
-      },
+      offered.then(toolCall('files:write_file', { path: join(dir.path, 'x.txt'), content: 'x' })),
+      last.answer('done'),
     ]);
     const runtime = runtimeWith({
       model,
@@ -83,30 +74,27 @@ describe('MCP servers over stdio', () => {
 
     await runtime.run('lister', 'Write x.');
 
-    expect(offered).toEqual(['files:list_directory', 'files:list_allowed_directories']);
-    const [refused] = toolMessages(seen!);
+    expect(offered.names).toEqual(['files:list_directory', 'files:list_allowed_directories']);
+    const [refused] = toolMessages(last.request);
     expect(refused).toMatchObject({ isError: true });
     expect(refused?.content).toMatch(/Unknown tool "files:write_file"\. Available tools: files:list_directory, files:list_allowed_directories/);
   });
 
   it('turns malformed calls into error results the model sees: not JSON, not an object, refused by the server', async () => {
-    let seen: ModelRequest | undefined;
+    const last = lastRequest();
     const model = scripted([
       callTools(
         toolCall('files:read_text_file', '{not json', 'bad-json'),
         toolCall('files:read_text_file', [1, 2], 'not-object'),
         toolCall('files:read_text_file', { path: 5 }, 'wrong-type'),
       ),
-      (request) => {
-        seen = request;
-        return 'I give up.';
-      },
+      last.answer('I give up.'),
     ]);
     const runtime = runtimeWith({ model, agents: [agent('reader', ['files:*'])], mcpServers: { files: filesystemServer(dir.path) } });
 
     expect(await runtime.run('reader', 'Read.')).toMatchObject({ status: 'completed' });
 
-    const [badJson, notObject, wrongType] = toolMessages(seen!);
+    const [badJson, notObject, wrongType] = toolMessages(last.request);
     expect(badJson).toMatchObject({ isError: true, content: expect.stringMatching(/not valid JSON/) });
     expect(notObject).toMatchObject({ isError: true, content: expect.stringMatching(/do not match its parameters/) });
     expect(wrongType).toMatchObject({ isError: true, content: expect.stringMatching(/expected string/i) });
@@ -114,7 +102,7 @@ describe('MCP servers over stdio', () => {
 
   it('gives error results when the server dies mid-run, and the run goes on', async () => {
     writeFileSync(join(dir.path, 'a.txt'), 'first');
-    let seen: ModelRequest | undefined;
+    const last = lastRequest();
     let runtime!: Runtime;
     const model = scripted([
       callTools(toolCall('files:read_text_file', { path: join(dir.path, 'a.txt') })),
@@ -124,34 +112,25 @@ describe('MCP servers over stdio', () => {
         await until(() => runtime.mcpServers()[0]!.state === 'failed');
         return callTools(toolCall('files:read_text_file', { path: join(dir.path, 'a.txt') }, 'after-death'));
       },
-      (request) => {
-        seen = request;
-        return 'The server died.';
-      },
+      last.answer('The server died.'),
     ]);
     runtime = runtimeWith({ model, agents: [agent('reader', ['files:*'])], mcpServers: { files: filesystemServer(dir.path) } });
 
     const result = await runtime.run('reader', 'Read a.txt twice.');
 
     expect(result).toMatchObject({ status: 'completed', output: 'The server died.' });
-    const [first, second] = toolMessages(seen!);
+    const [first, second] = toolMessages(last.request);
     expect(first).toMatchObject({ content: 'first' });
     expect(second).toMatchObject({ isError: true, content: expect.stringMatching(/MCP server "files" is not available: its connection closed/) });
     expect(runtime.mcpServers()[0]).toMatchObject({ state: 'failed', error: expect.stringMatching(/connection closed/) });
   });
 
   it('gives error results with a clear message for a server that fails to start (a bad command)', async () => {
-    let offered: string[] = [];
-    let seen: ModelRequest | undefined;
+    const offered = offeredTools();
+    const last = lastRequest();
     const model = scripted([
-      (request) => {
-        offered = request.tools.map((tool) => tool.name);
-        return callTools(toolCall('files:read_text_file', { path: 'a.txt' }));
-      },
-      (request) => {
-        seen = request;
-        return 'No files today.';
-      },
+      offered.then(toolCall('files:read_text_file', { path: 'a.txt' })),
+      last.answer('No files today.'),
     ]);
     const runtime = runtimeWith({
       model,
@@ -161,8 +140,8 @@ describe('MCP servers over stdio', () => {
 
     expect(await runtime.run('reader', 'Read.')).toMatchObject({ status: 'completed', output: 'No files today.' });
 
-    expect(offered).toEqual([]);
-    expect(toolMessages(seen!)[0]).toMatchObject({
+    expect(offered.names).toEqual([]);
+    expect(toolMessages(last.request)[0]).toMatchObject({
       isError: true,
       content: expect.stringMatching(/MCP server "files" is not available: failed to start: .*ENOENT/),
     });
@@ -261,6 +240,17 @@ describe('MCP servers in agent definitions and agent files', () => {
     expect(() => createRuntime({ projectAgentDir: false, mcpServers: { old: { type: 'sse', url: 'http://x' } as never } })).toThrow(/SSE transport is not supported/);
   });
 
+  it('refuses an agent file that names an MCP server nobody defines, and loads the others', () => {
+    const agentsDir = join(dir.path, 'agents');
+    mkdirSync(agentsDir);
+    writeFileSync(join(agentsDir, 'lost.md'), `---\nname: lost\ndescription: Lost.\ntools: ["nowhere:*"]\n---\nYou are lost.\n`);
+    writeFileSync(join(agentsDir, 'fine.md'), `---\nname: fine\ndescription: Fine.\ntools: ["files:*"]\n---\nYou are fine.\n`);
+    const runtime = runtimeWith({ model: scripted([]), agentDirs: [agentsDir], mcpServers: { files: filesystemServer(dir.path) } });
+
+    expect(runtime.agentNames).toEqual(['fine']);
+    expect(runtime.agentFileErrors.map((error) => error.message)).toEqual([expect.stringMatching(/no MCP server "nowhere"/)]);
+  });
+
   it('gives the default agent every tool of every runtime server', async () => {
     let offered: string[] = [];
     const model = scripted([(request) => ((offered = request.tools.map((tool) => tool.name)), 'ok')]);
@@ -276,19 +266,16 @@ describe('MCP servers over streamable HTTP', () => {
   it('lists and calls the tools of a server at a URL', async () => {
     const server = await httpMcpServer();
     try {
-      let seen: ModelRequest | undefined;
+      const last = lastRequest();
       const model = scripted([
         callTools(toolCall('calc:add', { a: 2, b: 3 }, 'add'), toolCall('calc:shout', { text: 'hi' }, 'shout')),
-        (request) => {
-          seen = request;
-          return '5 and HI';
-        },
+        last.answer('5 and HI'),
       ]);
       const runtime = runtimeWith({ model, agents: [agent('calc', ['calc:*'])], mcpServers: { calc: { type: 'http', url: server.url } } });
 
       expect(await runtime.run('calc', 'Add and shout.')).toMatchObject({ status: 'completed' });
 
-      expect(toolMessages(seen!).map((message) => message.content)).toEqual(['5', 'HI']);
+      expect(toolMessages(last.request).map((message) => message.content)).toEqual(['5', 'HI']);
       expect(runtime.mcpServers()[0]).toMatchObject({ name: 'calc', transport: 'http', state: 'ready', tools: ['add', 'shout'] });
       await runtime.shutdown();
     } finally {
@@ -296,6 +283,29 @@ describe('MCP servers over streamable HTTP', () => {
     }
   });
 });
+
+/** A step that makes tool calls and keeps the names of the tools the model was offered. */
+function offeredTools() {
+  let names: string[] = [];
+  return {
+    then: (call: ToolCall) => (request: ModelRequest) => ((names = request.tools.map((tool) => tool.name)), callTools(call)),
+    get names(): string[] {
+      return names;
+    },
+  };
+}
+
+/** A step that answers with `text` and keeps the request it answered (whose conversation holds the last results). */
+function lastRequest() {
+  let kept: ModelRequest | undefined;
+  return {
+    answer: (text: string) => (request: ModelRequest) => ((kept = request), text),
+    get request(): ModelRequest {
+      if (!kept) throw new Error('The model was not asked for the last answer.');
+      return kept;
+    },
+  };
+}
 
 /** Waits (in real time, at most 5 s) until `done` holds. */
 async function until(done: () => boolean): Promise<void> {

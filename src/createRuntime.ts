@@ -80,7 +80,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     record: (id) => table().record(id),
     now: () => clock.now(),
     idle: () => launcher.idle(),
-    runUntilIdle: (runOptions) => runUntilIdle({ clock, postOffice, table, progress: () => launcher.eventsSeen }, runOptions),
+    runUntilIdle: (runOptions) =>
+      runUntilIdle({ clock, postOffice, table, progress: () => launcher.eventsSeen, outsideWork: () => parts.mcp.busy() }, runOptions),
     flush: () => sessions.flush(),
     shutdown() {
       shutdownPromise ??= shutdown(parts);

@@ -45,6 +45,7 @@ export class McpConnection {
   private failure: string | undefined;
   private pid: number | undefined;
   private stderr = '';
+  private calls = 0;
 
   constructor(
     /** The server's name. */
@@ -61,6 +62,11 @@ export class McpConnection {
   /** True once the server is ready or will never be (failed, closed). */
   get settled(): boolean {
     return this.state !== 'idle' && this.state !== 'starting';
+  }
+
+  /** True while the server is starting or answering a call: real work a simulation waits for. */
+  get busy(): boolean {
+    return this.state === 'starting' || this.calls > 0;
   }
 
   /** The tools the server listed when it started (none unless it is or was ready). */
@@ -81,6 +87,7 @@ export class McpConnection {
     const client = this.client;
     const down = this.unavailable();
     if (down !== undefined || !client) throw new ToolError(down ?? `MCP server "${this.name}" is not available.`, toolName);
+    this.calls += 1;
     try {
       const timeout = this.config.toolTimeoutMs ?? DEFAULT_MCP_CALL_TIMEOUT_MS;
       return (await client.callTool({ name: tool, arguments: args }, undefined, { signal, timeout })) as CallToolResult;
@@ -89,6 +96,8 @@ export class McpConnection {
       const gone = this.unavailable();
       if (gone !== undefined) throw new ToolError(gone, toolName, { cause: error });
       throw new ToolError(`MCP server "${this.name}" could not run "${tool}": ${errorMessage(error)}`, toolName, { cause: error });
+    } finally {
+      this.calls -= 1;
     }
   }
 

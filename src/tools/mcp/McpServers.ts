@@ -63,6 +63,12 @@ export class McpServers {
     return connection.unavailable() === undefined ? undefined : unavailableMcpTool(connection, tool);
   }
 
+  /** True while some server starts or answers a call: work in real time that a simulation waits for. */
+  busy(): boolean {
+    for (const connection of this.connections.values()) if (connection.busy) return true;
+    return false;
+  }
+
   /** How each server stands, in the order they were first needed (the runtime's unused ones as `idle`). */
   status(): McpServerStatus[] {
     for (const [name, config] of this.configs) this.connection(name, config);

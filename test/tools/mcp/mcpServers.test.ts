@@ -8,7 +8,7 @@ import { ConfigurationError, createRuntime, defineAgent, type ChatMessage, type 
 import { callTools, toolCall } from 'troupe/testing';
 import { eachTestTempDir } from '../../support/tempDir.js';
 import { filesystemServer, httpMcpServer, isRunning } from '../../support/mcpServers.js';
-import { scripted } from '../../stubs.js';
+import { scripted, simulatedClock } from '../../stubs.js';
 
 const dir = eachTestTempDir();
 const runtimes: Runtime[] = [];
@@ -204,6 +204,21 @@ describe('MCP servers over stdio', () => {
 
     expect(isRunning(status!.pid!)).toBe(false);
     expect(runtime.mcpServers()[0]).toMatchObject({ state: 'closed' });
+  });
+});
+
+describe('MCP servers in simulated time', () => {
+  it('lets runUntilIdle wait, in real time, for a server to start and answer before an idle timeout may fire', async () => {
+    const clock = simulatedClock();
+    const last = lastRequest();
+    const model = scripted([callTools(toolCall('files:list_allowed_directories', {})), last.answer('ok')]);
+    const runtime = runtimeWith({ model, clock, agents: [agent('a', ['files:*'])], mcpServers: { files: filesystemServer(dir.path) } });
+
+    const result = runtime.run('a', 'Where may you look?');
+    await runtime.runUntilIdle();
+
+    expect(await result).toMatchObject({ status: 'completed', output: 'ok' });
+    expect(toolMessages(last.request)[0]?.content).toContain(dir.path);
   });
 });
 

@@ -48,6 +48,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     sessions,
     ...(parts.inspector ? { inspector: parts.inspector } : {}),
     ...(parts.ui ? { ui: parts.ui } : {}),
+    mcpServers: () => parts.mcp.status(),
     spawn: (agentName, task, spawnOptions = {}) => spawnFromCode(agentName, task, spawnOptions, true),
     run: (agentName, task, spawnOptions = {}) => spawnFromCode(agentName, task, spawnOptions, false).result,
     group: (name, task, groupOptions = {}) => groupHandle(launcher, launcher.launchGroup(name, task, groupOptions)),
@@ -82,7 +83,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     record: (id) => table().record(id),
     now: () => clock.now(),
     idle: () => launcher.idle(),
-    runUntilIdle: (runOptions) => runUntilIdle({ clock, postOffice, table, progress: () => launcher.eventsSeen }, runOptions),
+    runUntilIdle: (runOptions) =>
+      runUntilIdle({ clock, postOffice, table, progress: () => launcher.eventsSeen, outsideWork: () => parts.mcp.busy() }, runOptions),
     flush: () => sessions.flush(),
     shutdown() {
       shutdownPromise ??= shutdown(parts);

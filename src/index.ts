@@ -138,6 +138,18 @@ export { Note, NOTES_KEY, NoteScope, NoteStore } from './memory/NoteStore.js';
 export type { AgentNotes, NoteHit, NoteReader, NoteSearch } from './memory/NoteStore.js';
 export { NOTE_SCHEMA_VERSION } from './schemaVersion.js';
 export type { ToolAnnouncement } from './tools/defineTool.js';
+// ── MCP servers as tool sources ─────────────────────────────────────────────────────────────────────────
+export {
+  DEFAULT_MCP_CALL_TIMEOUT_MS,
+  DEFAULT_MCP_START_TIMEOUT_MS,
+  MCP_SERVER_NAME,
+  McpHttpServerConfig,
+  McpServerConfig,
+  McpServerConfigs,
+  McpServerEntries,
+  McpStdioServerConfig,
+} from './tools/mcp/McpServerConfig.js';
+export type { McpServerState, McpServerStatus } from './tools/mcp/McpConnection.js';
 
 // ── Models ──────────────────────────────────────────────────────────────────────────────────────────────
 export { ChatMessage, ToolCall, Usage } from './models/Model.js';

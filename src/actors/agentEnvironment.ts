@@ -11,6 +11,7 @@ import type { TroupeEvent } from '../events/events.js';
 import type { RandomSource } from '../random.js';
 import type { Delegation } from '../tools/Delegation.js';
 import type { Tool } from '../tools/defineTool.js';
+import type { McpSelection } from '../tools/mcp/mcpSelection.js';
 import type { PlannedCall } from '../tools/schedule.js';
 
 /** An agent definition with its model and tools looked up: what the agent's actors need to run a turn. */
@@ -27,6 +28,11 @@ export interface ResolvedAgent {
   readonly temperature?: number;
   /** The tools this agent lists, by name (delegation tools included; the depth limit may still refuse them). */
   readonly tools: ReadonlyMap<string, Tool>;
+  /**
+   * The MCP servers' tools it may call (`files:*`, `files:read_file`, and its own `mcpServers`), known once their
+   * servers have started: see `toolsReady`.
+   */
+  readonly mcp?: McpSelection;
   /** At most this many tool calls of one turn run at once. */
   readonly maxToolConcurrency: number;
 }
@@ -66,6 +72,11 @@ export interface Caller {
 export interface AgentEnvironment {
   /** The definition agent `agentId` runs with (looked up by name for an agent the runtime does not know). */
   resolve(name: string, agentId: string): ResolvedAgent;
+  /**
+   * Starts what an agent's tools need before its model turn (the MCP servers it uses, on their first use) and
+   * resolves once they are ready or have failed (it never rejects); undefined when nothing needs starting.
+   */
+  toolsReady?(agent: ResolvedAgent): Promise<void> | undefined;
   /** The tools an agent (of this id, at this depth) may call, as the model sees them. */
   toolSchemas(agent: ResolvedAgent, depth: number, agentId: string): readonly ToolSchema[];
   /** The tool a call names, or why this agent may not call it. Enforced where tools run. */

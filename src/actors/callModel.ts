@@ -1,4 +1,5 @@
 import { fromPromise } from 'xstate';
+import { whenAborted } from '../abort.js';
 import { sleep } from '../clock.js';
 import { AbortedError, BudgetSpentError, ModelCallError, ModelError } from '../errors.js';
 import { errorInfo } from '../failure.js';
@@ -48,6 +49,8 @@ export interface ModelTurn {
 export function createCallModel(environment: AgentEnvironment) {
   return fromPromise<ModelTurn, CallModelInput>(async ({ input, signal, system }) => {
     const agent = environment.resolve(input.agentName, input.agentId);
+    const starting = environment.toolsReady?.(agent);
+    if (starting) await Promise.race([starting, whenAborted(signal)]); // an MCP server's first start, at most its timeoutMs
     const spent = environment.reserveTurn(input.agentId);
     if (spent !== undefined) throw new BudgetSpentError(spent); // the model is not called
     const { clock } = environment;

@@ -6,10 +6,11 @@ import { runtimeTools } from '../tools/builtinTools.js';
 import type { Tool } from '../tools/defineTool.js';
 import { fileTools, toolNameOf } from '../tools/files/fileTools.js';
 import type { Workspace } from '../tools/files/Workspace.js';
+import type { McpServerConfig } from '../tools/mcp/McpServerConfig.js';
 import type { AgentFiles, LoadedAgent } from './AgentFiles.js';
 import { AgentFileSync, type AgentSource } from './AgentFileSync.js';
 import { defineAgent, type Agent, type AgentDefinition } from './defineAgent.js';
-import { generalPurpose, resolveAgent, type ResolveOptions } from './resolveAgent.js';
+import { generalPurpose, resolveAgent, toolNamesOf, type ResolveOptions } from './resolveAgent.js';
 
 /** Where an agent of the catalog came from. */
 export type AgentLifecycle = 'catalog' | 'temporary' | 'permanent';
@@ -30,6 +31,8 @@ export interface AgentCatalogOptions {
   workspace?: Workspace;
   /** True to refuse an agent file that lists a tool the runtime does not have, instead of skipping the tool. */
   strictAgentFiles?: boolean;
+  /** The runtime's MCP servers by name: agents list their tools as `server:tool` or `server:*`. */
+  mcpServers?: ReadonlyMap<string, McpServerConfig>;
 }
 
 interface Entry extends ResolvedAgent {
@@ -56,8 +59,14 @@ export class AgentCatalog {
   private changes = 0;
 
   constructor(definitions: readonly (Agent | AgentDefinition)[], options: AgentCatalogOptions) {
-    const { model, tools, maxToolConcurrency, parallel, workspace } = options;
-    this.resolving = { model, tools: runtimeTools(tools, workspace), maxToolConcurrency, ...(parallel === undefined ? {} : { parallel }) };
+    const { model, tools, maxToolConcurrency, parallel, workspace, mcpServers } = options;
+    this.resolving = {
+      model,
+      tools: runtimeTools(tools, workspace),
+      maxToolConcurrency,
+      ...(parallel === undefined ? {} : { parallel }),
+      ...(mcpServers ? { mcpServers } : {}),
+    };
     for (const given of definitions) this.insert(defineAgent(given), 'catalog');
     this.files = options.files && new AgentFileSync(options.files, {
       sourceOf: (name) => {
@@ -75,7 +84,7 @@ export class AgentCatalog {
     if (this.entries.size === 0) {
       const own = new Set(tools.map((tool) => tool.name));
       const granted = workspace ? fileTools(workspace).filter((tool) => !own.has(tool.name)) : [];
-      this.insert(defineAgent(generalPurpose([...tools, ...granted])), 'catalog');
+      this.insert(defineAgent(generalPurpose([...tools, ...granted], mcpServers?.keys())), 'catalog');
     }
     for (const entry of this.entries.values()) {
       const missing = entry.file ? undefined : entry.definition.subagents?.find((name) => !this.entries.has(name));
@@ -171,7 +180,7 @@ export class AgentCatalog {
     return {
       name: agent.name,
       description: agent.definition.description,
-      tools: [...agent.tools.keys()],
+      tools: toolNamesOf(agent),
       examples: [...(agent.definition.examples ?? [])],
     };
   }

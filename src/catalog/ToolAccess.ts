@@ -2,6 +2,7 @@ import type { ResolvedAgent, ToolRefusal } from '../actors/agentEnvironment.js';
 import type { ToolSchema } from '../models/Model.js';
 import type { AgentSummary } from '../tools/Delegation.js';
 import type { PlanLookup, Tool, ToolAudience } from '../tools/defineTool.js';
+import type { McpServers } from '../tools/mcp/McpServers.js';
 import type { PlannedCall } from '../tools/schedule.js';
 import type { AgentCatalog } from './AgentCatalog.js';
 
@@ -27,10 +28,14 @@ export class ToolAccess {
   private readonly lists = new WeakMap<ResolvedAgent, Lists>();
   /** What `plan` hooks may look up; made once, so planning a call allocates nothing more. */
   private readonly lookup: PlanLookup;
+  /** Each agent's tools with its MCP servers' tools, made once those servers have settled. */
+  private readonly withMcp = new WeakMap<ResolvedAgent, ReadonlyMap<string, Tool>>();
 
   constructor(
     private readonly catalog: CatalogView,
     private readonly maxDepth: number,
+    /** The runtime's MCP servers, for agents that use their tools. */
+    private readonly mcp?: McpServers,
   ) {
     this.lookup = { roleOf: (name) => catalog.get(name)?.definition.role, tool: (name) => catalog.tool(name) };
   }
@@ -42,8 +47,10 @@ export class ToolAccess {
   offered(agent: ResolvedAgent, depth: number, callerId: string): readonly ToolSchema[] {
     let lists = this.lists.get(agent);
     if (!lists) {
-      lists = { fixed: fixedSchemas(agent.tools), version: this.catalog.version };
-      this.lists.set(agent, lists);
+      const tools = this.toolsOf(agent);
+      lists = { fixed: fixedSchemas(tools), version: this.catalog.version };
+      // An agent whose MCP servers are still starting (a caller that did not wait for them) is asked again next time.
+      if (!agent.mcp || this.withMcp.has(agent)) this.lists.set(agent, lists);
     }
     if (lists.fixed) return lists.fixed;
     if (!lists.described || lists.version !== this.catalog.version) {
@@ -64,7 +71,8 @@ export class ToolAccess {
   /** The tool a call names, or why this agent may not call it. */
   toolFor(agent: ResolvedAgent, depth: number, toolName: string): Tool | ToolRefusal {
     const atLimit = depth >= this.maxDepth;
-    const tool = agent.tools.get(toolName);
+    const tools = this.toolsOf(agent);
+    const tool = tools.get(toolName) ?? (agent.mcp && this.mcp?.unavailable(agent.mcp, toolName));
     if (tool && !(atLimit && tool.delegates)) return tool;
     if (tool) {
       return {
@@ -73,7 +81,7 @@ export class ToolAccess {
       };
     }
     // Refused: name what the agent may call instead.
-    const own = [...agent.tools.values()].filter((known) => !(atLimit && known.delegates)).map((known) => known.name);
+    const own = [...tools.values()].filter((known) => !(atLimit && known.delegates)).map((known) => known.name);
     if (this.catalog.knowsTool(toolName)) {
       const listing = own.length > 0 ? `Its tools: ${own.join(', ')}.` : 'It has no tools.';
       return { reason: 'not_allowed', error: `Tool "${toolName}" is not allowed for agent "${agent.name}". ${listing}` };
@@ -89,6 +97,16 @@ export class ToolAccess {
     return tool.plan(args as never, this.lookup);
   }
 
+  /** The tools an agent may call: its own, and its MCP servers' (those listed so far, until they have all settled). */
+  private toolsOf(agent: ResolvedAgent): ReadonlyMap<string, Tool> {
+    if (!agent.mcp || !this.mcp) return agent.tools;
+    const made = this.withMcp.get(agent);
+    if (made) return made;
+    const tools = new Map([...agent.tools, ...this.mcp.toolsOf(agent.mcp)]);
+    if (this.mcp.settled(agent.mcp)) this.withMcp.set(agent, tools);
+    return tools;
+  }
+
   private describe(agent: ResolvedAgent, atLimit: boolean, callerId: string): ToolSchema[] {
     let delegates: readonly AgentSummary[] | undefined;
     const audience: ToolAudience = {
@@ -97,7 +115,7 @@ export class ToolAccess {
         (delegates ??= this.catalog.delegatesOf({ id: callerId, name: agent.name }).map((entry) => this.catalog.summary(entry))),
     };
     const schemas: ToolSchema[] = [];
-    for (const tool of agent.tools.values()) {
+    for (const tool of this.toolsOf(agent).values()) {
       if (atLimit && tool.delegates) continue;
       const description = tool.describe ? tool.describe(audience) : tool.schema.description;
       if (description === false) continue;

@@ -3,6 +3,7 @@ import type { Model } from '../models/Model.js';
 import { intensityProblem, restartModeProblem, type RestartIntensity, type RestartMode } from '../restart.js';
 import { retryProblem, type RetryOptions } from '../retry.js';
 import type { Tool } from '../tools/defineTool.js';
+import { McpServerEntries, mcpConfigProblem } from '../tools/mcp/McpServerConfig.js';
 
 /** Agent names: lower-case letters, digits, `_` and `-`, starting with a letter or digit, at most 64 long. */
 export const AGENT_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
@@ -17,9 +18,17 @@ export interface AgentDefinition {
   systemPrompt: string;
   /**
    * The tools this agent may call: tool objects, or names of tools given to `createRuntime({ tools })`.
-   * An agent gets no tool it does not list.
+   * An agent gets no tool it does not list. An MCP server's tools are named `server:tool` (`files:read_file`), and
+   * `server:*` lists every tool of that server.
    */
   tools?: readonly (Tool | string)[];
+  /**
+   * MCP servers whose every tool this agent gets, in Claude Code's shapes: a mapping of servers by name
+   * (`{ files: { command: 'npx', args: [...] } }`, `{ docs: { type: 'http', url } }`), or a list whose items name a
+   * server of the runtime (`'files'`) or define one (`{ files: { command, args } }`). A server defined here takes the
+   * place of the runtime's of the same name for this agent (the two share one process when defined alike).
+   */
+  mcpServers?: McpServerEntries;
   /** A model for this agent, or a model name passed to the runtime's model (which may use it instead of its own). */
   model?: Model | string;
   /** Sampling temperature passed to the model. */
@@ -157,13 +166,7 @@ export function defineAgent(definition: AgentDefinition): Agent {
       fail('inbox.overflow must be "reject" or "drop-oldest"');
     }
   }
-  const seen = new Set<string>();
-  for (const tool of definition.tools ?? []) {
-    const toolName = typeof tool === 'string' ? tool : tool?.name;
-    if (typeof toolName !== 'string') fail('tools must be tools made by defineTool() or tool names');
-    if (seen.has(toolName)) fail(`the tool "${toolName}" is listed twice`);
-    seen.add(toolName);
-  }
+  checkTools(definition, fail);
   return Object.freeze({
     ...definition,
     tools: definition.tools ? Object.freeze([...definition.tools]) : undefined,
@@ -175,6 +178,21 @@ export function defineAgent(definition: AgentDefinition): Agent {
     retry: definition.retry ? Object.freeze({ ...definition.retry }) : undefined,
     restartIntensity: definition.restartIntensity ? Object.freeze({ ...definition.restartIntensity }) : undefined,
   });
+}
+
+/** Its tools (each a tool or a name, listed once) and its MCP servers. */
+function checkTools(definition: AgentDefinition, fail: (message: string) => never): void {
+  const seen = new Set<string>();
+  for (const tool of definition.tools ?? []) {
+    const toolName = typeof tool === 'string' ? tool : tool?.name;
+    if (typeof toolName !== 'string') fail('tools must be tools made by defineTool() or tool names');
+    if (seen.has(toolName)) fail(`the tool "${toolName}" is listed twice`);
+    seen.add(toolName);
+  }
+  if (definition.mcpServers !== undefined) {
+    const problem = mcpConfigProblem(definition.mcpServers, 'mcpServers', McpServerEntries);
+    if (problem !== undefined) fail(problem);
+  }
 }
 
 /** The turn, time, retry and restart limits of a definition. */

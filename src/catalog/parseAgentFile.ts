@@ -1,6 +1,7 @@
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { AgentFileError, errorMessage } from '../errors.js';
+import { McpServerEntries } from '../tools/mcp/McpServerConfig.js';
 import { AGENT_NAME, type AgentDefinition } from './defineAgent.js';
 
 /** A list in an agent file: a YAML list, or one comma-separated string (`tools: Read, Grep`). */
@@ -16,6 +17,8 @@ export const AgentFrontmatter = z.object({
   name: z.string().regex(AGENT_NAME, 'must be lower-case letters, digits, "-" or "_", starting with a letter or digit, at most 64 long'),
   description: z.string().trim().min(1, 'must not be empty'),
   tools: List.optional(),
+  /** MCP servers whose tools the agent gets: `{ name: { command, args, env } | { type: http, url } }`, or a list of names and such mappings. */
+  mcpServers: McpServerEntries.optional(),
   model: z.string().trim().min(1).optional(),
   temperature: z.number().min(0).max(2).optional(),
   maxTurns: z.number().int().positive().optional(),
@@ -91,6 +94,7 @@ export function parseAgentFile(file: string, text: string): AgentDefinition {
     description: fields.description,
     systemPrompt,
     ...(fields.tools === undefined ? {} : { tools: fields.tools }),
+    ...(fields.mcpServers === undefined ? {} : { mcpServers: fields.mcpServers }),
     ...(fields.model === undefined ? {} : { model: fields.model }),
     ...(fields.temperature === undefined ? {} : { temperature: fields.temperature }),
     ...(fields.maxTurns === undefined ? {} : { maxTurns: fields.maxTurns }),

@@ -11,6 +11,7 @@ import { AbortedError, ConfigurationError, ModelError, errorMessage } from '../e
 import { MIN_SECRET_LENGTH, Redactor } from '../redaction.js';
 import type { ChatMessage, Model, ModelReply, ModelRequest, ToolCall, ToolSchema, Usage } from './Model.js';
 import { parseXmlToolCalls, toXmlConversation } from './xmlToolCalls.js';
+import { wireToolNames, type WireToolNames } from './wireToolNames.js';
 
 /** Options of {@link OpenAIModel}. */
 export interface OpenAIModelOptions {
@@ -117,10 +118,12 @@ export class OpenAIModel implements Model {
     const model = request.model ?? this.#options.model;
     const xml = this.#options.toolCallFormat === 'xml';
     const temperature = request.temperature ?? this.#options.temperature;
+    // Names the API refuses (an MCP tool's `server:tool`) go out encoded and come back as they were.
+    const names = xml ? undefined : wireToolNames(request.tools);
     const body: ChatCompletionCreateParamsNonStreaming = {
       model,
-      messages: toChatMessages(xml ? toXmlConversation(request.messages, request.tools) : request.messages),
-      ...(!xml && request.tools.length > 0 && { tools: request.tools.map(toChatTool) }),
+      messages: toChatMessages(xml ? toXmlConversation(request.messages, request.tools) : request.messages, names),
+      ...(!xml && request.tools.length > 0 && { tools: request.tools.map((tool) => toChatTool(tool, names)) }),
       ...(temperature !== undefined && { temperature }),
     };
     const { signal } = request;
@@ -134,6 +137,7 @@ export class OpenAIModel implements Model {
     // A stream cut short by the signal ends quietly in the SDK: the partial answer must not pass as a reply.
     if (signal.aborted) throw aborted(model);
     reply.model ||= model;
+    if (names && reply.toolCalls) reply.toolCalls = reply.toolCalls.map((call) => ({ ...call, name: names.fromWire(call.name) }));
     return xml ? withXmlToolCalls(reply) : reply;
   }
 
@@ -261,7 +265,7 @@ function withXmlToolCalls(reply: TextReply): ModelReply {
 }
 
 /** troupe's messages in the Chat Completions shape. */
-function toChatMessages(messages: readonly ChatMessage[]): ChatCompletionMessageParam[] {
+function toChatMessages(messages: readonly ChatMessage[], names?: WireToolNames): ChatCompletionMessageParam[] {
   return messages.map((message): ChatCompletionMessageParam => {
     switch (message.role) {
       case 'system':
@@ -278,7 +282,7 @@ function toChatMessages(messages: readonly ChatMessage[]): ChatCompletionMessage
           tool_calls: message.toolCalls.map((call) => ({
             id: call.id,
             type: 'function' as const,
-            function: { name: call.name, arguments: call.arguments },
+            function: { name: names ? names.toWire(call.name) : call.name, arguments: call.arguments },
           })),
         };
       case 'tool':
@@ -287,8 +291,9 @@ function toChatMessages(messages: readonly ChatMessage[]): ChatCompletionMessage
   });
 }
 
-function toChatTool(tool: ToolSchema): ChatCompletionTool {
-  return { type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.parameters } };
+function toChatTool(tool: ToolSchema, names?: WireToolNames): ChatCompletionTool {
+  const name = names ? names.toWire(tool.name) : tool.name;
+  return { type: 'function', function: { name, description: tool.description, parameters: tool.parameters } };
 }
 
 function aborted(model: string): AbortedError {

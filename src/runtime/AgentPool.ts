@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ResolvedAgent } from '../actors/agentEnvironment.js';
+import { toolNamesOf } from '../catalog/resolveAgent.js';
 import type { Clock } from '../clock.js';
 import type { TimerKind } from './RuntimeClock.js';
 import { ConfigurationError } from '../errors.js';
@@ -62,7 +63,7 @@ export class AgentPool {
 
   /** The pool key of an agent definition: name, system prompt hash, tool list hash. */
   key(agent: ResolvedAgent): string {
-    const tools = [...agent.tools.keys()].sort().join('\n');
+    const tools = toolNamesOf(agent).sort().join('\n');
     return `${agent.name}:${hash(agent.definition.systemPrompt)}:${hash(tools)}`;
   }
 

@@ -2,6 +2,7 @@ import type { ResolvedAgent } from '../actors/agentEnvironment.js';
 import type { ErrorInfo } from '../failure.js';
 import type { AgentCatalog } from '../catalog/AgentCatalog.js';
 import { AGENT_NAME } from '../catalog/defineAgent.js';
+import { toolNamesOf } from '../catalog/resolveAgent.js';
 import { ConfigurationError, DelegationError, RuntimeClosedError, UnknownAgentError } from '../errors.js';
 import type { FailureReason, TroupeEvent } from '../events/events.js';
 import { emptyFigures, type MetricsSnapshot } from '../events/metrics.js';
@@ -442,7 +443,7 @@ function inputOf(
     ...(limits.resident ? { resident: true } : {}),
     systemPrompt: agent.definition.systemPrompt,
     model: agent.modelName ?? agent.model.name,
-    tools: [...agent.tools.keys()],
+    tools: toolNamesOf(agent),
     maxTurns: limits.maxTurns,
     idleTimeoutMs: limits.idleTimeoutMs,
     retry: limits.retry,

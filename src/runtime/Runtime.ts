@@ -18,6 +18,8 @@ import type { PriceTable } from '../models/prices.js';
 import type { StatelyInspector } from '../inspect/statelyInspector.js';
 import type { WebInspector, WebInspectorOptions } from '../inspect/webInspector.js';
 import type { Tool } from '../tools/defineTool.js';
+import type { McpServerStatus } from '../tools/mcp/McpConnection.js';
+import type { McpServerConfigs } from '../tools/mcp/McpServerConfig.js';
 import type { PoolOptions, PoolStats } from './AgentPool.js';
 import type { AgentResult } from './AgentResults.js';
 import type { PendingApproval } from './Approvals.js';
@@ -57,6 +59,15 @@ export interface RuntimeOptions {
    * listed in `runtime.agentFileWarnings`.
    */
   strictAgentFiles?: boolean;
+  /**
+   * MCP servers whose tools agents may call, by name, in `.mcp.json`'s shape: `{ files: { command: 'npx', args: [...],
+   * env } }` for a server spawned over stdio, `{ docs: { type: 'http', url, headers } }` for one over streamable HTTP;
+   * `timeoutMs` (default 30,000) limits its start and `toolTimeoutMs` (default 60,000) each call, in real time. An agent
+   * lists a server's tools as `files:read_file`, or `files:*` for all of them (the default agent gets every server's).
+   * A server starts on the first turn of an agent that uses it and stops at `shutdown()`; one that fails to start,
+   * times out or dies turns each call to it into an error result the model sees (see `runtime.mcpServers()`).
+   */
+  mcpServers?: McpServerConfigs;
   /** Where sessions (records and conversations) are kept: a `JsonFileMemory` outlives the process (default: memory). */
   store?: MemoryPort;
   /** Limits of the pool of idle `persist` agents. */
@@ -301,6 +312,11 @@ export interface Runtime {
   readonly inspector?: StatelyInspector;
   /** The web inspector this run is shown in (`await runtime.ui.url`), when `ui` was given. */
   readonly ui?: WebInspector;
+  /**
+   * How each MCP server stands: the runtime's (`idle` until an agent needs it) and those agents define, with its
+   * state, its tools once listed, its child's pid for a stdio server, and why it failed.
+   */
+  mcpServers(): McpServerStatus[];
   /** Spawns an agent; it starts when a slot is free under `maxParallel`. */
   spawn(agentName: string, task: string, options?: SpawnOptions): AgentHandle;
   /** Spawns an agent and waits for its result. */

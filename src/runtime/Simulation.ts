@@ -25,6 +25,11 @@ export interface SimulationParts {
   table(): AgentTable;
   /** Grows with every event: tells work that moves on from work that is stuck. */
   progress(): number;
+  /**
+   * True while work the runtime knows of runs in real time outside the simulation (an MCP server starting or answering
+   * a call): an idle timeout waits for it, however long it takes (its own limits end it).
+   */
+  outsideWork?(): boolean;
 }
 
 /**
@@ -54,8 +59,9 @@ export async function runUntilIdle(parts: SimulationParts, options: RunUntilIdle
     if (next !== undefined && clock.simulated) {
       if (parts.progress() !== seen) [seen, stalled] = [parts.progress(), 0];
       // The next timer is an idle timeout, yet agents still work: give them real time before it fires.
-      if (clock.nextTimerKind() === 'watchdog' && stalled < GRACE_TURNS && someBusy(parts)) {
-        stalled += 1;
+      const outside = parts.outsideWork?.() === true;
+      if (clock.nextTimerKind() === 'watchdog' && (outside || stalled < GRACE_TURNS) && someBusy(parts)) {
+        if (!outside) stalled += 1;
         await realTick();
         continue;
       }

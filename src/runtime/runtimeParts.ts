@@ -1,3 +1,4 @@
+import type { MemoryPort } from '../memory/MemoryPort.js';
 import { Subject, type Subscription } from 'rxjs';
 import { createActor, toPromise, type AnyActorRef, type InspectionEvent, type Observer } from 'xstate';
 import { createCallModel } from '../actors/callModel.js';
@@ -31,6 +32,7 @@ import { PostOffice } from '../messaging/PostOffice.js';
 import { defaultPrices, type PriceTable } from '../models/prices.js';
 import { RandomSource } from '../random.js';
 import { Redactor } from '../redaction.js';
+import { McpServers } from '../tools/mcp/McpServers.js';
 import { recordEvents, type EventRecording } from '../views/recordEvents.js';
 import { traceEvents } from '../views/traceEvents.js';
 import { AgentPool } from './AgentPool.js';
@@ -52,7 +54,8 @@ export type RuntimeParts = ReturnType<typeof buildParts>;
 export function buildParts(options: RuntimeOptions) {
   const settings = readSettings(options);
   const catalog = catalogFor(options, settings);
-  const access = new ToolAccess(catalog, settings.maxDepth);
+  const mcp = new McpServers(settings.mcpServers);
+  const access = new ToolAccess(catalog, settings.maxDepth, mcp);
   const prices: PriceTable = { ...defaultPrices, ...options.prices };
   const clock = new RuntimeClock(options.clock ?? realClockFromNow());
   const random = options.seed === undefined ? RandomSource.unseeded() : new RandomSource(options.seed);
@@ -63,8 +66,8 @@ export function buildParts(options: RuntimeOptions) {
   // Secrets are replaced where data leaves the runtime: every event, results' errors and what sessions store.
   const redactor = new Redactor({ secrets: options.secrets ?? [] });
   const inspection = inspectionFor(options, redactor, runId);
-  const { inspect, ui } = inspection;
-  const sessions = new SessionStore(options.store ?? new InMemoryMemory({ copy: false }), { isLive: (id) => launcher.isLive(id), redactor });
+  const store = options.store ?? new InMemoryMemory({ copy: false });
+  const sessions = new SessionStore(store, { isLive: (id) => launcher.isLive(id), redactor });
   const pool = new AgentPool(clock, options.pool);
   const { streams, events$, metrics$ } = createEventPipeline({ redactor });
   const runtimeEvents = new Subject<TroupeEvent>();
@@ -73,17 +76,14 @@ export function buildParts(options: RuntimeOptions) {
   const send = (event: SupervisorEvent) => supervisor.send(event);
   const announce = announcerFor(runId, clock, table, runtimeEvents);
 
-  const { postOffice, blackboard, messenger } = messagingFor(options, { clock, catalog, send, table, announce, closed: () => closed, inspected: inspect !== undefined });
+  const { postOffice, blackboard, messenger } = messagingFor(options, { clock, catalog, send, table, announce, closed: () => closed, inspected: inspection.inspect !== undefined });
   const metrics = () => latest;
   const limits = new RunLimits({ table, metrics, maxAgents: settings.maxAgents, maxPending: settings.maxPending, runBudget: settings.budget });
   const retention = retentionFor(settings.retainFinished, { table, results, limits, metrics, sessions: options.store === undefined ? sessions : undefined });
   const launcher: Launcher = new Launcher({ settings, limits, retention, checkpoints: options.store !== undefined, runId, catalog, results, approvals, sessions, pool, postOffice, messenger, random, redactor, clock, announce, events$, metrics, table, send });
   const delegator = delegatorFor(options, { catalog, results, approvals, sessions, clock, maxDepth: settings.maxDepth, table, launcher, send });
-  // Long-term notes (memory_save, memory_search) in the runtime's store, their secrets replaced like the sessions'.
-  const noteKeys = random.fork('notes');
-  const notes = new NoteStore(options.store ?? new InMemoryMemory({ copy: false }), { redactor, makeId: () => noteKeys.key() });
-  const environment = environmentFor({ access, prices, launcher, delegator, messenger, blackboard, notes, runtimeEvents, clock, postOffice, limits });
-  const supervisor = supervisorFor(inspect, {
+  const environment = environmentFor({ access, mcp, prices, launcher, delegator, messenger, blackboard, notes: notesFor(store, redactor, random), runtimeEvents, clock, postOffice, limits });
+  const supervisor = supervisorFor(inspection.inspect, {
     agentLogic: agentLogicFor(environment, postOffice, clock, limits),
     maxParallel: settings.maxParallel,
     clock,
@@ -99,7 +99,7 @@ export function buildParts(options: RuntimeOptions) {
     events$.subscribe((event) => launcher.observe(event)),
   ];
   const recording: EventRecording | undefined = options.record ? recordEvents(events$, options.record, { runId }) : undefined;
-  if (ui) subscriptions.push(ui.watch(events$));
+  if (inspection.ui) subscriptions.push(inspection.ui.watch(events$));
   // The runtime's own events (messages, the blackboard), merged once `events$` has its subscribers.
   streams.add(runtimeEvents);
   supervisor.start();
@@ -108,6 +108,7 @@ export function buildParts(options: RuntimeOptions) {
     runId,
     redactor,
     catalog,
+    mcp,
     clock,
     results,
     approvals,
@@ -158,6 +159,12 @@ function retentionFor(
       sessions?.forget(ids);
     },
   });
+}
+
+/** Long-term notes (memory_save, memory_search) in the runtime's store, their secrets replaced like the sessions'. */
+function notesFor(store: MemoryPort, redactor: Redactor, random: RandomSource): NoteStore {
+  const noteKeys = random.fork('notes');
+  return new NoteStore(store, { redactor, makeId: () => noteKeys.key() });
 }
 
 /** How the runtime announces its own events (messages, the blackboard): with the header of the agent's record. */
@@ -226,6 +233,7 @@ function messagingFor(
 /** What the agents' actors (`callModel`, `runTools`) are given: agents, tools, services and the clock. */
 function environmentFor(parts: {
   access: ToolAccess;
+  mcp: McpServers;
   prices: PriceTable;
   launcher: Launcher;
   delegator: Delegator;
@@ -241,6 +249,7 @@ function environmentFor(parts: {
   return {
     prices: parts.prices,
     resolve: (name, id) => launcher.resolve(name, id),
+    toolsReady: (agent) => (agent.mcp ? parts.mcp.ready(agent.mcp) : undefined),
     toolSchemas: (agent, depth, agentId) => access.offered(agent, depth, agentId),
     toolFor: (agent, depth, toolName) => access.toolFor(agent, depth, toolName),
     plan: (tool, args) => access.plan(tool, args),
@@ -358,14 +367,16 @@ function catalogFor(options: RuntimeOptions, settings: ReturnType<typeof readSet
     ...(options.strictAgentFiles === undefined ? {} : { strictAgentFiles: options.strictAgentFiles }),
     tools: options.tools ?? [],
     maxToolConcurrency: settings.maxToolConcurrency,
+    mcpServers: settings.mcpServers,
     ...(options.enableParallelExecution === undefined ? {} : { parallel: options.enableParallelExecution !== false }),
   });
 }
 
 /**
  * Shuts a runtime down: no more launches or messages, every live agent cancelled, and once the supervisor has ended
- * (however it ended, a crashed one included) the pool, streams, requests, recording, trace, session writes and the Stately
- * and web inspectors the runtime started (not ones it was given) are closed.
+ * (however it ended, a crashed one included) the pool, streams, requests, recording, trace, session writes, the MCP
+ * servers (their child processes ended) and the Stately and web inspectors the runtime started (not ones it was given)
+ * are closed.
  */
 export async function shutdown(parts: RuntimeParts): Promise<void> {
   parts.close();
@@ -387,6 +398,7 @@ export async function shutdown(parts: RuntimeParts): Promise<void> {
     parts.recording?.close(),
     parts.trace?.close(),
     parts.sessions.flush(),
+    parts.mcp.close(),
     parts.ownsInspector ? parts.inspector?.close() : undefined,
     parts.ownsUi ? parts.ui?.close() : undefined,
   ]);

@@ -2,6 +2,7 @@ import { ConfigurationError } from '../errors.js';
 import { isStatelyInspector } from '../inspect/statelyInspector.js';
 import type { AgentBudget } from '../machines/agentTypes.js';
 import { checkRetry, retryPolicy, type RetryPolicy } from '../retry.js';
+import { McpServerConfigs, mcpConfigProblem, type McpServerConfig } from '../tools/mcp/McpServerConfig.js';
 import type { RuntimeOptions } from './Runtime.js';
 
 /** The runtime's limits, with defaults filled in. */
@@ -23,6 +24,8 @@ export interface Settings {
   inbox: { capacity: number; overflow: 'reject' | 'drop-oldest' };
   /** How every agent's failed model calls are tried again, field by field unless its definition or spawn says otherwise. */
   retry: RetryPolicy;
+  /** The MCP servers agents may use, by name (none unless given). */
+  mcpServers: ReadonlyMap<string, McpServerConfig>;
 }
 
 const DEFAULTS: Settings = {
@@ -37,6 +40,7 @@ const DEFAULTS: Settings = {
   retainFinished: 10_000,
   inbox: { capacity: 256, overflow: 'reject' },
   retry: retryPolicy(),
+  mcpServers: new Map(),
 };
 
 /** Checks the runtime's options and fills in the defaults; a bad option is a `ConfigurationError`. */
@@ -73,7 +77,16 @@ export function readSettings(options: RuntimeOptions): Settings {
     budget: checkBudget(options.budget, 'budget'),
     retainFinished: options.retainFinished === Infinity ? Infinity : (whole(options.retainFinished, 'retainFinished') ?? DEFAULTS.retainFinished),
     retry: retryPolicy(checkRetry(options.retry, 'retry')),
+    mcpServers: mcpServersOf(options.mcpServers),
   };
+}
+
+/** `mcpServers` checked (a `ConfigurationError` naming the field at fault), by name. */
+function mcpServersOf(given: RuntimeOptions['mcpServers']): ReadonlyMap<string, McpServerConfig> {
+  if (given === undefined) return DEFAULTS.mcpServers;
+  const problem = mcpConfigProblem(given, 'mcpServers');
+  if (problem !== undefined) throw new ConfigurationError(`${problem}.`);
+  return new Map(Object.entries(McpServerConfigs.parse(given)));
 }
 
 /** A positive number, or undefined when not given; anything else is a `ConfigurationError` naming the field. */

@@ -119,4 +119,37 @@ describe('parseAgentFile', () => {
     expect((caught as Error).message).toMatch(new RegExp(`^agents/a\\.md: ${field}: `));
     expect((caught as Error).message).toMatch(message);
   });
+  it("reads mcpServers in Claude Code's shapes: a mapping of servers by name, or a list of names and mappings", () => {
+    const mapped = parseAgentFile(
+      'agents/a.md',
+      file(
+        [
+          'name: a',
+          'description: Reads files.',
+          'tools: files:read_file, docs:*',
+          'mcpServers:',
+          '  files:',
+          '    command: npx',
+          '    args: ["-y", "@modelcontextprotocol/server-filesystem", "."]',
+          '    env: { DEBUG: "1" }',
+          '  docs:',
+          '    type: http',
+          '    url: http://127.0.0.1:8080/mcp',
+        ].join('\n'),
+      ),
+    );
+    expect(mapped.tools).toEqual(['files:read_file', 'docs:*']);
+    expect(mapped.mcpServers).toEqual({
+      files: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '.'], env: { DEBUG: '1' } },
+      docs: { type: 'http', url: 'http://127.0.0.1:8080/mcp' },
+    });
+    const listed = parseAgentFile('agents/b.md', file(['name: b', 'description: B.', 'mcpServers:', '  - files', '  - git:', '      command: uvx'].join('\n')));
+    expect(listed.mcpServers).toEqual(['files', { git: { command: 'uvx' } }]);
+  });
+
+  it('refuses an mcpServers entry that is neither a command nor an http url, naming the field', () => {
+    const bad = () => parseAgentFile('agents/c.md', file(['name: c', 'description: C.', 'mcpServers:', '  files:', '    args: [x]'].join('\n')));
+    expect(bad).toThrow(AgentFileError);
+    expect(bad).toThrow(/mcpServers/);
+  });
 });

@@ -98,6 +98,32 @@ describe('OpenAIModel, whole replies', () => {
     expect(reply.usage).toEqual({ inputTokens: 5, outputTokens: 7 });
   });
 
+  it("sends names the API refuses (an MCP tool's server:tool) encoded, and reads the model's calls back under troupe's names", async () => {
+    const mcpRead = { ...searchTool, name: 'files:read_file' };
+    const plain = { ...searchTool, name: 'files__read_file' };
+    scripted({
+      kind: 'json',
+      body: chatCompletion({
+        content: null,
+        toolCalls: [
+          { id: 'call_a', name: 'files__read_file_2', arguments: '{}' },
+          { id: 'call_b', name: 'files__read_file', arguments: '{}' },
+        ],
+      }),
+    });
+    const messages: ChatMessage[] = [
+      { role: 'user', content: 'Read.' },
+      { role: 'assistant', content: '', toolCalls: [{ id: 'call_0', name: 'files:read_file', arguments: '{}' }] },
+      { role: 'tool', toolCallId: 'call_0', content: 'text' },
+    ];
+
+    const reply = await modelFor().complete(modelRequest({ messages, tools: [mcpRead, plain] }));
+
+    expect((body().tools as { function: { name: string } }[]).map((tool) => tool.function.name)).toEqual(['files__read_file_2', 'files__read_file']);
+    expect((body().messages as { tool_calls?: { function: { name: string } }[] }[])[1]?.tool_calls?.[0]?.function.name).toBe('files__read_file_2');
+    expect(reply.toolCalls?.map((call) => call.name)).toEqual(['files:read_file', 'files__read_file']);
+  });
+
   it('sends earlier tool calls and tool results back in the Chat Completions shape', async () => {
     scripted({ kind: 'json', body: chatCompletion({ content: 'Otters are mustelids.' }) });
     const messages: ChatMessage[] = [

@@ -1,0 +1,215 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { CallToolResult, Tool as McpToolInfo } from '@modelcontextprotocol/sdk/types.js';
+import { ToolError, errorMessage } from '../../errors.js';
+import { DEFAULT_MCP_CALL_TIMEOUT_MS, DEFAULT_MCP_START_TIMEOUT_MS, type McpServerConfig } from './McpServerConfig.js';
+
+export type { McpToolInfo };
+
+/**
+ * Where a server is: `idle` (not started: no agent that needs it has taken a turn yet), `starting`, `ready`, `failed`
+ * (it did not start, timed out, or died; see `error`) or `closed` (the runtime shut down).
+ */
+export type McpServerState = 'idle' | 'starting' | 'ready' | 'failed' | 'closed';
+
+/** One MCP server as `runtime.mcpServers()` reports it. */
+export interface McpServerStatus {
+  /** The server's name, the prefix of its tools' names. */
+  readonly name: string;
+  readonly transport: 'stdio' | 'http';
+  readonly state: McpServerState;
+  /** The child process's id, for a stdio server that was spawned (kept after it ends, to check that it is gone). */
+  readonly pid?: number;
+  /** Its tools' names as the server lists them (without the `server:` prefix), once it is ready. */
+  readonly tools: readonly string[];
+  /** Why it failed. */
+  readonly error?: string;
+}
+
+/** How much of a stdio server's stderr is kept, to explain a failure. */
+const STDERR_TAIL = 2_000;
+
+/**
+ * One connection to one MCP server, through the official SDK's `Client`: started once (`start` never rejects; a
+ * failure is its state), its tools listed when it starts, its tools called, and closed with the runtime (a stdio
+ * child is ended: stdin closed, then SIGTERM, then SIGKILL, as the SDK's transport does). A server that fails to start,
+ * passes `timeoutMs`, or dies is `failed` for good, and each call to it throws a {@link ToolError} that says why.
+ */
+export class McpConnection {
+  private state: McpServerState = 'idle';
+  private client: Client | undefined;
+  private started: Promise<void> | undefined;
+  private tools: readonly McpToolInfo[] = [];
+  private failure: string | undefined;
+  private pid: number | undefined;
+  private stderr = '';
+  private calls = 0;
+
+  constructor(
+    /** The server's name. */
+    readonly name: string,
+    readonly config: McpServerConfig,
+  ) {}
+
+  /** Starts the server, once: resolves when it is ready or has failed (it never rejects). */
+  start(): Promise<void> {
+    this.started ??= this.open().catch((error: unknown) => this.fail(`failed to start: ${errorMessage(error)}`));
+    return this.started;
+  }
+
+  /** True once the server is ready or will never be (failed, closed). */
+  get settled(): boolean {
+    return this.state !== 'idle' && this.state !== 'starting';
+  }
+
+  /** True while the server is starting or answering a call: real work a simulation waits for. */
+  get busy(): boolean {
+    return this.state === 'starting' || this.calls > 0;
+  }
+
+  /** The tools the server listed when it started (none unless it is or was ready). */
+  listed(): readonly McpToolInfo[] {
+    return this.tools;
+  }
+
+  /** Why calls to this server cannot be made, or undefined while it is ready. */
+  unavailable(): string | undefined {
+    if (this.state === 'ready') return undefined;
+    if (this.state === 'idle' || this.state === 'starting') return `MCP server "${this.name}" has not started yet.`;
+    return `MCP server "${this.name}" is not available: ${this.failure ?? 'it stopped'}.${this.stderrNote()}`;
+  }
+
+  /** Calls one of its tools; throws a {@link ToolError} when the server is not available or the call fails. */
+  async call(tool: string, args: Record<string, unknown>, signal: AbortSignal): Promise<CallToolResult> {
+    const toolName = `${this.name}:${tool}`;
+    const client = this.client;
+    const down = this.unavailable();
+    if (down !== undefined || !client) throw new ToolError(down ?? `MCP server "${this.name}" is not available.`, toolName);
+    this.calls += 1;
+    try {
+      const timeout = this.config.toolTimeoutMs ?? DEFAULT_MCP_CALL_TIMEOUT_MS;
+      return (await client.callTool({ name: tool, arguments: args }, undefined, { signal, timeout })) as CallToolResult;
+    } catch (error) {
+      if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : error;
+      const gone = this.unavailable();
+      if (gone !== undefined) throw new ToolError(gone, toolName, { cause: error });
+      throw new ToolError(`MCP server "${this.name}" could not run "${tool}": ${errorMessage(error)}`, toolName, { cause: error });
+    } finally {
+      this.calls -= 1;
+    }
+  }
+
+  /** Closes the connection and ends a stdio server's process; waits for a start under way to end first. */
+  async close(): Promise<void> {
+    if (this.state === 'closed') return;
+    this.state = 'closed';
+    this.failure ??= 'the runtime has shut down';
+    await this.client?.close().catch(() => {});
+    await this.started; // a start under way fails on the closed transport, within its timeout
+    await this.client?.close().catch(() => {});
+  }
+
+  /** How the server stands. */
+  status(): McpServerStatus {
+    return {
+      name: this.name,
+      transport: this.config.type === 'http' ? 'http' : 'stdio',
+      state: this.state,
+      ...(this.pid === undefined ? {} : { pid: this.pid }),
+      tools: this.tools.map((tool) => tool.name),
+      ...(this.failure === undefined || this.state === 'ready' ? {} : { error: this.failure }),
+    };
+  }
+
+  private async open(): Promise<void> {
+    if (this.state !== 'idle') return;
+    this.state = 'starting';
+    const transport = this.transport();
+    const client = new Client({ name: 'troupe', version: '0.1.0' });
+    this.client = client;
+    // A server that dies after it started: every call from now on says so (calls in flight are rejected by the SDK).
+    client.onclose = () => {
+      if (this.state === 'ready') this.fail('its connection closed (the server stopped)');
+    };
+    client.onerror = () => {}; // errors reach the requests they break; the SDK would otherwise only log them
+    const timeoutMs = this.config.timeoutMs ?? DEFAULT_MCP_START_TIMEOUT_MS;
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`it did not answer within ${timeoutMs} ms (timeoutMs)`)), timeoutMs);
+    });
+    try {
+      await Promise.race([this.handshake(client, transport, timeoutMs), deadline]);
+    } catch (error) {
+      await client.close().catch(() => {});
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+    if (this.state !== 'starting') return void (await client.close().catch(() => {})); // closed while starting
+    this.state = 'ready';
+  }
+
+  /** Connects (the MCP handshake) and lists every tool, page by page. */
+  private async handshake(client: Client, transport: Transport, timeout: number): Promise<void> {
+    await client.connect(transport, { timeout });
+    const tools: McpToolInfo[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await client.listTools(cursor === undefined ? {} : { cursor }, { timeout });
+      tools.push(...page.tools);
+      cursor = page.nextCursor;
+    } while (cursor !== undefined);
+    this.tools = tools;
+  }
+
+  private transport(): Transport {
+    const { config } = this;
+    if (config.type === 'http') {
+      return new StreamableHTTPClientTransport(new URL(config.url), config.headers ? { requestInit: { headers: config.headers } } : {});
+    }
+    const transport = new SpawnedTransport(
+      {
+        command: config.command,
+        args: config.args ?? [],
+        ...(config.env ? { env: config.env } : {}),
+        ...(config.cwd ? { cwd: config.cwd } : {}),
+        stderr: 'pipe',
+      },
+      (pid) => (this.pid = pid),
+    );
+    // Kept, not printed: the end of a server's stderr explains why it failed.
+    transport.stderr?.on('data', (chunk: Buffer) => {
+      this.stderr = (this.stderr + chunk.toString('utf8')).slice(-STDERR_TAIL);
+    });
+    return transport;
+  }
+
+  private fail(reason: string): void {
+    if (this.state === 'closed') return;
+    this.state = 'failed';
+    this.failure = reason;
+  }
+
+  private stderrNote(): string {
+    const tail = this.stderr.trim().split('\n').slice(-3).join(' | ');
+    return tail === '' ? '' : ` Its last output: ${tail}`;
+  }
+}
+
+/** The SDK's stdio transport, telling the id of its child as soon as it is spawned (it forgets it once closed). */
+class SpawnedTransport extends StdioClientTransport {
+  constructor(
+    parameters: ConstructorParameters<typeof StdioClientTransport>[0],
+    private readonly spawned: (pid: number) => void,
+  ) {
+    super(parameters);
+  }
+
+  override start(): Promise<void> {
+    const started = super.start(); // spawns at once: the id is known now, before a close can forget it
+    if (this.pid !== null) this.spawned(this.pid);
+    return started;
+  }
+}

@@ -1,0 +1,97 @@
+import { z } from 'zod';
+
+/** The name of an MCP server: what its tools are called by (`files:read_file` for the server `files`). */
+export const MCP_SERVER_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/** The default limit on a server's start (spawn or connect, the MCP handshake and the tool listing), in ms. */
+export const DEFAULT_MCP_START_TIMEOUT_MS = 30_000;
+
+/** The default limit on one tool call to a server, in ms (the MCP SDK's own default). */
+export const DEFAULT_MCP_CALL_TIMEOUT_MS = 60_000;
+
+const limits = {
+  /** How long the server may take to start and list its tools, in ms (default 30,000). */
+  timeoutMs: z.number().positive().optional(),
+  /** How long one tool call may take, in ms (default 60,000). */
+  toolTimeoutMs: z.number().positive().optional(),
+};
+
+/**
+ * A server started as a child process that speaks MCP over its stdin and stdout (`.mcp.json`'s shape: `command`,
+ * `args`, `env`). The child gets only a few variables of this process's environment (`PATH`, `HOME`, …) and `env`.
+ */
+export const McpStdioServerConfig = z.object({
+  type: z.literal('stdio').optional(),
+  /** The program to run, such as `node` or `npx`. */
+  command: z.string().trim().min(1, 'must not be empty'),
+  /** Its arguments. */
+  args: z.array(z.string()).optional(),
+  /** Variables added to the child's environment. */
+  env: z.record(z.string(), z.string()).optional(),
+  /** The child's working folder (default: this process's). */
+  cwd: z.string().min(1).optional(),
+  ...limits,
+});
+/** A server started as a child process over stdio. */
+export type McpStdioServerConfig = z.infer<typeof McpStdioServerConfig>;
+
+/** A server reached over streamable HTTP at `url` (`.mcp.json`'s `{ "type": "http", "url": … }`). */
+export const McpHttpServerConfig = z.object({
+  type: z.literal('http'),
+  /** The server's MCP endpoint, such as `http://127.0.0.1:8080/mcp`. */
+  url: z.url({ protocol: /^https?$/ }),
+  /** Headers sent with every request (an `Authorization` header, say). */
+  headers: z.record(z.string(), z.string()).optional(),
+  ...limits,
+});
+/** A server reached over streamable HTTP. */
+export type McpHttpServerConfig = z.infer<typeof McpHttpServerConfig>;
+
+/** How to reach one MCP server: a child process over stdio, or a URL over streamable HTTP. */
+export const McpServerConfig = z.union([McpStdioServerConfig, McpHttpServerConfig], {
+  error: (issue) =>
+    typeof issue.input === 'object' && issue.input !== null && (issue.input as { type?: unknown }).type === 'sse'
+      ? 'the SSE transport is not supported: use { type: "http", url } (streamable HTTP)'
+      : 'must be { command, args?, env? } (stdio) or { type: "http", url } (streamable HTTP)',
+});
+/** How to reach one MCP server. */
+export type McpServerConfig = z.infer<typeof McpServerConfig>;
+
+const ServerName = z.string().regex(MCP_SERVER_NAME, 'an MCP server name must be 1-64 letters, digits, "_" or "-"');
+
+/** MCP servers by name, as `createRuntime({ mcpServers })` and `.mcp.json`'s `mcpServers` give them. */
+export const McpServerConfigs = z.record(ServerName, McpServerConfig);
+/** MCP servers by name. */
+export type McpServerConfigs = z.infer<typeof McpServerConfigs>;
+
+/**
+ * An agent's `mcpServers`, in either of Claude Code's shapes: a mapping of servers by name (`.mcp.json`'s), or a list
+ * whose items name a server of the runtime (`- files`) or define one (`- files: { command: … }`).
+ */
+export const McpServerEntries = z.union([
+  McpServerConfigs,
+  z.array(z.union([ServerName, z.record(ServerName, McpServerConfig)])),
+]);
+/** An agent's `mcpServers`. */
+export type McpServerEntries = z.infer<typeof McpServerEntries>;
+
+/** An agent's `mcpServers` read out: the servers it defines by name, and the runtime's servers it names. */
+export function readMcpEntries(entries: McpServerEntries): { own: Map<string, McpServerConfig>; named: string[] } {
+  const own = new Map<string, McpServerConfig>();
+  const named: string[] = [];
+  const items = Array.isArray(entries) ? entries : [entries];
+  for (const item of items) {
+    if (typeof item === 'string') named.push(item);
+    else for (const [name, config] of Object.entries(item)) own.set(name, config);
+  }
+  return { own, named };
+}
+
+/** The first problem of a value given as MCP servers by name (`field` names it), or undefined when it is valid. */
+export function mcpConfigProblem(value: unknown, field: string, schema: z.ZodType = McpServerConfigs): string | undefined {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return undefined;
+  const issue = parsed.error.issues[0]!;
+  const at = [field, ...issue.path.map(String)].join('.');
+  return `${at}: ${issue.message}`;
+}

@@ -1,0 +1,100 @@
+import { z } from 'zod';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { ToolError } from '../../errors.js';
+import type { Tool, ToolKind } from '../defineTool.js';
+import type { PlannedCall } from '../schedule.js';
+import { toolReply, type ToolReply } from '../toolReply.js';
+import type { McpConnection, McpToolInfo } from './McpConnection.js';
+
+/**
+ * The arguments of an MCP tool as troupe checks them: any JSON object, passed to the server as it is. The server
+ * checks them against its own schema (the MCP specification asks servers to), and its refusal comes back as an
+ * error result the model sees; a call whose arguments are not JSON or not an object never reaches it.
+ */
+const McpArguments = z.looseObject({});
+
+/** The name troupe gives a server's tool: `server:tool`. */
+export function mcpToolName(server: string, tool: string): string {
+  return `${server}:${tool}`;
+}
+
+/**
+ * A server's tool as a troupe tool named `server:tool`: the model is offered the server's description and JSON schema
+ * as they are (less a top-level `$schema`, which only names the dialect). A tool whose annotations say `readOnlyHint`
+ * is a `read` tool for the planner (and safe to call again after a resume); any other is a `write` tool with unknown
+ * targets, as MCP's own default assumes a tool may change its world.
+ */
+export function mcpTool(connection: McpConnection, info: McpToolInfo): Tool {
+  const name = mcpToolName(connection.name, info.name);
+  const readOnly = info.annotations?.readOnlyHint === true;
+  const kind: ToolKind = readOnly ? 'read' : 'write';
+  const planned: PlannedCall = Object.freeze({ kind });
+  const description = info.description?.trim() || info.title?.trim() || `The tool "${info.name}" of the MCP server "${connection.name}".`;
+  const { $schema: _dialect, ...parameters } = info.inputSchema as Record<string, unknown>;
+  return Object.freeze({
+    name,
+    description,
+    parameters: McpArguments,
+    kind,
+    idempotent: readOnly || info.annotations?.idempotentHint === true,
+    schema: Object.freeze({ name, description, parameters }),
+    plan: () => planned,
+    execute: async (args: Record<string, unknown>, context: { signal: AbortSignal }) =>
+      mcpReply(await connection.call(info.name, args, context.signal)),
+  }) as Tool;
+}
+
+/**
+ * A tool that a server which is not available would have given (it failed to start or died before listing it): each
+ * call is an error result that says why. A `read`, so it holds up no other call.
+ */
+export function unavailableMcpTool(connection: McpConnection, tool: string): Tool {
+  const name = mcpToolName(connection.name, tool);
+  const planned: PlannedCall = Object.freeze({ kind: 'read' });
+  const description = `The tool "${tool}" of the MCP server "${connection.name}", which is not available.`;
+  return Object.freeze({
+    name,
+    description,
+    parameters: McpArguments,
+    kind: 'read',
+    schema: Object.freeze({ name, description, parameters: { type: 'object' } }),
+    plan: () => planned,
+    execute: () => {
+      throw new ToolError(connection.unavailable() ?? `MCP server "${connection.name}" has no tool "${tool}".`, name);
+    },
+  }) as Tool;
+}
+
+/**
+ * What the model sees of a server's answer: its text blocks (and the text of embedded resources) one after another,
+ * a line naming each image, audio clip or link, or its structured content as JSON when it sent no blocks. An answer
+ * with `isError` is an error result; structured content is kept as the tool message's metadata.
+ */
+export function mcpReply(result: CallToolResult): ToolReply {
+  const parts = (result.content ?? []).map(describeBlock);
+  const { structuredContent } = result;
+  const content = parts.length > 0 ? parts.join('\n') : structuredContent === undefined ? '' : JSON.stringify(structuredContent);
+  return toolReply({
+    content,
+    isError: result.isError === true,
+    ...(structuredContent === undefined ? {} : { metadata: { structuredContent } }),
+  });
+}
+
+function describeBlock(block: CallToolResult['content'][number]): string {
+  switch (block.type) {
+    case 'text':
+      return block.text;
+    case 'image':
+    case 'audio':
+      return `[${block.type}: ${block.mimeType}, ${Math.floor((block.data.length * 3) / 4)} bytes]`;
+    case 'resource':
+      return 'text' in block.resource && typeof block.resource.text === 'string'
+        ? block.resource.text
+        : `[resource: ${block.resource.uri}${block.resource.mimeType ? ` (${block.resource.mimeType})` : ''}]`;
+    case 'resource_link':
+      return `[resource link: ${block.uri}${block.name ? ` (${block.name})` : ''}]`;
+    default:
+      return JSON.stringify(block);
+  }
+}

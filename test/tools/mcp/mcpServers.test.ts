@@ -1,0 +1,331 @@
+// MCP servers as tool sources, against the reference filesystem server from the npm registry (spawned over stdio by
+// the runtime) and a streamable HTTP server of the SDK's own on 127.0.0.1: agents list and call their tools, and a
+// server that dies, fails to start or is slow gives error results while the run goes on; shutdown ends the children.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ConfigurationError, createRuntime, defineAgent, type ChatMessage, type McpStdioServerConfig, type ModelRequest, type Runtime, type ToolCall } from 'troupe';
+import { callTools, toolCall } from 'troupe/testing';
+import { eachTestTempDir } from '../../support/tempDir.js';
+import { filesystemServer, httpMcpServer, isRunning } from '../../support/mcpServers.js';
+import { scripted, simulatedClock } from '../../stubs.js';
+
+const dir = eachTestTempDir();
+const runtimes: Runtime[] = [];
+afterAll(async () => {
+  await Promise.all(runtimes.map((runtime) => runtime.shutdown()));
+});
+
+/** A runtime that is shut down after the file's tests even when a test fails. */
+function runtimeWith(options: Parameters<typeof createRuntime>[0]): Runtime {
+  const runtime = createRuntime({ projectAgentDir: false, ...options });
+  runtimes.push(runtime);
+  return runtime;
+}
+
+function agent(name: string, tools: string[], extra: Partial<Parameters<typeof defineAgent>[0]> = {}) {
+  return defineAgent({ name, description: `The ${name}.`, systemPrompt: `You are ${name}.`, tools, ...extra });
+}
+
+/** The tool messages of a request's conversation. */
+function toolMessages(request: ModelRequest): Extract<ChatMessage, { role: 'tool' }>[] {
+  return request.messages.filter((message): message is Extract<ChatMessage, { role: 'tool' }> => message.role === 'tool');
+}
+
+describe('MCP servers over stdio', () => {
+  it('offers an agent every tool of a server named with server:*, with its JSON schema as the server gives it, and runs its calls', async () => {
+    writeFileSync(join(dir.path, 'notes.txt'), 'The password is swordfish.');
+    let offered: ModelRequest['tools'] = [];
+    const last = lastRequest();
+    const model = scripted([
+      (request) => {
+        offered = request.tools;
+        return callTools(toolCall('files:read_text_file', { path: join(dir.path, 'notes.txt') }));
+      },
+      last.answer('It says swordfish.'),
+    ]);
+    const runtime = runtimeWith({ model, agents: [agent('reader', ['files:*'])], mcpServers: { files: filesystemServer(dir.path) } });
+
+    const result = await runtime.run('reader', 'What do my notes say?');
+
+    expect(result).toMatchObject({ status: 'completed', output: 'It says swordfish.' });
+    const read = offered.find((tool) => tool.name === 'files:read_text_file');
+    expect(read?.parameters).toMatchObject({ type: 'object', properties: { path: { type: 'string' } }, required: ['path'] });
+    expect(read?.parameters).not.toHaveProperty('$schema');
+    expect(offered.map((tool) => tool.name)).toEqual(expect.arrayContaining(['files:write_file', 'files:list_directory']));
+    expect(toolMessages(last.request)).toEqual([expect.objectContaining({ content: 'The password is swordfish.' })]);
+    expect(runtime.mcpServers()).toEqual([
+      expect.objectContaining({ name: 'files', transport: 'stdio', state: 'ready', pid: expect.any(Number), tools: expect.arrayContaining(['read_text_file']) }),
+    ]);
+  });
+
+  it('offers only the tools an allow-list names (server:tool) and refuses the others', async () => {
+    const offered = offeredTools();
+    const last = lastRequest();
+    const model = scripted([
+      offered.then(toolCall('files:write_file', { path: join(dir.path, 'x.txt'), content: 'x' })),
+      last.answer('done'),
+    ]);
+    const runtime = runtimeWith({
+      model,
+      agents: [agent('lister', ['files:list_directory', 'files:list_allowed_directories'])],
+      mcpServers: { files: filesystemServer(dir.path) },
+    });
+
+    await runtime.run('lister', 'Write x.');
+
+    expect(offered.names).toEqual(['files:list_directory', 'files:list_allowed_directories']);
+    const [refused] = toolMessages(last.request);
+    expect(refused).toMatchObject({ isError: true });
+    expect(refused?.content).toMatch(/Unknown tool "files:write_file"\. Available tools: files:list_directory, files:list_allowed_directories/);
+  });
+
+  it('turns malformed calls into error results the model sees: not JSON, not an object, refused by the server', async () => {
+    const last = lastRequest();
+    const model = scripted([
+      callTools(
+        toolCall('files:read_text_file', '{not json', 'bad-json'),
+        toolCall('files:read_text_file', [1, 2], 'not-object'),
+        toolCall('files:read_text_file', { path: 5 }, 'wrong-type'),
+      ),
+      last.answer('I give up.'),
+    ]);
+    const runtime = runtimeWith({ model, agents: [agent('reader', ['files:*'])], mcpServers: { files: filesystemServer(dir.path) } });
+
+    expect(await runtime.run('reader', 'Read.')).toMatchObject({ status: 'completed' });
+
+    const [badJson, notObject, wrongType] = toolMessages(last.request);
+    expect(badJson).toMatchObject({ isError: true, content: expect.stringMatching(/not valid JSON/) });
+    expect(notObject).toMatchObject({ isError: true, content: expect.stringMatching(/do not match its parameters/) });
+    expect(wrongType).toMatchObject({ isError: true, content: expect.stringMatching(/expected string/i) });
+  });
+
+  it('gives error results when the server dies mid-run, and the run goes on', async () => {
+    writeFileSync(join(dir.path, 'a.txt'), 'first');
+    const last = lastRequest();
+    let runtime!: Runtime;
+    const model = scripted([
+      callTools(toolCall('files:read_text_file', { path: join(dir.path, 'a.txt') })),
+      async () => {
+        const { pid } = runtime.mcpServers()[0]!;
+        process.kill(pid!, 'SIGKILL');
+        await until(() => runtime.mcpServers()[0]!.state === 'failed');
+        return callTools(toolCall('files:read_text_file', { path: join(dir.path, 'a.txt') }, 'after-death'));
+      },
+      last.answer('The server died.'),
+    ]);
+    runtime = runtimeWith({ model, agents: [agent('reader', ['files:*'])], mcpServers: { files: filesystemServer(dir.path) } });
+
+    const result = await runtime.run('reader', 'Read a.txt twice.');
+
+    expect(result).toMatchObject({ status: 'completed', output: 'The server died.' });
+    const [first, second] = toolMessages(last.request);
+    expect(first).toMatchObject({ content: 'first' });
+    expect(second).toMatchObject({ isError: true, content: expect.stringMatching(/MCP server "files" is not available: its connection closed/) });
+    expect(runtime.mcpServers()[0]).toMatchObject({ state: 'failed', error: expect.stringMatching(/connection closed/) });
+  });
+
+  it('gives error results with a clear message for a server that fails to start (a bad command)', async () => {
+    const offered = offeredTools();
+    const last = lastRequest();
+    const model = scripted([
+      offered.then(toolCall('files:read_text_file', { path: 'a.txt' })),
+      last.answer('No files today.'),
+    ]);
+    const runtime = runtimeWith({
+      model,
+      agents: [agent('reader', ['files:*'])],
+      mcpServers: { files: { command: '/nonexistent/mcp-server-binary', args: [] } },
+    });
+
+    expect(await runtime.run('reader', 'Read.')).toMatchObject({ status: 'completed', output: 'No files today.' });
+
+    expect(offered.names).toEqual([]);
+    expect(toolMessages(last.request)[0]).toMatchObject({
+      isError: true,
+      content: expect.stringMatching(/MCP server "files" is not available: failed to start: .*ENOENT/),
+    });
+    expect(runtime.mcpServers()[0]).toMatchObject({ state: 'failed', error: expect.stringMatching(/ENOENT/) });
+  });
+
+  it('gives up on a server that does not answer within timeoutMs, and ends its process', async () => {
+    const model = scripted([callTools(toolCall('slow:anything', {})), 'Moved on.']);
+    const runtime = createRuntime({
+      model,
+      projectAgentDir: false,
+      agents: [agent('waiter', ['slow:*'])],
+      mcpServers: { slow: { command: process.execPath, args: ['-e', 'setInterval(() => {}, 1000)'], timeoutMs: 300 } },
+    });
+
+    expect(await runtime.run('waiter', 'Wait.')).toMatchObject({ status: 'completed', output: 'Moved on.' });
+    const [status] = runtime.mcpServers();
+    expect(status).toMatchObject({ state: 'failed', error: expect.stringMatching(/did not answer within 300 ms/) });
+    await until(() => !isRunning(status!.pid!));
+    await runtime.shutdown();
+  });
+
+  it('ends a server that is still starting when the runtime shuts down, and fails the turn that waits for it no further', async () => {
+    const model = scripted([]);
+    const runtime = createRuntime({
+      model,
+      projectAgentDir: false,
+      agents: [agent('waiter', ['slow:*'])],
+      mcpServers: { slow: { command: process.execPath, args: ['-e', 'setInterval(() => {}, 1000)'], timeoutMs: 60_000 } },
+    });
+    const handle = runtime.spawn('waiter', 'Wait.');
+    await until(() => runtime.mcpServers()[0]!.state === 'starting');
+
+    await runtime.shutdown();
+
+    const [status] = runtime.mcpServers();
+    expect(status).toMatchObject({ state: 'closed', pid: expect.any(Number) });
+    expect(isRunning(status!.pid!)).toBe(false);
+    expect(await handle.result).toMatchObject({ status: 'failed', reason: 'cancelled' });
+  });
+
+  it('starts a server on the first turn of an agent that needs it, shares it between agents, and ends its process at shutdown', async () => {
+    const model = scripted(['one', 'two']);
+    const runtime = createRuntime({
+      model,
+      projectAgentDir: false,
+      agents: [agent('a', ['files:list_directory']), agent('b', ['files:*']), agent('c', [])],
+      mcpServers: { files: filesystemServer(dir.path) },
+    });
+    expect(runtime.mcpServers()).toEqual([expect.objectContaining({ name: 'files', state: 'idle' })]);
+
+    await runtime.run('a', 'Go.');
+    await runtime.run('b', 'Go.');
+    const [status] = runtime.mcpServers();
+    expect(runtime.mcpServers()).toHaveLength(1);
+    expect(status).toMatchObject({ state: 'ready' });
+    expect(isRunning(status!.pid!)).toBe(true);
+
+    await runtime.shutdown();
+
+    expect(isRunning(status!.pid!)).toBe(false);
+    expect(runtime.mcpServers()[0]).toMatchObject({ state: 'closed' });
+  });
+});
+
+describe('MCP servers in simulated time', () => {
+  it('lets runUntilIdle wait, in real time, for a server to start and answer before an idle timeout may fire', async () => {
+    const clock = simulatedClock();
+    const last = lastRequest();
+    const model = scripted([callTools(toolCall('files:list_allowed_directories', {})), last.answer('ok')]);
+    const runtime = runtimeWith({ model, clock, agents: [agent('a', ['files:*'])], mcpServers: { files: filesystemServer(dir.path) } });
+
+    const result = runtime.run('a', 'Where may you look?');
+    await runtime.runUntilIdle();
+
+    expect(await result).toMatchObject({ status: 'completed', output: 'ok' });
+    expect(toolMessages(last.request)[0]?.content).toContain(dir.path);
+  });
+});
+
+describe('MCP servers in agent definitions and agent files', () => {
+  it('gives an agent every tool of the servers in its own mcpServers, in either of Claude Code shapes', async () => {
+    const offered: Record<string, string[]> = {};
+    const model = scripted([
+      (request) => ((offered[request.agentName] = request.tools.map((tool) => tool.name)), 'ok'),
+      (request) => ((offered[request.agentName] = request.tools.map((tool) => tool.name)), 'ok'),
+    ]);
+    const agentsDir = join(dir.path, 'agents');
+    mkdirSync(agentsDir);
+    const server = filesystemServer(dir.path) as McpStdioServerConfig;
+    const disk = `  disk:\n    command: ${JSON.stringify(server.command)}\n    args: ${JSON.stringify(server.args)}`;
+    writeFileSync(join(agentsDir, 'mapped.md'), `---\nname: mapped\ndescription: Has its own server.\nmcpServers:\n${disk}\n---\nYou read files.\n`);
+    writeFileSync(join(agentsDir, 'listed.md'), `---\nname: listed\ndescription: Names the runtime's server.\nmcpServers:\n  - files\n---\nYou read files.\n`);
+    const runtime = runtimeWith({ model, agentDirs: [agentsDir], mcpServers: { files: server } });
+    expect(runtime.agentFileErrors).toEqual([]);
+
+    await runtime.run('mapped', 'Go.');
+    await runtime.run('listed', 'Go.');
+
+    expect(offered.mapped).toEqual(expect.arrayContaining(['disk:read_text_file', 'disk:write_file']));
+    expect(offered.listed).toEqual(expect.arrayContaining(['files:read_text_file']));
+  });
+
+  it('refuses, when the runtime is made, an agent that lists a tool of a server nobody defines, and bad server options', () => {
+    expect(() => createRuntime({ projectAgentDir: false, model: scripted([]), agents: [agent('a', ['nope:*'])] })).toThrow(ConfigurationError);
+    expect(() => createRuntime({ projectAgentDir: false, model: scripted([]), agents: [agent('a', ['nope:*'])] })).toThrow(
+      /lists the tool "nope:\*", but there is no MCP server "nope"/,
+    );
+    expect(() => createRuntime({ projectAgentDir: false, mcpServers: { 'bad name': { command: 'x' } } })).toThrow(ConfigurationError);
+    expect(() => createRuntime({ projectAgentDir: false, mcpServers: { files: { command: '' } } })).toThrow(/mcpServers\.files/);
+    expect(() => createRuntime({ projectAgentDir: false, mcpServers: { old: { type: 'sse', url: 'http://x' } as never } })).toThrow(/SSE transport is not supported/);
+  });
+
+  it('refuses an agent file that names an MCP server nobody defines, and loads the others', () => {
+    const agentsDir = join(dir.path, 'agents');
+    mkdirSync(agentsDir);
+    writeFileSync(join(agentsDir, 'lost.md'), `---\nname: lost\ndescription: Lost.\ntools: ["nowhere:*"]\n---\nYou are lost.\n`);
+    writeFileSync(join(agentsDir, 'fine.md'), `---\nname: fine\ndescription: Fine.\ntools: ["files:*"]\n---\nYou are fine.\n`);
+    const runtime = runtimeWith({ model: scripted([]), agentDirs: [agentsDir], mcpServers: { files: filesystemServer(dir.path) } });
+
+    expect(runtime.agentNames).toEqual(['fine']);
+    expect(runtime.agentFileErrors.map((error) => error.message)).toEqual([expect.stringMatching(/no MCP server "nowhere"/)]);
+  });
+
+  it('gives the default agent every tool of every runtime server', async () => {
+    let offered: string[] = [];
+    const model = scripted([(request) => ((offered = request.tools.map((tool) => tool.name)), 'ok')]);
+    const runtime = runtimeWith({ model, mcpServers: { files: filesystemServer(dir.path) } });
+
+    await runtime.run('general-purpose', 'Go.');
+
+    expect(offered).toEqual(expect.arrayContaining(['files:read_text_file', 'files:write_file']));
+  });
+});
+
+describe('MCP servers over streamable HTTP', () => {
+  it('lists and calls the tools of a server at a URL', async () => {
+    const server = await httpMcpServer();
+    try {
+      const last = lastRequest();
+      const model = scripted([
+        callTools(toolCall('calc:add', { a: 2, b: 3 }, 'add'), toolCall('calc:shout', { text: 'hi' }, 'shout')),
+        last.answer('5 and HI'),
+      ]);
+      const runtime = runtimeWith({ model, agents: [agent('calc', ['calc:*'])], mcpServers: { calc: { type: 'http', url: server.url } } });
+
+      expect(await runtime.run('calc', 'Add and shout.')).toMatchObject({ status: 'completed' });
+
+      expect(toolMessages(last.request).map((message) => message.content)).toEqual(['5', 'HI']);
+      expect(runtime.mcpServers()[0]).toMatchObject({ name: 'calc', transport: 'http', state: 'ready', tools: ['add', 'shout'] });
+      await runtime.shutdown();
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+/** A step that makes tool calls and keeps the names of the tools the model was offered. */
+function offeredTools() {
+  let names: string[] = [];
+  return {
+    then: (call: ToolCall) => (request: ModelRequest) => ((names = request.tools.map((tool) => tool.name)), callTools(call)),
+    get names(): string[] {
+      return names;
+    },
+  };
+}
+
+/** A step that answers with `text` and keeps the request it answered (whose conversation holds the last results). */
+function lastRequest() {
+  let kept: ModelRequest | undefined;
+  return {
+    answer: (text: string) => (request: ModelRequest) => ((kept = request), text),
+    get request(): ModelRequest {
+      if (!kept) throw new Error('The model was not asked for the last answer.');
+      return kept;
+    },
+  };
+}
+
+/** Waits (in real time, at most 5 s) until `done` holds. */
+async function until(done: () => boolean): Promise<void> {
+  for (let waited = 0; !done(); waited += 20) {
+    if (waited > 5_000) throw new Error('Timed out waiting.');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

@@ -7,6 +7,7 @@ import type { Tool } from '../tools/defineTool.js';
 import { fileTools, toolNameOf } from '../tools/files/fileTools.js';
 import type { Workspace } from '../tools/files/Workspace.js';
 import type { McpServerConfig } from '../tools/mcp/McpServerConfig.js';
+import { isMcpToolName } from '../tools/mcp/mcpSelection.js';
 import type { AgentFiles, LoadedAgent } from './AgentFiles.js';
 import { AgentFileSync, type AgentSource } from './AgentFileSync.js';
 import { defineAgent, type Agent, type AgentDefinition } from './defineAgent.js';
@@ -78,7 +79,8 @@ export class AgentCatalog {
         this.entries.delete(name);
         this.changes += 1;
       },
-      hasTool: (name) => this.resolving.tools.has(name) || this.resolving.tools.has(toolNameOf(name)),
+      // An MCP tool name (`files:*`) is checked when the agent is resolved: its server must be defined (or it is refused).
+      hasTool: (name) => isMcpToolName(name) || this.resolving.tools.has(name) || this.resolving.tools.has(toolNameOf(name)),
     }, options.strictAgentFiles === true);
     this.files?.loadAll(); // agents given in code win over files of the same name
     if (this.entries.size === 0) {

@@ -264,6 +264,8 @@ describe('MCP servers in agent definitions and agent files', () => {
 
     expect(runtime.agentNames).toEqual(['fine']);
     expect(runtime.agentFileErrors.map((error) => error.message)).toEqual([expect.stringMatching(/no MCP server "nowhere"/)]);
+    // `files:*` is not taken for a tool the runtime lacks (agent files drop those with a warning).
+    expect(runtime.agentFileWarnings).toEqual([]);
   });
 
   it('gives the default agent every tool of every runtime server', async () => {

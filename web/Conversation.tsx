@@ -13,17 +13,28 @@ const SHOWN = 300;
 export function Conversation({ events, model, id }: { events: readonly TroupeEvent[]; model: RunModel; id: string }) {
   const entries = model.entriesOf(id);
   const shown = entries.slice(-SHOWN);
+  const calls = callNames(events, shown);
   return (
     <div class="conversation" data-testid="conversation">
       {entries.length > shown.length ? <p class="muted">{count(entries.length - shown.length)} earlier events not shown</p> : null}
       {shown.map((index) => (
-        <Entry key={index} event={events[index]!} events={events} model={model} />
+        <Entry key={index} event={events[index]!} events={events} model={model} calls={calls} />
       ))}
     </div>
   );
 }
 
-function Entry({ event, events, model }: { event: TroupeEvent; events: readonly TroupeEvent[]; model: RunModel }) {
+/** The tool of each call of the agent, by call id (what a plan names its calls by). */
+function callNames(events: readonly TroupeEvent[], entries: readonly number[]): Map<string, string> {
+  const names = new Map<string, string>();
+  for (const index of entries) {
+    const event = events[index]!;
+    if (event.type === 'tool.call') names.set(event.callId, event.tool);
+  }
+  return names;
+}
+
+function Entry({ event, events, model, calls }: { event: TroupeEvent; events: readonly TroupeEvent[]; model: RunModel; calls: Map<string, string> }) {
   const label = (id: string) => model.agent(id)?.label ?? shortId(id);
   switch (event.type) {
     case 'agent.spawned':
@@ -60,16 +71,40 @@ function Entry({ event, events, model }: { event: TroupeEvent; events: readonly 
       return <Block kind="answer" title="Answer" text={event.output} />;
     case 'agent.failed':
       return <Block kind="error" title={`Failed (${event.reason}, ${event.error.code})`} text={event.error.message} />;
-    default:
-      return <div class="note">{plan(event) ?? formatEvent(event).slice(10).trim()}</div>;
+    default: {
+      const planned = plan(event, calls);
+      return planned ?? <div class="note">{formatEvent(event).slice(10).trim()}</div>;
+    }
   }
 }
 
-/** A turn's plan (`tool.plan`), when the event is one: its stages, one line each. */
-function plan(event: TroupeEvent): string | undefined {
-  const candidate = event as { type: string; stages?: unknown };
+/** The shape of a turn's plan (`tool.plan`): its stages of call ids, and why each waiting call waits. */
+interface PlanShape {
+  type: string;
+  stages?: string[][];
+  waits?: Array<{ callId: string; after: string[]; reason: string }>;
+}
+
+/** A turn's plan, when the event is one: each stage's calls (side by side), then why each waiting call waits. */
+function plan(event: TroupeEvent, calls: Map<string, string>) {
+  const candidate = event as unknown as PlanShape;
   if (candidate.type !== 'tool.plan' || !Array.isArray(candidate.stages)) return undefined;
-  return `plan: ${candidate.stages.map((stage, index) => `stage ${index + 1}: ${JSON.stringify(stage)}`).join(' · ')}`;
+  const name = (id: string) => `${calls.get(id) ?? 'call'} ${id}`;
+  return (
+    <div class="block plan" data-testid="plan">
+      <div class="block-title">Plan of the turn's tool calls</div>
+      <ol>
+        {candidate.stages.map((stage, index) => (
+          <li key={index}>{stage.map(name).join(' ‖ ')}</li>
+        ))}
+      </ol>
+      {(candidate.waits ?? []).map((wait) => (
+        <div key={wait.callId} class="note">
+          {name(wait.callId)} waits for {wait.after.map(name).join(', ')}: {wait.reason}
+        </div>
+      ))}
+    </div>
+  );
 }
 
 function Block({ kind, title, text }: { kind: string; title: string; text: string }) {

@@ -32,7 +32,11 @@ export class ToolAccess {
     private readonly catalog: CatalogView,
     private readonly maxDepth: number,
   ) {
-    this.lookup = { roleOf: (name) => catalog.get(name)?.definition.role, tool: (name) => catalog.tool(name) };
+    this.lookup = {
+      roleOf: (name) => catalog.get(name)?.definition.role,
+      readsOnly: (name) => readsOnly(catalog.get(name)),
+      tool: (name) => catalog.tool(name),
+    };
   }
 
   /**
@@ -111,4 +115,11 @@ export class ToolAccess {
 function fixedSchemas(tools: ReadonlyMap<string, Tool>): readonly ToolSchema[] | undefined {
   const list = [...tools.values()];
   return list.some((tool) => tool.describe !== undefined || tool.delegates === true) ? undefined : list.map((tool) => tool.schema);
+}
+
+/** True when the agent exists and every tool it has is a `read` tool. */
+function readsOnly(agent: ResolvedAgent | undefined): boolean {
+  if (!agent) return false;
+  for (const tool of agent.tools.values()) if (tool.kind !== 'read') return false;
+  return true;
 }

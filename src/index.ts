@@ -197,7 +197,10 @@ export {
   ModelRetried,
   ToolCalled,
   ToolDenied,
+  ToolPlanned,
   ToolResulted,
+  ToolWait,
+  ToolWaitCause,
   TroupeEvent,
 } from './events/events.js';
 export type { TroupeEventOf, TroupeEventType } from './events/events.js';

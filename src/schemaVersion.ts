@@ -25,14 +25,15 @@ export const STORE_SCHEMA_VERSION = 1;
 export const SESSION_SCHEMA_VERSION = 3;
 
 /**
- * The format of a `record` file (JSON lines): a header line `{"type":"recording","schemaVersion":4,"runId":…}`, then
- * one event a line. Version 4: events may be `agent.restarted` (a failed agent started again) and `agent.escalated` (a
+ * The format of a `record` file (JSON lines): a header line `{"type":"recording","schemaVersion":5,"runId":…}`, then
+ * one event a line. Version 5: events may be `tool.plan` (a turn's tool calls as planned: stages and why calls wait).
+ * Version 4: events may be `agent.restarted` (a failed agent started again) and `agent.escalated` (a
  * failure past its restarts), and `agent.spawned` may carry an `attempt`. Version 3: events may be `model.retry` (a failed model call tried again), which older code does not
  * know. Version 2: an `agent.failed` event's `error` is an `ErrorInfo` (`{ code, message, fault, … }`). Version 1 had
  * the error as a text; a file without the header (written before it) is events only and reads as version 1. All are
  * read, their failures given the code their reason implies.
  */
-export const RECORDING_SCHEMA_VERSION = 4;
+export const RECORDING_SCHEMA_VERSION = 5;
 
 /** What a `schemaVersion` field says: a version this code reads, a newer one, or no version at all. */
 export type SchemaVersionCheck =

@@ -1,20 +1,32 @@
-import type { TroupeEvent } from '../events/events.js';
+import type { TroupeEvent, TroupeEventOf } from '../events/events.js';
 import { shortId } from './formatEvent.js';
 
 /** Options of {@link formatTimeline}. */
 export interface TimelineOptions {
   /** Characters for the whole time span (default 60). */
   width?: number;
+  /** Show each planned turn (`tool.plan`) below the bars: its stages and why calls wait (default true). */
+  plans?: boolean;
 }
+
+/** Calls shown per stage, and waits per plan, before the rest is counted. */
+const SHOWN = 8;
 
 /**
  * A text timeline of agents from their events: one row an agent, `█` while it ran (from `agent.started` to its
  * last end), `·` while it waited to start, so agents that ran side by side are easy to see; a restarted agent's row
- * spans its attempts and says how often it was restarted.
+ * spans its attempts and says how often it was restarted. Below, each turn of several tool calls as it was planned
+ * (`tool.plan`): its stages, the calls of each (by id and tool), and why each waiting call waits.
  *
  * @example
  * lead:x1Ab      ████████████████····························████████
  * auditor:Q2cd               ██████████████████████████████████
+ *
+ * plans
+ * lead:x1Ab at 0 ms: 3 calls in 2 stages
+ *   stage 1  c1 write_file, c3 read_file
+ *   stage 2  c2 write_file
+ *   c2 waits for c1: writes src/**\/*.ts, which overlaps src/a.ts that c1 writes
  */
 export function formatTimeline(events: readonly TroupeEvent[], options: TimelineOptions = {}): string {
   const width = Math.max(10, Math.floor(options.width ?? 60));
@@ -46,5 +58,37 @@ export function formatTimeline(events: readonly TroupeEvent[], options: Timeline
     return `${shortId(id).padEnd(label)}  ${cells.join('')}  ${row.status ?? 'running'}${row.restarts ? ` (restarted ${row.restarts}×)` : ''}`;
   });
   lines.push(`${''.padEnd(label)}  ${'0 ms'.padEnd(width - 8)}${`${Math.round(span)} ms`.padStart(8)}`);
+  if (options.plans !== false) lines.push(...formatPlans(events, first));
   return lines.join('\n');
+}
+
+/** The lines of every planned turn, after an empty line and a title; none when no turn was planned. */
+function formatPlans(events: readonly TroupeEvent[], first: number): string[] {
+  const tools = new Map<string, string>();
+  const plans: TroupeEventOf<'tool.plan'>[] = [];
+  for (const event of events) {
+    if (event.type === 'tool.call') tools.set(`${event.agentId} ${event.callId}`, event.tool);
+    if (event.type === 'tool.plan') plans.push(event);
+  }
+  if (plans.length === 0) return [];
+  const lines = ['', 'plans'];
+  for (const plan of plans) {
+    const name = (callId: string) => {
+      const tool = tools.get(`${plan.agentId} ${callId}`);
+      return tool === undefined ? callId : `${callId} ${tool}`;
+    };
+    const calls = plan.stages.reduce((sum, stage) => sum + stage.length, 0);
+    const cap = plan.maxConcurrency === undefined ? '' : `, at most ${plan.maxConcurrency} at a time`;
+    lines.push(`${shortId(plan.agentId)} at ${Math.round(plan.at - first)} ms: ${calls} calls in ${plan.stages.length} stage${plan.stages.length === 1 ? '' : 's'}${cap}`);
+    plan.stages.forEach((stage, index) => lines.push(`  stage ${index + 1}  ${listed(stage, name)}`));
+    for (const wait of plan.waits.slice(0, SHOWN)) lines.push(`  ${wait.callId} waits for ${listed(wait.after)}: ${wait.reason}`);
+    if (plan.waits.length > SHOWN) lines.push(`  … and ${plan.waits.length - SHOWN} more waiting`);
+  }
+  return lines;
+}
+
+/** Up to {@link SHOWN} items (each as `show` writes it), then how many more. */
+function listed(items: readonly string[], show: (item: string) => string = (item) => item): string {
+  const shown = items.slice(0, SHOWN).map(show).join(', ');
+  return items.length > SHOWN ? `${shown}, +${items.length - SHOWN} more` : shown;
 }

@@ -21,7 +21,7 @@ import { eachTestTempDir } from '../support/tempDir.js';
 
 const fixtures = fileURLToPath(new URL('../fixtures/', import.meta.url));
 /** Every fixture folder: the format of files written before versioning, then one folder per schema version. */
-const FORMATS = ['unversioned', 'v1', 'v2', 'v3', 'v4', 'v5', 'v6'];
+const FORMATS = ['unversioned', 'v1', 'v2', 'v3', 'v4', 'v5', 'v6', 'v7'];
 /**
  * The writer's failure as each fixture holds it: read from a text (v1) or written before model failures were wrapped in
  * a ModelCallError (v2, v3), `unexpected` with the model's message; since v4, what today's troupe writes.
@@ -30,10 +30,11 @@ const WRITER_ERRORS: Record<string, { code: string; message: string }> = {
   v4: { code: 'model_call_failed', message: 'The model call of agent "writer" to model "scripted" failed: The model is down.' },
   v5: { code: 'model_call_failed', message: 'The model call of agent "writer" to model "scripted" failed: The model is down.' },
   v6: { code: 'model_call_failed', message: 'The model call of agent "writer" to model "scripted" failed: The model is down.' },
+  v7: { code: 'model_call_failed', message: 'The model call of agent "writer" to model "scripted" failed: The model is down.' },
 };
 const writerError = (format: string) => WRITER_ERRORS[format] ?? { code: 'unexpected', message: 'The model is down.' };
 /** The recording format of each fixture folder. */
-const RECORDING_VERSIONS: Record<string, number> = { unversioned: 1, v1: 1, v2: 2, v3: 2, v4: 3, v5: 3, v6: 4 };
+const RECORDING_VERSIONS: Record<string, number> = { unversioned: 1, v1: 1, v2: 2, v3: 2, v4: 3, v5: 3, v6: 4, v7: 5 };
 
 /** A hash of every committed fixture file, to show the tests never change them. */
 function fixtureHashes(): Record<string, string> {
@@ -92,7 +93,9 @@ describe.each(FORMATS)('the %s fixtures', (format) => {
       { role: 'user', content: 'Count the modules.' },
       { role: 'assistant', content: 'There are 7 modules: a, b, c, d, e, f, g.' },
     ]);
-    expect((await runtime.sessions.conversation('main'))?.map((message) => message.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
+    // (Since v7 the lead's one tool turn has two calls: a blackboard write, then the delegation.)
+    const leadTools = RECORDING_VERSIONS[format]! >= 5 ? ['tool', 'tool'] : ['tool'];
+    expect((await runtime.sessions.conversation('main'))?.map((message) => message.role)).toEqual(['user', 'assistant', ...leadTools, 'assistant']);
     await runtime.shutdown();
   });
 
@@ -137,6 +140,11 @@ describe.each(FORMATS)('the %s fixtures', (format) => {
     const supervision = recording.events.filter((event) => event.type === 'agent.restarted' || event.type === 'agent.escalated');
     expect(supervision.map((event) => [event.type, event.agentId.split(':')[1]])).toEqual(
       RECORDING_VERSIONS[format]! >= 4 ? [['agent.restarted', 'writer'], ['agent.escalated', 'writer']] : [],
+    );
+    // Since version 5 it may hold tool.plan: the lead's turn of two calls, the delegation waiting for the blackboard write.
+    const plans = recording.events.filter((event) => event.type === 'tool.plan');
+    expect(plans.map((event) => [event.agentId.split(':')[1], event.stages, event.waits.map((wait) => wait.reason)])).toEqual(
+      RECORDING_VERSIONS[format]! >= 5 ? [['lead', [['c0'], ['c1']], ['reads blackboard:question that c0 writes']]] : [],
     );
     const runtime = createRuntime({ model: new ScriptedModel([]), agents, store: new JsonFileMemory(store), projectAgentDir: false });
     // (A restarted agent is spawned again under its id: one session per id.)

@@ -114,7 +114,7 @@ export function targetsOverlap(a: string, b: string): boolean {
 }
 
 /** Strips trailing slashes, keeping a lone `/` (the root). */
-export function normaliseTarget(target: string): string {
+function normaliseTarget(target: string): string {
   const stripped = target.replace(/\/+$/, '');
   return stripped === '' && target !== '' ? '/' : stripped;
 }

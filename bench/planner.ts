@@ -62,11 +62,15 @@ export async function planner(batches: number): Promise<void> {
   plannerSpeed(batches >= 100 ? [1_000, 10_000] : [100, 1_000]);
 }
 
-/** One turn of n calls: a fan-out of sub-agent calls (reads, a write every 50th), or file calls with targets. */
-function wideTurn(n: number, targeted: boolean): PlannedCall[] {
+/**
+ * One turn of n calls: a fan-out of sub-agent calls (reads, a write every 50th), or file calls with targets (with
+ * `globs`, every tenth a glob such as `src/part3/**\/*.ts`).
+ */
+function wideTurn(n: number, targeted: boolean, globs = false): PlannedCall[] {
   return Array.from({ length: n }, (_, i) => {
     const kind = i % 50 === 49 ? 'write' : 'read';
-    return targeted ? { kind, targets: [`src/part${i % 40}/file${i % 7}.ts`] } : { kind };
+    if (!targeted) return { kind };
+    return { kind, targets: [globs && i % 10 === 0 ? `src/part${i % 40}/**/*.ts` : `src/part${i % 40}/file${i % 7}.ts`] };
   });
 }
 
@@ -86,7 +90,14 @@ function plannerSpeed(sizes: readonly number[]): void {
   const untargeted = sizes.map((n) => perCall(wideTurn(n, false)));
   sizes.forEach((n, index) => {
     const targeted = perCall(wideTurn(n, true));
-    report({ bench: 'planner', name: `µs per call, one turn of ${n} calls without targets`, value: untargeted[index]!, unit: 'µs', detail: { withTargetsUs: Number(targeted.toFixed(3)) } });
+    const globbed = perCall(wideTurn(n, true, true));
+    report({
+      bench: 'planner',
+      name: `µs per call, one turn of ${n} calls without targets`,
+      value: untargeted[index]!,
+      unit: 'µs',
+      detail: { withTargetsUs: Number(targeted.toFixed(3)), withGlobsUs: Number(globbed.toFixed(3)) },
+    });
   });
   const growth = untargeted[untargeted.length - 1]! / untargeted[0]!;
   report({

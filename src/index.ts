@@ -127,7 +127,7 @@ export { TOOL_NAME, defineTool } from './tools/defineTool.js';
 export type { PlanLookup, Tool, ToolAudience, ToolContext, ToolDefinition, ToolKind, ToolOutput } from './tools/defineTool.js';
 export { isToolReply, toolReply } from './tools/toolReply.js';
 export type { ToolReply } from './tools/toolReply.js';
-export { schedule } from './tools/schedule.js';
+export { schedule, targetsOverlap } from './tools/schedule.js';
 export type { PlannedCall, ToolPlan } from './tools/schedule.js';
 
 // ── Todo lists and long-term notes ──────────────────────────────────────────────────────────────────────
@@ -226,7 +226,10 @@ export {
   ModelRetried,
   ToolCalled,
   ToolDenied,
+  ToolPlanned,
   ToolResulted,
+  ToolWait,
+  ToolWaitCause,
   TroupeEvent,
 } from './events/events.js';
 export type { TroupeEventOf, TroupeEventType } from './events/events.js';

@@ -9,7 +9,8 @@ import type { Message } from '../messaging/Message.js';
 import type { ChatMessage, ToolCall } from '../models/Model.js';
 import type { Tool } from '../tools/defineTool.js';
 import { executePlan } from '../tools/executePlan.js';
-import { schedule, type PlannedCall } from '../tools/schedule.js';
+import { explainPlan } from '../tools/explainPlan.js';
+import { schedule, type PlannedCall, type ToolPlan } from '../tools/schedule.js';
 import { isToolReply } from '../tools/toolReply.js';
 import { isToolSignal } from '../tools/toolSignal.js';
 import type { AgentEnvironment, ResolvedAgent, ToolRefusal } from './agentEnvironment.js';
@@ -165,6 +166,7 @@ async function runBatch(batch: Batch): Promise<ToolMessage[]> {
     messages[index] = { role: 'tool', toolCallId: call.id, content: `Error: ${checked.error}`, isError: true };
   });
   const plan = schedule(ready.map(({ ready: r }) => r.planned));
+  if (ready.length > 1) announcePlan(batch, ready, plan);
   await executePlan(
     plan,
     async (position) => {
@@ -175,6 +177,18 @@ async function runBatch(batch: Batch): Promise<ToolMessage[]> {
   );
   if (batch.signal.aborted) throw new AbortedError();
   return messages;
+}
+
+/**
+ * Announces the turn's plan (`tool.plan`) before its calls run. Only for more than one call that may run: a single
+ * call orders nothing, and most turns (a trader's, a worker's) have one, so they pay nothing for it.
+ */
+function announcePlan({ agent, input, environment, clock, signal }: Batch, ready: readonly { ready: ReadyCall }[], plan: ToolPlan): void {
+  if (signal.aborted) return;
+  const calls = ready.map((entry) => entry.ready.planned);
+  const ids = ready.map((entry) => entry.ready.call.id);
+  const explained = explainPlan(calls, plan, ids, agent.maxToolConcurrency);
+  environment.announce(stampEvent(input.header, clock.now(), { type: 'tool.plan', ...explained }));
 }
 
 /** Checks one call: it may run, or the reason it cannot (a refusal when the agent may not use the tool). */

@@ -37,7 +37,11 @@ export class ToolAccess {
     /** The runtime's MCP servers, for agents that use their tools. */
     private readonly mcp?: McpServers,
   ) {
-    this.lookup = { roleOf: (name) => catalog.get(name)?.definition.role, tool: (name) => catalog.tool(name) };
+    this.lookup = {
+      roleOf: (name) => catalog.get(name)?.definition.role,
+      readsOnly: (name) => readsOnly(catalog.get(name)),
+      tool: (name) => catalog.tool(name),
+    };
   }
 
   /**
@@ -129,4 +133,11 @@ export class ToolAccess {
 function fixedSchemas(tools: ReadonlyMap<string, Tool>): readonly ToolSchema[] | undefined {
   const list = [...tools.values()];
   return list.some((tool) => tool.describe !== undefined || tool.delegates === true) ? undefined : list.map((tool) => tool.schema);
+}
+
+/** True when the agent exists and every tool it has is a `read` tool. */
+function readsOnly(agent: ResolvedAgent | undefined): boolean {
+  if (!agent) return false;
+  for (const tool of agent.tools.values()) if (tool.kind !== 'read') return false;
+  return true;
 }

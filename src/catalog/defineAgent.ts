@@ -60,7 +60,10 @@ export interface AgentDefinition {
   examples?: readonly string[];
   /**
    * `write` for an agent that changes shared things: delegations to it in one turn run one after another, in the
-   * order asked, and reads asked after it wait for it. Default `read`: delegations run side by side.
+   * order asked, and reads asked after it wait for it (only those whose targets overlap, when a delegation names
+   * `targets`). `read`: delegations to it run side by side, a delegation with targets as a read of them. Default:
+   * delegations run side by side, and one that names `targets` is a write of them unless every tool of the agent is
+   * a `read` tool.
    */
   role?: 'read' | 'write';
   /**

@@ -186,6 +186,42 @@ export const ToolDenied = z.object({
   error: z.string(),
 });
 
+/**
+ * Why a call of a planned turn does not start at once: `conflict` (it touches what an earlier call touches, and one
+ * of them writes), `sequential` (the agent runs its calls one at a time, `enableParallelExecution: false`), or
+ * `concurrency_cap` (more calls are ready than `maxToolConcurrency` lets run).
+ */
+export const ToolWaitCause = z.enum(['conflict', 'sequential', 'concurrency_cap']);
+/** Why a call of a planned turn does not start at once. */
+export type ToolWaitCause = z.infer<typeof ToolWaitCause>;
+
+/** One call of a planned turn that waits, what it waits for and why. */
+export const ToolWait = z.object({
+  callId: z.string(),
+  /** The calls it waits for: those it conflicts with, the one before it, or those that take the free slots first. */
+  after: z.array(z.string()),
+  cause: ToolWaitCause,
+  /** The reason in words, such as `writes src/a.ts that call_1 reads`. */
+  reason: z.string(),
+});
+/** One call of a planned turn that waits, what it waits for and why. */
+export type ToolWait = z.infer<typeof ToolWait>;
+
+/**
+ * A turn's tool calls were planned, before any of them runs (only for a turn of more than one call that may run):
+ * the stages (the calls that can run side by side, stage by stage) and each call that waits, with its reason. What
+ * is known before the calls run: a call whose dependencies end may still wait for a free slot under a cap.
+ */
+export const ToolPlanned = z.object({
+  type: z.literal('tool.plan'),
+  ...base,
+  /** Call ids by stage: a call's stage is one past the latest stage of the calls it waits for. */
+  stages: z.array(z.array(z.string())),
+  waits: z.array(ToolWait),
+  /** The agent's `maxToolConcurrency` for the turn (1 when it runs its calls one at a time); absent without a cap. */
+  maxConcurrency: z.number().int().positive().optional(),
+});
+
 /** How risky a delegation is, as the delegation policy judged it. */
 export const Risk = z.enum(['low', 'medium', 'high']);
 /** How risky a delegation is, as the delegation policy judged it. */
@@ -305,6 +341,7 @@ export const TroupeEvent = z.discriminatedUnion('type', [
   ToolCalled,
   ToolResulted,
   ToolDenied,
+  ToolPlanned,
   ApprovalRequested,
   ApprovalGranted,
   ApprovalDenied,

@@ -22,6 +22,7 @@ import type {
   TaskResult,
   TaskRunning,
 } from '../tools/Delegation.js';
+import { taskWithContext } from '../tools/Delegation.js';
 import { sharedContext } from './sharedContext.js';
 import { DEFAULT_TASK_OUTPUT_TIMEOUT_MS } from '../tools/taskOutput.js';
 
@@ -108,11 +109,12 @@ export class Delegator {
       history = sharedContext(caller.messages, typeof shareContext === 'number' ? shareContext : undefined);
     }
     const background = request.background === true;
+    const task = taskWithContext(request.task, request.context, caller.agentName);
     const decision = this.host.policy
       ? await this.decide({
           caller: who(caller, true),
           agent: agent.name,
-          task: request.task,
+          task,
           depth: caller.depth + 1,
           background,
           ...(request.resume === undefined ? {} : { resume: request.resume }),
@@ -121,7 +123,7 @@ export class Delegator {
     if (stopped(caller)) throw new AbortedError('The caller stopped before the delegation started.');
     const id = this.host.launch({
       agent: agent.name,
-      task: request.task,
+      task,
       parentId: caller.agentId,
       toolCallId: caller.toolCallId,
       ...(request.description === undefined ? {} : { description: request.description }),

@@ -44,6 +44,10 @@ export interface AssignCallOptions {
   background?: boolean;
   /** The id of an ended sub-agent whose session to continue. */
   resume?: string;
+  /** The files, directories, globs or keys the task touches, for the planner (`targets`). */
+  targets?: string[];
+  /** What the sub-agent is given with its task (`context`). */
+  context?: string;
 }
 
 /**
@@ -64,6 +68,8 @@ export function assignCall(agent: string, task: string, options: AssignCallOptio
       task,
       ...(options.background === undefined ? {} : { run_in_background: options.background }),
       ...(options.resume === undefined ? {} : { resume: options.resume }),
+      ...(options.targets === undefined ? {} : { targets: options.targets }),
+      ...(options.context === undefined ? {} : { context: options.context }),
     },
     options.id ?? `call_${agent}`,
   );

@@ -26,6 +26,24 @@ export interface DelegateRequest {
   background?: boolean;
   /** The id of an ended sub-agent whose session this continues (same id, whole earlier conversation kept). */
   resume?: string;
+  /**
+   * What the caller knows that the sub-agent needs: given to it with its task, below the task under the heading
+   * `## Context from <caller>` (see {@link taskWithContext}).
+   */
+  context?: string;
+}
+
+/**
+ * The task a sub-agent reads when its caller gave it context: the task, then the context under its own heading.
+ * An empty or blank context leaves the task as it is.
+ *
+ * @example
+ * taskWithContext('Fix the parser.', 'The tests in test/parse.test.ts fail since a1b2c3.', 'lead');
+ * // => 'Fix the parser.\n\n## Context from lead\n\nThe tests in test/parse.test.ts fail since a1b2c3.'
+ */
+export function taskWithContext(task: string, context: string | undefined, caller: string): string {
+  if (context === undefined || context.trim() === '') return task;
+  return `${task}\n\n## Context from ${caller}\n\n${context.trim()}`;
 }
 
 /** How an ended sub-agent did, as its caller learns it. Plain JSON. */

@@ -3,15 +3,15 @@ import type { AgentSummary } from './Delegation.js';
 import { defineTool } from './defineTool.js';
 import { delegationReply } from './delegationReply.js';
 import { listAgents } from './listAgents.js';
-
-const READ = Object.freeze({ kind: 'read' } as const);
-const WRITE = Object.freeze({ kind: 'write' } as const);
+import { delegationContext, delegationTargets, planDelegation } from './planDelegation.js';
 
 /**
  * `assign_task`: hands a task to a specialist agent and returns its final answer (or, in the background, its id at
  * once). Each caller sees a description that lists only the agents it may delegate to (it is not offered the tool
- * when there are none). A call is planned as a write when the agent it goes to has the `write` role, so delegations
- * to such an agent in one turn run one after another.
+ * when there are none). Optional `targets` (paths, directories, globs or keys the task touches) order it against the
+ * turn's other calls, and optional `context` is given to the sub-agent below its task. Without targets, a call is
+ * planned as a write when the agent it goes to has the `write` role, so delegations to such an agent in one turn run
+ * one after another; with targets, as a write of them unless the agent only reads (see `planDelegation`).
  */
 export const assignTask = defineTool({
   name: 'assign_task',
@@ -25,6 +25,8 @@ export const assignTask = defineTool({
       .optional()
       .describe('Return at once with the agent id instead of waiting; collect the answer later with task_output.'),
     resume: z.string().min(1).optional().describe('The id of an earlier agent whose session to continue.'),
+    targets: delegationTargets,
+    context: delegationContext,
   }),
   kind: 'other',
   delegates: true,
@@ -32,7 +34,7 @@ export const assignTask = defineTool({
     const agents = audience.delegates();
     return agents.length > 0 && describeAssignTask(agents);
   },
-  plan: ({ agent }, lookup) => (lookup.roleOf(agent) === 'write' ? WRITE : READ),
+  plan: (args, lookup) => planDelegation(args, lookup),
   execute: async (args, { delegation }) =>
     delegationReply(
       await delegation.delegate({
@@ -41,6 +43,7 @@ export const assignTask = defineTool({
         description: args.description,
         background: args.run_in_background === true,
         ...(args.resume === undefined ? {} : { resume: args.resume }),
+        ...(args.context === undefined ? {} : { context: args.context }),
       }),
     ),
 });
@@ -59,6 +62,8 @@ export function describeAssignTask(agents: readonly AgentSummary[]): string {
     '- Several assign_task calls in one reply run at the same time: send independent tasks together.',
     '- Set run_in_background to true to get the agent\'s id at once and go on; collect its answer later with task_output.',
     '- Set resume to the id of an agent that has ended to continue its session: it keeps its whole earlier conversation.',
+    '- Set targets to the files, directories, globs or keys the task changes: tasks whose targets overlap run one after',
+    '  another, in your order; put what the agent needs to know from you in context.',
     '',
     'When NOT to use it:',
     '- Reading one known file: read it yourself.',

@@ -63,6 +63,11 @@ export interface ToolAudience {
 export interface PlanLookup {
   /** The `role` of the agent of that name; undefined when it has none or there is no such agent. */
   roleOf(agentName: string): 'read' | 'write' | undefined;
+  /**
+   * True when every tool the agent of that name has is a `read` tool (so is an agent without tools): its work
+   * changes nothing a call of its caller's turn could see. False for an unknown agent.
+   */
+  readsOnly(agentName: string): boolean;
   /** The tool of that name among the runtime's tools (the built-in ones and those it was given). */
   tool(name: string): Tool | undefined;
 }

@@ -107,7 +107,8 @@ export const blackboardRead = defineTool({
   description: 'Reads a key of the shared blackboard (or, without a key, lists every key).',
   parameters: z.object({ key: z.string().min(1).optional().describe('The key to read.') }),
   kind: 'read',
-  targets: ({ key }) => (key === undefined ? [] : [key]),
+  // Keys are targets in a namespace of their own, so a key never overlaps a file of the same name.
+  targets: ({ key }) => (key === undefined ? [] : [`blackboard:${key}`]),
   execute: ({ key }, { blackboard }) => {
     if (key === undefined) return { keys: blackboard.keys() };
     return blackboard.has(key) ? { key, value: blackboard.get(key) ?? null } : `The key "${key}" is not set.`;
@@ -120,7 +121,7 @@ export const blackboardWrite = defineTool({
   description: 'Writes a JSON value under a key of the shared blackboard, for every agent of the run to read.',
   parameters: z.object({ key: z.string().min(1).describe('The key.'), value: z.json().describe('Any JSON value.') }),
   kind: 'write',
-  targets: ({ key }) => [key],
+  targets: ({ key }) => [`blackboard:${key}`],
   execute: ({ key, value }, { agentId, blackboard }) => {
     blackboard.set(key, value, agentId);
     return `Wrote ${key}.`;

@@ -4,10 +4,8 @@ import { errorInfo } from '../failure.js';
 import type { AgentSummary } from './Delegation.js';
 import { defineTool } from './defineTool.js';
 import { listAgents } from './listAgents.js';
+import { delegationContext, delegationTargets, planDelegations } from './planDelegation.js';
 import { toolReply } from './toolReply.js';
-
-const READ = Object.freeze({ kind: 'read' } as const);
-const WRITE = Object.freeze({ kind: 'write' } as const);
 
 /** One line of a `parallel_tasks` report. */
 export interface TaskReport {
@@ -25,7 +23,8 @@ export interface TaskReport {
  * `parallel_tasks`: fans several tasks out to agents at once and returns when all have ended, with
  * `{ completed, failed, reports }`. A task that could not be handed over (an unknown agent, say) is a failed
  * report; the others still run. Each caller sees the agents it may delegate to in the description (and is not
- * offered the tool when there are none); a call is planned as a write when one of its agents has the `write` role.
+ * offered the tool when there are none). Each task may name `targets` and give `context`, as `assign_task`'s do; the
+ * call is planned as all its tasks together (see `planDelegations`): a write when one of them writes.
  */
 export const parallelTasks = defineTool({
   name: 'parallel_tasks',
@@ -36,6 +35,8 @@ export const parallelTasks = defineTool({
         z.object({
           agent: z.string().min(1).describe('The name of the agent for this task.'),
           task: z.string().trim().min(1).describe('The whole task for that agent.'),
+          targets: delegationTargets,
+          context: delegationContext,
         }),
       )
       .min(1)
@@ -48,12 +49,12 @@ export const parallelTasks = defineTool({
     const agents = audience.delegates();
     return agents.length > 0 && describeParallelTasks(agents);
   },
-  plan: ({ tasks }, lookup) => (tasks.some((task) => lookup.roleOf(task.agent) === 'write') ? WRITE : READ),
+  plan: ({ tasks }, lookup) => planDelegations(tasks, lookup),
   execute: async ({ tasks }, { delegation }) => {
     const reports = await Promise.all(
-      tasks.map(async ({ agent, task }): Promise<TaskReport> => {
+      tasks.map(async ({ agent, task, context }): Promise<TaskReport> => {
         try {
-          const result = await delegation.delegate({ agent, task, description: `parallel task for ${agent}` });
+          const result = await delegation.delegate({ agent, task, description: `parallel task for ${agent}`, ...(context === undefined ? {} : { context }) });
           if (result.status === 'completed') return { agent, agentId: result.agentId, status: 'completed', output: result.output ?? '' };
           if (result.status === 'failed') {
             return { agent, agentId: result.agentId, status: 'failed', reason: result.reason ?? 'error', code: result.error?.code ?? 'unexpected', error: result.error?.message ?? '' };

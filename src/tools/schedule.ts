@@ -2,18 +2,23 @@
  * The planner for one model turn's tool calls: which calls must wait for which, so that independent calls run
  * side by side and conflicting ones run in the order the model wrote them.
  *
- * Two calls conflict unless both are reads, and a conflict only orders them when their targets overlap. A later
- * call waits for every earlier call it conflicts with, directly or through other calls.
+ * Two calls conflict unless both are reads, and a conflict only orders them when their targets overlap: paths,
+ * directories, globs or keys that can name a common thing (the rule is in `targetOverlap.ts`). A later call waits
+ * for every earlier call it conflicts with, directly or through other calls.
  */
 import type { ToolKind } from './defineTool.js';
+import { compiledOverlap, TargetCache, type Target } from './targetOverlap.js';
+
+export { targetsOverlap } from './targetOverlap.js';
 
 /** What the planner needs to know about one call. */
 export interface PlannedCall {
   /** How the call's tool touches the world. */
   readonly kind: ToolKind;
   /**
-   * The paths or keys the call touches. `undefined` means unknown: the call may touch anything, so a non-read
-   * overlaps every call and a read overlaps every non-read. An empty list touches nothing.
+   * The paths, directories, globs (`src/**\/*.ts`) or keys (`blackboard:plan`) the call touches. `undefined`
+   * means unknown: the call may touch anything, so a non-read overlaps every call and a read overlaps every
+   * non-read. An empty list touches nothing.
    */
   readonly targets?: readonly string[] | undefined;
 }
@@ -37,7 +42,7 @@ export interface ToolPlan {
  * and their targets overlap (see {@link targetsOverlap}); `dependsOn[j]` keeps only the dependencies not
  * already implied through another one. A batch of reads only, or one where no call names its targets (a lead's
  * `assign_task` calls, most hand-written tools), is planned in O(n); a batch with targets in O(n² · t²) for n
- * calls of t targets each.
+ * calls of t targets each (each distinct target compiled once per call of `schedule`).
  *
  * @example
  * schedule([
@@ -58,11 +63,9 @@ export function schedule(calls: readonly PlannedCall[]): ToolPlan {
  * O(n² · t²). Exported for the tests, which compare the O(n) cases with it.
  */
 export function pairwiseDependencies(calls: readonly PlannedCall[]): number[][] {
-  const normalised = calls.map(normaliseCall);
-  const dependsOn = reducedDependencies(normalised.length, (i, j) =>
-    conflictNormalised(normalised[i] as PlannedCall, normalised[j] as PlannedCall),
-  );
-  return dependsOn;
+  const cache = new TargetCache();
+  const compiled = calls.map((call) => compileCall(call, cache));
+  return reducedDependencies(compiled.length, (i, j) => conflictCompiled(compiled[i] as CompiledCall, compiled[j] as CompiledCall));
 }
 
 /**
@@ -86,57 +89,33 @@ function barrierDependencies(calls: readonly PlannedCall[]): number[][] {
 }
 
 /**
- * True when two targets may name the same thing: they are equal, or one is a path prefix of the other at a
- * `/` boundary. Trailing slashes are ignored, so `src/` and `src` are equal; `src` overlaps `src/a.ts` but not
- * `srcx`; `/` overlaps every absolute path. The empty string overlaps only itself. Nothing else is
- * normalised (`./a` and `a` differ).
- */
-export function targetsOverlap(a: string, b: string): boolean {
-  return overlapNormalised(normaliseTarget(a), normaliseTarget(b));
-}
-
-/**
  * True when two calls must not run at the same time, so the later one waits: they are not both reads, and
- * their targets overlap (an unknown-target non-read overlaps everything; an unknown-target read overlaps
- * every non-read).
+ * their targets overlap (see {@link targetsOverlap}; an unknown-target non-read overlaps everything; an
+ * unknown-target read overlaps every non-read).
  */
 export function callsConflict(a: PlannedCall, b: PlannedCall): boolean {
-  return conflictNormalised(normaliseCall(a), normaliseCall(b));
+  const cache = new TargetCache();
+  return conflictCompiled(compileCall(a, cache), compileCall(b, cache));
 }
 
-/** {@link callsConflict} for calls whose targets are already normalised. */
-function conflictNormalised(a: PlannedCall, b: PlannedCall): boolean {
+/** A call with its targets read once (see {@link TargetCache}). */
+interface CompiledCall {
+  readonly kind: ToolKind;
+  readonly targets: readonly Target[] | undefined;
+}
+
+function compileCall(call: PlannedCall, cache: TargetCache): CompiledCall {
+  return { kind: call.kind, targets: call.targets?.map((target) => cache.compile(target)) };
+}
+
+/** {@link callsConflict} for calls whose targets are compiled. */
+function conflictCompiled(a: CompiledCall, b: CompiledCall): boolean {
   if (a.kind === 'read' && b.kind === 'read') return false;
   if (a.targets === undefined || b.targets === undefined) return true;
-  return anyOverlap(a.targets, b.targets);
-}
-
-/** Strips trailing slashes, keeping a lone `/` (the root). */
-function normaliseTarget(target: string): string {
-  const stripped = target.replace(/\/+$/, '');
-  return stripped === '' && target !== '' ? '/' : stripped;
-}
-
-/** The call with its targets normalised once, so conflict checks need not redo it. */
-function normaliseCall(call: PlannedCall): PlannedCall {
-  if (call.targets === undefined) return { kind: call.kind };
-  return { kind: call.kind, targets: call.targets.map(normaliseTarget) };
-}
-
-/** Overlap of two normalised targets. */
-function overlapNormalised(a: string, b: string): boolean {
-  return a === b || isPathPrefix(a, b) || isPathPrefix(b, a);
-}
-
-/** True when `prefix` is a proper path prefix of `path` (both normalised). */
-function isPathPrefix(prefix: string, path: string): boolean {
-  if (prefix === '' || path.length <= prefix.length || !path.startsWith(prefix)) return false;
-  return prefix.endsWith('/') || path[prefix.length] === '/';
-}
-
-/** True when some target of `a` overlaps some target of `b` (both normalised). */
-function anyOverlap(a: readonly string[], b: readonly string[]): boolean {
-  return a.some((x) => b.some((y) => overlapNormalised(x, y)));
+  for (const x of a.targets) {
+    for (const y of b.targets) if (compiledOverlap(x, y)) return true;
+  }
+  return false;
 }
 
 /**

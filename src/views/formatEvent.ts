@@ -1,4 +1,4 @@
-import type { TodoItem, TroupeEvent } from '../events/events.js';
+import type { TodoItem, TroupeEvent, TroupeEventOf } from '../events/events.js';
 
 /** Shortens `agent:researcher:V1StGXR8ab` to `researcher:V1St`, enough to tell agents apart in a log. */
 export function shortId(id: string): string {
@@ -34,6 +34,8 @@ export function formatEvent(event: TroupeEvent): string {
       return line(`← ${event.tool} ${event.status}${event.error ? `: ${clip(event.error, 50)}` : ''}`);
     case 'tool.denied':
       return line(`✗ ${event.tool} denied (${event.reason})`);
+    case 'tool.plan':
+      return line(planLine(event));
     case 'approval.requested':
       return line(`awaits approval ${event.requestId} (${event.risk} risk)${event.reason ? `: ${clip(event.reason, 50)}` : ''}`);
     case 'approval.granted':
@@ -80,6 +82,15 @@ export function todoSummary(items: readonly TodoItem[]): string {
 
 /** How each status of a todo item is marked in the views: `[x]` done, `[>]` in progress, `[ ]` pending. */
 export const TODO_MARKS: Readonly<Record<TodoItem['status'], string>> = { done: '[x]', in_progress: '[>]', pending: '[ ]' };
+
+/** `plans 4 calls in 3 stages; 2 wait (c2 writes src/a.ts that c1 reads, …)`. */
+function planLine(event: TroupeEventOf<'tool.plan'>): string {
+  const calls = event.stages.reduce((sum, stage) => sum + stage.length, 0);
+  const head = `plans ${calls} calls in ${event.stages.length} stage${event.stages.length === 1 ? '' : 's'}`;
+  const [first] = event.waits;
+  if (!first) return head;
+  return `${head}; ${event.waits.length} wait (${clip(`${first.callId} ${first.reason}`, 50)}${event.waits.length > 1 ? ', …' : ''})`;
+}
 
 function clip(text: string, length: number): string {
   const flat = text.replace(/\s+/g, ' ').trim();

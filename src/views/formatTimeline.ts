@@ -1,4 +1,4 @@
-import type { TodoItem, TroupeEvent } from '../events/events.js';
+import type { TodoItem, TroupeEvent, TroupeEventOf } from '../events/events.js';
 import { shortId, TODO_MARKS, todoSummary } from './formatEvent.js';
 import { firstLine } from './liveFormat.js';
 
@@ -6,13 +6,19 @@ import { firstLine } from './liveFormat.js';
 export interface TimelineOptions {
   /** Characters for the whole time span (default 60). */
   width?: number;
+  /** Show each planned turn (`tool.plan`) below the bars: its stages and why calls wait (default true). */
+  plans?: boolean;
 }
+
+/** Calls shown per stage, and waits per plan, before the rest is counted. */
+const SHOWN = 8;
 
 /**
  * A text timeline of agents from their events: one row an agent, `█` while it ran (from `agent.started` to its
  * last end), `·` while it waited to start, so agents that ran side by side are easy to see; a restarted agent's row
  * spans its attempts and says how often it was restarted. An agent that keeps a todo list (`todo_write`) has its
- * last list under its row, an item a line.
+ * last list under its row, an item a line. Below, each turn of several tool calls as it was planned (`tool.plan`): its
+ * stages, the calls of each (by id and tool), and why each waiting call waits.
  *
  * @example
  * lead:x1Ab      ████████████████····························████████  ok
@@ -20,6 +26,12 @@ export interface TimelineOptions {
  *                [x] plan: Split the review
  *                [ ] merge: Merge the findings
  * auditor:Q2cd               ██████████████████████████████████        ok
+ *
+ * plans
+ * lead:x1Ab at 0 ms: 3 calls in 2 stages
+ *   stage 1  c1 write_file, c3 read_file
+ *   stage 2  c2 write_file
+ *   c2 waits for c1: writes src/**\/*.ts, which overlaps src/a.ts that c1 writes
  */
 export function formatTimeline(events: readonly TroupeEvent[], options: TimelineOptions = {}): string {
   const width = Math.max(10, Math.floor(options.width ?? 60));
@@ -53,6 +65,7 @@ export function formatTimeline(events: readonly TroupeEvent[], options: Timeline
     return row.todos === undefined ? line : [line, ...todoLines(row.todos, ''.padEnd(label + 2), width)].join('\n');
   });
   lines.push(`${''.padEnd(label)}  ${'0 ms'.padEnd(width - 8)}${`${Math.round(span)} ms`.padStart(8)}`);
+  if (options.plans !== false) lines.push(...formatPlans(events, first));
   return lines.join('\n');
 }
 
@@ -61,4 +74,35 @@ function todoLines(items: readonly TodoItem[], indent: string, width: number): s
   return [todoSummary(items), ...items.map((item) => `${TODO_MARKS[item.status]} ${item.id}: ${item.content}`)].map(
     (text) => `${indent}${firstLine(text, Math.max(width, 60))}`,
   );
+}
+
+/** The lines of every planned turn, after an empty line and a title; none when no turn was planned. */
+function formatPlans(events: readonly TroupeEvent[], first: number): string[] {
+  const tools = new Map<string, string>();
+  const plans: TroupeEventOf<'tool.plan'>[] = [];
+  for (const event of events) {
+    if (event.type === 'tool.call') tools.set(`${event.agentId} ${event.callId}`, event.tool);
+    if (event.type === 'tool.plan') plans.push(event);
+  }
+  if (plans.length === 0) return [];
+  const lines = ['', 'plans'];
+  for (const plan of plans) {
+    const name = (callId: string) => {
+      const tool = tools.get(`${plan.agentId} ${callId}`);
+      return tool === undefined ? callId : `${callId} ${tool}`;
+    };
+    const calls = plan.stages.reduce((sum, stage) => sum + stage.length, 0);
+    const cap = plan.maxConcurrency === undefined ? '' : `, at most ${plan.maxConcurrency} at a time`;
+    lines.push(`${shortId(plan.agentId)} at ${Math.round(plan.at - first)} ms: ${calls} calls in ${plan.stages.length} stage${plan.stages.length === 1 ? '' : 's'}${cap}`);
+    plan.stages.forEach((stage, index) => lines.push(`  stage ${index + 1}  ${listed(stage, name)}`));
+    for (const wait of plan.waits.slice(0, SHOWN)) lines.push(`  ${wait.callId} waits for ${listed(wait.after)}: ${wait.reason}`);
+    if (plan.waits.length > SHOWN) lines.push(`  … and ${plan.waits.length - SHOWN} more waiting`);
+  }
+  return lines;
+}
+
+/** Up to {@link SHOWN} items (each as `show` writes it), then how many more. */
+function listed(items: readonly string[], show: (item: string) => string = (item) => item): string {
+  const shown = items.slice(0, SHOWN).map(show).join(', ');
+  return items.length > SHOWN ? `${shown}, +${items.length - SHOWN} more` : shown;
 }

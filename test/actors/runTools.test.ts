@@ -155,6 +155,8 @@ describe('runTools', () => {
     });
     const stamp = { runId: 'run:1', agentId: 'agent:worker:1', parentId: 'agent:lead:1', toolCallId: 'call_lead' };
     expect(environment.events).toEqual([
+      // A turn of two calls is planned in the open first: two reads, side by side.
+      { type: 'tool.plan', ...stamp, at: 1000, stages: [['c-slow', 'c-fast']], waits: [], maxConcurrency: 10 },
       { type: 'tool.call', ...stamp, at: 1000, callId: 'c-slow', tool: 'wait', arguments: '{"ms":30,"label":"slow"}' },
       { type: 'tool.call', ...stamp, at: 1000, callId: 'c-fast', tool: 'wait', arguments: '{"ms":10,"label":"fast"}' },
       { type: 'tool.result', ...stamp, at: 1010, callId: 'c-fast', tool: 'wait', status: 'ok', durationMs: 10, content: 'fast' },
@@ -461,7 +463,7 @@ describe('runTools', () => {
     for (const signal of signals) expect(signal.reason).toBeInstanceOf(AbortedError);
     expect(started).toEqual(['c-1', 'c-2']);
     expect(batch.received).toEqual([]);
-    expect(environment.events.map((event) => event.type)).toEqual(['tool.call', 'tool.call']);
+    expect(environment.events.map((event) => event.type)).toEqual(['tool.plan', 'tool.call', 'tool.call']);
     expect(environment.clock.pending).toBe(0);
   });
 });

@@ -11,7 +11,9 @@ const folder = process.argv[2];
 if (!folder) throw new Error('Usage: writeFixtures.ts <folder>');
 mkdirSync(folder, { recursive: true });
 
-const lead = defineAgent({ name: 'lead', description: 'Leads.', systemPrompt: 'You lead.', tools: ['assign_task'] });
+// The lead notes the question on the blackboard and hands it on in one turn (since recording version 5: a tool.plan
+// event, the assign_task, a read of the key with targets, waiting for the write of it).
+const lead = defineAgent({ name: 'lead', description: 'Leads.', systemPrompt: 'You lead.', tools: ['assign_task', 'blackboard_write'] });
 const analyst = defineAgent({ name: 'analyst', description: 'Analyses.', systemPrompt: 'You analyse.' });
 // Restarted once on failure, then escalated (since recording version 4: agent.restarted and agent.escalated events).
 // Its first attempt writes a todo list (since recording version 5: a todo.updated event) and saves a note (a note of
@@ -31,7 +33,17 @@ const todos = [
 const note = { content: 'Haiku: five, seven and five syllables.', tags: ['haiku'], scope: 'shared' };
 const model = ScriptedModel.perAgent({
   lead: [
-    { content: '', toolCalls: [{ id: 'c1', name: 'assign_task', arguments: JSON.stringify({ description: 'count modules', agent: 'analyst', task: 'Count the modules.' }) }] },
+    {
+      content: '',
+      toolCalls: [
+        { id: 'c0', name: 'blackboard_write', arguments: JSON.stringify({ key: 'question', value: 'How many modules?' }) },
+        {
+          id: 'c1',
+          name: 'assign_task',
+          arguments: JSON.stringify({ description: 'count modules', agent: 'analyst', task: 'Count the modules.', targets: ['blackboard:question'] }),
+        },
+      ],
+    },
     'The analyst counted 7 modules.',
   ],
   // A 503 first (since recording version 3): the model call is tried again, and the recording holds a model.retry.

@@ -3,6 +3,7 @@ import { assignTask, builtinTools, DELEGATION_TOOLS, parallelTasks, spawnAgent, 
 
 const lookup: PlanLookup = {
   roleOf: (name) => (name === 'editor' ? 'write' : name === 'reader' ? 'read' : undefined),
+  readsOnly: (name) => name === 'looker',
   tool: (name) => builtinTools.find((tool) => tool.name === name),
 };
 const audience = (delegates: AgentSummary[]) => ({ agentName: 'lead', delegates: () => delegates });

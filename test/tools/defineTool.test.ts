@@ -15,7 +15,7 @@ describe('defineTool hooks, checked at definition', () => {
   });
 
   it('gives every tool a plan: its hook, or its kind and targets', () => {
-    const lookup = { roleOf: () => undefined, tool: () => undefined };
+    const lookup = { roleOf: () => undefined, readsOnly: () => false, tool: () => undefined };
     expect(defineTool(base).plan({ key: 'a' }, lookup)).toEqual({ kind: 'read' });
     expect(defineTool({ ...base, targets: ({ key }) => [key] }).plan({ key: 'a' }, lookup)).toEqual({ kind: 'read', targets: ['a'] });
     expect(defineTool({ ...base, plan: ({ key }) => ({ kind: 'write', targets: [`k/${key}`] }) }).plan({ key: 'a' }, lookup)).toEqual({

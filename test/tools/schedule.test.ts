@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { callsArbitrary, untargetedCallsArbitrary } from '../support/plannedCalls.js';
+import { callsArbitrary, globCallsArbitrary, untargetedCallsArbitrary } from '../support/plannedCalls.js';
 import { callsConflict, pairwiseDependencies, schedule, targetsOverlap, type PlannedCall } from '../../src/tools/schedule.js';
 
 const read = (...targets: string[]): PlannedCall => ({ kind: 'read', targets });
@@ -239,5 +239,64 @@ describe('schedule properties', () => {
     const { dependsOn, stages } = schedule(calls);
     expect(dependsOn).toHaveLength(400);
     expect(stages.flat()).toHaveLength(400);
+  });
+});
+
+/* ------------------------------------------------------------- globs and keys (the issue's properties) */
+
+/** The length (in calls) of the longest chain of conflicting calls, each later in the batch than the one before. */
+function longestConflictChain(calls: readonly PlannedCall[]): number {
+  const chain: number[] = [];
+  calls.forEach((call, j) => {
+    let longest = 0;
+    for (let i = 0; i < j; i++) if (callsConflict(calls[i] as PlannedCall, call)) longest = Math.max(longest, chain[i] ?? 0);
+    chain[j] = longest + 1;
+  });
+  return Math.max(0, ...chain);
+}
+
+describe('schedule with globs and keys', () => {
+  it('orders a glob write after the reads it can touch, and runs disjoint extensions side by side', () => {
+    // src/a.ts may be a directory, so both globs wait for its read; the two globs share no path.
+    const plan = schedule([read('src/a.ts'), read('docs/x.md'), write('src/**/*.ts'), write('src/**/*.md'), read('src/lib')]);
+    expect(plan.dependsOn).toEqual([[], [], [0], [0], [2, 3]]);
+    expect(plan.stages).toEqual([[0, 1], [2, 3], [4]]);
+  });
+
+  it('orders keys of one store, not keys of two', () => {
+    expect(schedule([write('blackboard:plan'), read('blackboard:plan'), write('plan'), write('table:orders')]).dependsOn).toEqual([[], [0], [], []]);
+  });
+
+  it('runs no two conflicting calls at once, keeps their order, and stages the longest conflict chain', () => {
+    fc.assert(
+      fc.property(globCallsArbitrary(), (calls) => {
+        const { dependsOn, stages } = schedule(calls);
+        const reach = ancestors(dependsOn);
+        calls.forEach((later, j) => {
+          for (let i = 0; i < j; i++) {
+            // Ordered, earlier first: never at once, and in the model's order.
+            if (callsConflict(calls[i] as PlannedCall, later)) expect(reach[j]?.has(i), `${i} -> ${j}`).toBe(true);
+          }
+          for (const d of dependsOn[j] ?? []) expect(callsConflict(calls[d] as PlannedCall, later)).toBe(true);
+        });
+        expect(stages.flat().sort((x, y) => x - y)).toEqual(calls.map((_, i) => i)); // every call once
+        expect(stages).toHaveLength(longestConflictChain(calls));
+      }),
+    );
+  });
+
+  it('plans a large batch with globs in the order the pairwise reference checks on small ones', () => {
+    fc.assert(
+      fc.property(globCallsArbitrary(30), (calls) => {
+        expect(schedule(calls).dependsOn).toEqual(pairwiseDependencies(calls));
+      }),
+    );
+    const targets = ['src/**/*.ts', 'docs/**', 'src/lib/a.ts', 'blackboard:plan', 'src/*.md'];
+    const calls: PlannedCall[] = Array.from({ length: 2_000 }, (_, i) =>
+      i % 9 === 0 ? write(targets[i % targets.length] as string) : read(targets[(i * 7) % targets.length] as string),
+    );
+    const { dependsOn, stages } = schedule(calls);
+    expect(stages.flat()).toHaveLength(2_000);
+    dependsOn.forEach((deps, j) => deps.forEach((d) => expect(callsConflict(calls[d] as PlannedCall, calls[j] as PlannedCall)).toBe(true)));
   });
 });

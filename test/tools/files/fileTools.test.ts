@@ -176,7 +176,7 @@ describe('edit_file', () => {
 describe('the planner', () => {
   it('sees each call by its kind and its targets relative to the workspace', () => {
     const tools = toolsAt(folder.path);
-    const plan = (name: string, args: Record<string, unknown>) => tools[name]!.plan(tools[name]!.parameters.parse(args) as never, { roleOf: () => undefined, tool: () => undefined });
+    const plan = (name: string, args: Record<string, unknown>) => tools[name]!.plan(tools[name]!.parameters.parse(args) as never, { roleOf: () => undefined, tool: () => undefined, readsOnly: () => false });
     expect(plan('read_file', { path: './src/a.ts' })).toEqual({ kind: 'read', targets: ['src/a.ts'] });
     expect(plan('write_file', { path: join(folder.path, 'src/a.ts'), content: '' })).toEqual({ kind: 'write', targets: ['src/a.ts'] });
     expect(plan('edit_file', { path: 'src/a.ts', old_string: 'a', new_string: 'b' })).toEqual({ kind: 'write', targets: ['src/a.ts'] });

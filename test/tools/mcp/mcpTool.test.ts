@@ -33,8 +33,8 @@ describe('mcpTool', () => {
     const write = mcpTool(connection, info({ readOnlyHint: false, idempotentHint: true }));
     const unannotated = mcpTool(connection, info(undefined));
     expect([read.kind, write.kind, unannotated.kind]).toEqual(['read', 'write', 'write']);
-    expect(read.plan({}, { roleOf: () => undefined, tool: () => undefined })).toEqual({ kind: 'read' });
-    expect(unannotated.plan({}, { roleOf: () => undefined, tool: () => undefined })).toEqual({ kind: 'write' });
+    expect(read.plan({}, { roleOf: () => undefined, tool: () => undefined, readsOnly: () => false })).toEqual({ kind: 'read' });
+    expect(unannotated.plan({}, { roleOf: () => undefined, tool: () => undefined, readsOnly: () => false })).toEqual({ kind: 'write' });
     expect([read.idempotent, write.idempotent, unannotated.idempotent]).toEqual([true, true, false]);
   });
 

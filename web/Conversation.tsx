@@ -1,4 +1,4 @@
-import type { TroupeEvent } from '../src/events/events.js';
+import type { TroupeEvent, TroupeEventOf } from '../src/events/events.js';
 import { formatEvent, shortId } from '../src/views/formatEvent.js';
 import { count, formatCost, formatDuration } from '../src/views/liveFormat.js';
 import type { RunModel } from '../src/views/RunModel.js';
@@ -71,34 +71,25 @@ function Entry({ event, events, model, calls }: { event: TroupeEvent; events: re
       return <Block kind="answer" title="Answer" text={event.output} />;
     case 'agent.failed':
       return <Block kind="error" title={`Failed (${event.reason}, ${event.error.code})`} text={event.error.message} />;
-    default: {
-      const planned = plan(event, calls);
-      return planned ?? <div class="note">{formatEvent(event).slice(10).trim()}</div>;
-    }
+    case 'tool.plan':
+      return <Plan event={event} calls={calls} />;
+    default:
+      return <div class="note">{formatEvent(event).slice(10).trim()}</div>;
   }
 }
 
-/** The shape of a turn's plan (`tool.plan`): its stages of call ids, and why each waiting call waits. */
-interface PlanShape {
-  type: string;
-  stages?: string[][];
-  waits?: Array<{ callId: string; after: string[]; reason: string }>;
-}
-
-/** A turn's plan, when the event is one: each stage's calls (side by side), then why each waiting call waits. */
-function plan(event: TroupeEvent, calls: Map<string, string>) {
-  const candidate = event as unknown as PlanShape;
-  if (candidate.type !== 'tool.plan' || !Array.isArray(candidate.stages)) return undefined;
+/** A turn's plan: each stage's calls (side by side), then why each waiting call waits. */
+function Plan({ event, calls }: { event: TroupeEventOf<'tool.plan'>; calls: Map<string, string> }) {
   const name = (id: string) => `${calls.get(id) ?? 'call'} ${id}`;
   return (
     <div class="block plan" data-testid="plan">
       <div class="block-title">Plan of the turn's tool calls</div>
       <ol>
-        {candidate.stages.map((stage, index) => (
+        {event.stages.map((stage, index) => (
           <li key={index}>{stage.map(name).join(' ‖ ')}</li>
         ))}
       </ol>
-      {(candidate.waits ?? []).map((wait) => (
+      {event.waits.map((wait) => (
         <div key={wait.callId} class="note">
           {name(wait.callId)} waits for {wait.after.map(name).join(', ')}: {wait.reason}
         </div>

@@ -61,6 +61,10 @@ describe('the web inspector in a browser', { timeout: 60_000 }, () => {
     expect(await page.getByTestId('agent-figures').textContent()).toMatch(/model calls3tokens/);
     await screenshot(page, 'live-agent');
 
+    // The lead's turn of two delegations was planned: both in one stage.
+    await page.locator('.agent-row', { hasText: 'lead' }).first().click();
+    await page.getByTestId('plan').filter({ hasText: 'assign_task apples ‖ assign_task pears' }).waitFor();
+
     // The log: by type, by text, by agent.
     await page.getByLabel('filter by type').selectOption('tool.call');
     await page.getByTestId('log-count').filter({ hasText: /^6 of/ }).waitFor();

@@ -166,12 +166,8 @@ function agentState(event: TroupeEvent, now: string | undefined): string | undef
       return now?.startsWith('running.acting') ? now : 'running.acting.working';
     case 'agent.waiting':
       return 'running.waiting';
-    case 'agent.completed':
-      return 'completed';
-    case 'agent.failed':
-      return 'failed';
     default:
-      return undefined;
+      return endState(event);
   }
 }
 
@@ -182,11 +178,13 @@ function groupState(event: TroupeEvent): string | undefined {
       return 'pending';
     case 'agent.started':
       return 'running';
-    case 'agent.completed':
-      return 'completed';
-    case 'agent.failed':
-      return 'failed';
     default:
-      return undefined;
+      return endState(event);
   }
+}
+
+/** The final state an agent's or a group's end shows (both machines name them alike). */
+function endState(event: TroupeEvent): 'completed' | 'failed' | undefined {
+  if (event.type === 'agent.completed') return 'completed';
+  return event.type === 'agent.failed' ? 'failed' : undefined;
 }

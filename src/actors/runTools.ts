@@ -1,6 +1,6 @@
 import { fromCallback, type EventObject } from 'xstate';
 import { z } from 'zod';
-import { whenAborted } from '../abort.js';
+import { Stop, whenAborted } from '../abort.js';
 import { sleep, type TroupeClock } from '../clock.js';
 import { AbortedError, ToolTimeoutError, errorMessage } from '../errors.js';
 import { errorInfo, type ErrorInfo } from '../failure.js';
@@ -75,7 +75,8 @@ interface Batch {
   input: RunToolsInput;
   environment: AgentEnvironment;
   clock: TroupeClock;
-  signal: AbortSignal;
+  /** The batch's stop (an AbortSignal of its own is made only if something asks for it). */
+  signal: Stop;
   /** Rejects when `signal` aborts; every call of the batch races it. */
   stopped: Promise<never>;
   send: (event: ToolNote | ToolProgress) => void;
@@ -101,11 +102,11 @@ const CALL_ENDED = new AbortedError('The tool call ended.');
  */
 export function createRunTools(environment: AgentEnvironment) {
   return fromCallback<EventObject, RunToolsInput>(({ input, sendBack }) => {
-    const controller = new AbortController();
+    const stop = new Stop();
     const { clock } = environment;
     const count = { ended: 0, failed: 0 };
     const send = (event: ToolNote | ToolProgress) => {
-      if (controller.signal.aborted) return;
+      if (stop.aborted) return;
       if (event.type === 'TOOL.STARTED' || event.type === 'TOOL.DENIED' || event.type === 'TOOL.ENDED') {
         if (event.type === 'TOOL.ENDED') {
           count.ended += 1;
@@ -116,8 +117,7 @@ export function createRunTools(environment: AgentEnvironment) {
       }
       sendBack(event);
     };
-    const stopped = whenAborted(controller.signal);
-    const batch: Partial<Batch> = { input, environment, clock, signal: controller.signal, stopped, send };
+    const batch: Partial<Batch> = { input, environment, clock, signal: stop, stopped: stop.promise, send };
     Promise.resolve()
       .then(() => {
         batch.agent = environment.resolve(input.agentName, input.agentId);
@@ -144,7 +144,7 @@ export function createRunTools(environment: AgentEnvironment) {
     // Stopped while calls run: abort them. A batch that has ended has nothing left to abort (each call's own signal
     // was aborted as it ended), so its signal is left alone: an abort costs an event dispatch per batch.
     return () => {
-      if (!batch.finished) controller.abort(AGENT_STOPPED);
+      if (!batch.finished) stop.abort(AGENT_STOPPED);
     };
   });
 }

@@ -10,8 +10,8 @@ import type { ToolPlan } from './schedule.js';
 export interface ExecutePlanOptions {
   /** At most this many calls run at a time (rounded down; at least 1). Defaults to no limit. */
   maxConcurrency?: number | undefined;
-  /** Once aborted, no further call is started; the calls already running are awaited. */
-  signal?: AbortSignal | undefined;
+  /** Once aborted, no further call is started; the calls already running are awaited. Only `aborted` is read. */
+  signal?: Pick<AbortSignal, 'aborted'> | undefined;
 }
 
 /**
@@ -78,7 +78,7 @@ function isChain(dependsOn: readonly (readonly number[])[]): boolean {
 }
 
 /** Runs calls 0 … n − 1 one after another, each once the one before has settled; none starts once `signal` aborts. */
-async function runInTurn(n: number, run: (index: number) => Promise<void>, signal: AbortSignal | undefined): Promise<void> {
+async function runInTurn(n: number, run: (index: number) => Promise<void>, signal: ExecutePlanOptions['signal']): Promise<void> {
   for (let index = 0; index < n && !signal?.aborted; index++) await startSettled(run, index);
 }
 

@@ -2,7 +2,7 @@ import { createActor, enqueueActions, setup, type ActorRefFrom } from 'xstate';
 import type { AgentActorRef, AgentInput, AgentOutcome } from './agentMachine.js';
 import { AgentTable } from './agentTable.js';
 import { SpawnLogic } from './SpawnLogic.js';
-import { abandonWait, beginWait, endWait, giveWakeSlot } from './slots.js';
+import { abandonWait, beginWait, endWait, giveWakeSlot, park } from './slots.js';
 import type { AgentRun } from './agentQueue.js';
 import type { SpawnRequest, SupervisorContext, SupervisorEvent, SupervisorInput } from './supervisorTypes.js';
 import { groupMachine, type GroupActorRef } from './groupMachine.js';
@@ -62,12 +62,7 @@ export const supervisorMachine = setup({
     reportOutcome: (_, _params: { outcome: AgentOutcome }) => {},
     /** Provided by the runtime: what routing a message did (for events, receipts and replies to code). */
     reportRoute: (_, _params: { report: RouteReport }) => {},
-    releaseSlot: ({ context }, { id }: { id: string }) => {
-      const record = context.agents.record(id);
-      if (!record) return;
-      context.agents.freeSlot(record);
-      if (record.state === 'running') record.parked = true;
-    },
+    releaseSlot: ({ context }, { id }: { id: string }) => park(context.agents, id),
     requestSlot: ({ context }, { id }: { id: string }) => {
       const record = context.agents.record(id);
       if (record) record.parked = false;

@@ -48,10 +48,11 @@ export const parkAfterBatch = [{ type: 'parkAfterBatch' as const, params: batchE
  * it ends with its last answer (or fails with `max_turns` without one).
  */
 export const wake = [
-  { guard: and(['mailReady', 'turnsUsed', 'hasAnswer']), target: '#agent.completed' as const, actions: 'settle' as const },
-  { guard: and(['mailReady', 'turnsUsed']), target: '#agent.failed' as const, actions: 'failOutOfTurns' as const },
+  // Cheap guards first: `mailReady` asks the post office.
+  { guard: and(['turnsUsed', 'mailReady', 'hasAnswer']), target: '#agent.completed' as const, actions: 'settle' as const },
+  { guard: and(['turnsUsed', 'mailReady']), target: '#agent.failed' as const, actions: 'failOutOfTurns' as const },
   // The supervisor had a slot free and gave it with the message: think at once (the turn begins holding it).
-  { guard: and(['mailReady', 'slotGiven']), target: 'thinking' as const },
+  { guard: and(['slotGiven', 'mailReady']), target: 'thinking' as const },
   { guard: 'mailReady' as const, target: 'waitingForSlot' as const, actions: 'requestSlot' as const },
   // A slot given for mail this agent does not wake for goes back.
   { guard: 'slotGiven' as const, actions: 'releaseSlot' as const },

@@ -216,14 +216,15 @@ export function receiptOf(report: RouteReport, single: boolean): MessageReceipt 
   if (report.deadLetter && (single || report.deadLetter !== 'no_subscribers')) {
     throw new UndeliverableError(message.to, report.deadLetter, deadLetterText(report));
   }
-  const refusedBy = report.deliveries.filter((delivery) => delivery.outcome === 'inbox_full').map((delivery) => delivery.to);
+  const deliveredTo: string[] = [];
+  const refusedBy: string[] = [];
+  const dropped: MessageReceipt['dropped'] = [];
+  for (const delivery of report.deliveries) {
+    (delivery.outcome === 'delivered' ? deliveredTo : refusedBy).push(delivery.to);
+    if (delivery.dropped) dropped.push({ messageId: delivery.dropped.id, at: delivery.to });
+  }
   if (single && refusedBy.length > 0) throw new InboxFullError(refusedBy[0]!, message.id);
-  return {
-    id: message.id,
-    deliveredTo: report.deliveries.filter((delivery) => delivery.outcome === 'delivered').map((delivery) => delivery.to),
-    refusedBy,
-    dropped: report.deliveries.flatMap((delivery) => (delivery.dropped ? [{ messageId: delivery.dropped.id, at: delivery.to }] : [])),
-  };
+  return { id: message.id, deliveredTo, refusedBy, dropped };
 }
 
 function deadLetterText(report: RouteReport): string {

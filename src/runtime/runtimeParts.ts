@@ -22,6 +22,7 @@ import { agentMachine } from '../machines/agentMachine.js';
 import { groupMachine, type GroupContext, type GroupEvent } from '../machines/groupMachine.js';
 import type { AgentTable } from '../machines/agentTable.js';
 import type { AgentContext } from '../machines/agentTypes.js';
+import { routeAtOnce } from '../machines/routing.js';
 import { parkAtOnce } from '../machines/slots.js';
 import { budgetGuards } from '../machines/agentSetup.js';
 import { supervisorMachine, type SupervisorEvent } from '../machines/supervisorMachine.js';
@@ -330,6 +331,8 @@ function supervisorFor(
         },
         reportOutcome: (_, { outcome }) => launcher.settle(outcome),
         reportRoute: (_, { report }) => messenger.routed(report),
+        // Unwatched, a message is routed without an `enqueueActions` (see routeAtOnce).
+        ...(inspect ? {} : { route: routeAtOnce((report) => messenger.routed(report)) }),
       },
     }),
     {

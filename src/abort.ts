@@ -20,3 +20,41 @@ export function whenAborted(signal: AbortSignal): Promise<never> {
   whenAbortedBySignal.set(signal, promise);
   return promise;
 }
+
+/**
+ * A stop that costs no `AbortController` until someone asks for an AbortSignal: a flag and a reason, and one promise
+ * that rejects when it stops, which every caller races (as {@link whenAborted} does for a signal). A tool batch makes
+ * one per turn and most never need a signal: an `AbortController` and its listener cost more than the rest of the
+ * batch's own bookkeeping.
+ */
+export class Stop {
+  aborted = false;
+  reason: unknown = undefined;
+  /** Rejects when it stops (with the reason when that is an Error, else an {@link AbortedError}); never resolves. */
+  readonly promise: Promise<never>;
+  private fail!: (error: unknown) => void;
+  private controller: AbortController | undefined;
+
+  constructor() {
+    this.promise = new Promise<never>((_, reject) => (this.fail = reject));
+    this.promise.catch(() => {}); // raced by its callers; one that never stops, or nobody raced, is not an unhandled rejection
+  }
+
+  /** An AbortSignal that follows this stop, made on first use. */
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.aborted) this.controller.abort(this.reason);
+    }
+    return this.controller.signal;
+  }
+
+  /** Stops, once: the signal (if made) aborts, then the promise rejects. */
+  abort(reason: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    this.controller?.abort(reason);
+    this.fail(reason instanceof Error ? reason : new AbortedError());
+  }
+}

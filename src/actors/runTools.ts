@@ -1,6 +1,6 @@
 import { fromCallback, type EventObject } from 'xstate';
 import { z } from 'zod';
-import { whenAborted } from '../abort.js';
+import { Stop, whenAborted } from '../abort.js';
 import { sleep, type TroupeClock } from '../clock.js';
 import { AbortedError, ToolTimeoutError, errorMessage } from '../errors.js';
 import { errorInfo, type ErrorInfo } from '../failure.js';
@@ -31,11 +31,14 @@ export interface RunToolsInput {
 /** A tool message: the one answer to one tool call. */
 export type ToolMessage = Extract<ChatMessage, { role: 'tool' }>;
 
-/** What happened to one tool call: it started, was refused, or ended. */
+/**
+ * What happened to one tool call, as the event announces it without its header: it started (`tool.call`), was refused
+ * (`tool.denied`), or ended (`tool.result`). Made as the event's body at once, so announcing it copies nothing more.
+ */
 export type ToolNote =
-  | { type: 'TOOL.STARTED'; callId: string; tool: string; arguments: string }
-  | { type: 'TOOL.DENIED'; callId: string; tool: string; reason: ToolRefusal['reason']; error: string }
-  | { type: 'TOOL.ENDED'; callId: string; tool: string; status: 'ok' | 'error'; durationMs: number; error?: string; content?: string };
+  | { type: 'tool.call'; callId: string; tool: string; arguments: string }
+  | { type: 'tool.denied'; callId: string; tool: string; reason: ToolRefusal['reason']; error: string }
+  | { type: 'tool.result'; callId: string; tool: string; status: 'ok' | 'error'; durationMs: number; error?: string; content?: string };
 
 /**
  * The events `runTools` sends back to its agent. Calls starting and ending are not among them: `runTools` announces
@@ -76,7 +79,8 @@ interface Batch {
   input: RunToolsInput;
   environment: AgentEnvironment;
   clock: TroupeClock;
-  signal: AbortSignal;
+  /** The batch's stop (an AbortSignal of its own is made only if something asks for it). */
+  signal: Stop;
   /** Rejects when `signal` aborts; every call of the batch races it. */
   stopped: Promise<never>;
   send: (event: ToolNote | ToolProgress) => void;
@@ -95,30 +99,29 @@ const CALL_ENDED = new AbortedError('The tool call ended.');
 /**
  * Makes the `runTools` actor logic: runs one turn's tool calls and sends back progress and, at the end, one tool
  * message per call, in the order of the calls. A call to a tool the agent may not use (not on its list, or a
- * delegation tool past the depth limit) is refused with a `TOOL.DENIED`; a call whose arguments are not JSON or
+ * delegation tool past the depth limit) is refused with a `tool.denied`; a call whose arguments are not JSON or
  * fail the tool's schema, that throws, or that times out becomes an error message the model sees; nothing here
  * fails the agent. Valid calls run in the planner's order (reads side by side, conflicting writes one after
  * another). Stopping the actor aborts every running tool through its AbortSignal.
  */
 export function createRunTools(environment: AgentEnvironment) {
   return fromCallback<EventObject, RunToolsInput>(({ input, sendBack }) => {
-    const controller = new AbortController();
+    const stop = new Stop();
     const { clock } = environment;
     const count = { ended: 0, failed: 0 };
     const send = (event: ToolNote | ToolProgress) => {
-      if (controller.signal.aborted) return;
-      if (event.type === 'TOOL.STARTED' || event.type === 'TOOL.DENIED' || event.type === 'TOOL.ENDED') {
-        if (event.type === 'TOOL.ENDED') {
+      if (stop.aborted) return;
+      if (event.type === 'tool.call' || event.type === 'tool.denied' || event.type === 'tool.result') {
+        if (event.type === 'tool.result') {
           count.ended += 1;
           if (event.status === 'error') count.failed += 1;
         }
-        environment.announce(stampEvent(input.header, clock.now(), announcementOf(event)));
+        environment.announce(stampEvent(input.header, clock.now(), event));
         return;
       }
       sendBack(event);
     };
-    const stopped = whenAborted(controller.signal);
-    const batch: Partial<Batch> = { input, environment, clock, signal: controller.signal, stopped, send };
+    const batch: Partial<Batch> = { input, environment, clock, signal: stop, stopped: stop.promise, send };
     Promise.resolve()
       .then(() => {
         batch.agent = environment.resolve(input.agentName, input.agentId);
@@ -145,7 +148,7 @@ export function createRunTools(environment: AgentEnvironment) {
     // Stopped while calls run: abort them. A batch that has ended has nothing left to abort (each call's own signal
     // was aborted as it ended), so its signal is left alone: an abort costs an event dispatch per batch.
     return () => {
-      if (!batch.finished) controller.abort(AGENT_STOPPED);
+      if (!batch.finished) stop.abort(AGENT_STOPPED);
     };
   });
 }
@@ -160,9 +163,10 @@ async function runBatch(batch: Batch): Promise<ToolMessage[]> {
       ready.push({ index, ready: checked.ready });
       return;
     }
-    send({ type: 'TOOL.STARTED', callId: call.id, tool: call.name, arguments: call.arguments });
-    if (checked.refusal) send({ type: 'TOOL.DENIED', callId: call.id, tool: call.name, ...checked.refusal });
-    send({ type: 'TOOL.ENDED', callId: call.id, tool: call.name, status: 'error', durationMs: 0, error: checked.error });
+    send({ type: 'tool.call', callId: call.id, tool: call.name, arguments: call.arguments });
+    const { refusal } = checked;
+    if (refusal) send({ type: 'tool.denied', callId: call.id, tool: call.name, reason: refusal.reason, error: refusal.error });
+    send({ type: 'tool.result', callId: call.id, tool: call.name, status: 'error', durationMs: 0, error: checked.error });
     messages[index] = { role: 'tool', toolCallId: call.id, content: `Error: ${checked.error}`, isError: true };
   });
   const plan = schedule(ready.map(({ ready: r }) => r.planned));
@@ -223,9 +227,9 @@ function check(
 async function runOne(batch: Batch, { call, tool, args }: ReadyCall): Promise<ToolMessage> {
   const { agent, input, environment, clock, send } = batch;
   const started = clock.now();
-  send({ type: 'TOOL.STARTED', callId: call.id, tool: call.name, arguments: call.arguments });
+  send({ type: 'tool.call', callId: call.id, tool: call.name, arguments: call.arguments });
   if (tool.interactive) send({ type: 'TOOL.WAITING', callId: call.id });
-  const own = callSignal(batch);
+  const own = new CallSignal(batch);
   const limits: Promise<never>[] = [batch.stopped];
   if (tool.timeoutMs !== undefined) {
     const timeoutMs = tool.timeoutMs;
@@ -275,20 +279,17 @@ async function runOne(batch: Batch, { call, tool, args }: ReadyCall): Promise<To
     // A tool that registered a wait but did not return its signal: the wait would hold the agent for ever.
     if (!(isToolSignal(output) && output.kind === 'wait')) environment.dropWait(input.agentId, call.id);
     message = toMessage(call.id, output);
-    const failed = message.isError === true;
-    send({
-      type: 'TOOL.ENDED',
-      callId: call.id,
-      tool: call.name,
-      status: failed ? 'error' : 'ok',
-      durationMs: clock.now() - started,
-      ...(failed ? { error: message.content } : { content: message.content }),
-    });
+    const durationMs = clock.now() - started;
+    send(
+      message.isError === true
+        ? { type: 'tool.result', callId: call.id, tool: call.name, status: 'error', durationMs, error: message.content }
+        : { type: 'tool.result', callId: call.id, tool: call.name, status: 'ok', durationMs, content: message.content },
+    );
   } catch (error) {
     environment.dropWait(input.agentId, call.id);
     const text = errorMessage(error);
     message = { role: 'tool', toolCallId: call.id, content: `Error: ${text}`, isError: true };
-    send({ type: 'TOOL.ENDED', callId: call.id, tool: call.name, status: 'error', durationMs: clock.now() - started, error: text });
+    send({ type: 'tool.result', callId: call.id, tool: call.name, status: 'error', durationMs: clock.now() - started, error: text });
   } finally {
     own.end(); // clears its timeout timer
     if (tool.interactive) send({ type: 'TOOL.RESUMED', callId: call.id });
@@ -300,54 +301,41 @@ async function runOne(batch: Batch, { call, tool, args }: ReadyCall): Promise<To
  * One call's AbortSignal: its own, so what a tool adds to it (listeners, timers) stays with that call and no signal
  * gathers a listener per call of a wide turn. It is made when the tool first reads it (most never do) or when the
  * tool has a time limit, follows the batch's stop through the batch's one abort promise (no listener on the batch's
- * signal), and is aborted when the call ends (which also clears its timeout timer).
+ * signal), and is aborted when the call ends (which also clears its timeout timer). It is also the call's stop as a
+ * caller reads it (`aborted`, `promise`): its own signal's if it has one, else the batch's, with nothing made.
  */
-function callSignal(batch: Batch) {
-  let controller: AbortController | undefined;
-  const made = () => {
-    if (controller) return controller;
-    const linked = new AbortController();
-    batch.stopped.catch(() => linked.abort(batch.signal.reason));
-    controller = linked;
-    return linked;
-  };
-  return {
-    get signal(): AbortSignal {
-      return made().signal;
-    },
-    /** The call's stop as a caller reads it: its own signal's if it has one, else the batch's (nothing made). */
-    stop: {
-      get aborted(): boolean {
-        return (controller?.signal ?? batch.signal).aborted;
-      },
-      get promise(): Promise<never> {
-        return controller ? whenAborted(controller.signal) : batch.stopped;
-      },
-    },
-    abort: (reason: unknown) => made().abort(reason),
-    end: () => {
-      if (controller && !controller.signal.aborted) controller.abort(CALL_ENDED);
-    },
-  };
-}
+class CallSignal {
+  private controller: AbortController | undefined;
 
-/** The event a tool note announces: `tool.call`, `tool.denied` or `tool.result`, without the header. */
-function announcementOf(note: ToolNote) {
-  switch (note.type) {
-    case 'TOOL.STARTED':
-      return { type: 'tool.call' as const, callId: note.callId, tool: note.tool, arguments: note.arguments };
-    case 'TOOL.DENIED':
-      return { type: 'tool.denied' as const, callId: note.callId, tool: note.tool, reason: note.reason, error: note.error };
-    case 'TOOL.ENDED':
-      return {
-        type: 'tool.result' as const,
-        callId: note.callId,
-        tool: note.tool,
-        status: note.status,
-        durationMs: note.durationMs,
-        ...(note.error === undefined ? {} : { error: note.error }),
-        ...(note.content === undefined ? {} : { content: note.content }),
-      };
+  constructor(private readonly batch: Batch) {}
+
+  get signal(): AbortSignal {
+    return this.made().signal;
+  }
+
+  get aborted(): boolean {
+    return (this.controller?.signal ?? this.batch.signal).aborted;
+  }
+
+  get promise(): Promise<never> {
+    return this.controller ? whenAborted(this.controller.signal) : this.batch.stopped;
+  }
+
+  abort(reason: unknown): void {
+    this.made().abort(reason);
+  }
+
+  end(): void {
+    if (this.controller && !this.controller.signal.aborted) this.controller.abort(CALL_ENDED);
+  }
+
+  private made(): AbortController {
+    if (this.controller) return this.controller;
+    const linked = new AbortController();
+    const { batch } = this;
+    batch.stopped.catch(() => linked.abort(batch.signal.reason));
+    this.controller = linked;
+    return linked;
   }
 }
 
@@ -355,7 +343,7 @@ function announcementOf(note: ToolNote) {
 function callerOf(
   batch: Batch,
   toolCallId: string,
-  own: { readonly signal: AbortSignal; readonly stop: { readonly aborted: boolean; readonly promise: Promise<never> } },
+  own: CallSignal,
 ) {
   const { agent, input, send, signal: batchSignal } = batch;
   // Through the agent while its batch runs; after that the caller must send another way (false).
@@ -374,7 +362,7 @@ function callerOf(
     get signal() {
       return own.signal;
     },
-    stop: own.stop,
+    stop: own,
     relay,
   };
 }

@@ -1,5 +1,5 @@
 import { and, not } from 'xstate';
-import { agentSetup, endOfBatch } from './agentSetup.js';
+import { agentSetup, endOfBatch, parkAfterBatch } from './agentSetup.js';
 
 /**
  * `running.acting`: one batch of tool calls (`runTools`, the child actor `tools#<turn>`). It waits for a person
@@ -36,7 +36,7 @@ export const actingState = agentSetup.createStateConfig({
           target: '#agent.failed',
           actions: [...endOfBatch, 'failOutOfTurns'],
         },
-        { guard: and(['waitsForMail', not('mailReady')]), target: 'waiting', actions: endOfBatch },
+        { guard: and(['waitsForMail', not('mailReady')]), target: 'waiting', actions: parkAfterBatch },
         { guard: 'holdsSlot', target: 'thinking', actions: endOfBatch },
         { target: 'waitingForSlot', actions: endOfBatch },
       ],

@@ -72,7 +72,8 @@ export const agentMachine = agentSetup.createMachine({
         thinking: thinkingState,
         acting: actingState,
         waiting: {
-          entry: ['yieldSlot', 'releaseSlot', 'announceWaiting'],
+          // Entered only through `parkWithAnswer` or `parkAfterBatch`, which give the slot up in their own assign.
+          entry: ['releaseSlot', 'announceWaiting'],
           on: {
             MESSAGE: wake,
             WAKE: wake,
@@ -81,7 +82,8 @@ export const agentMachine = agentSetup.createMachine({
           },
         },
         waitingForSlot: {
-          on: { RESUME: { target: 'thinking', actions: 'takeSlot' } },
+          // The turn begins holding the slot (`beginTurn`).
+          on: { RESUME: 'thinking' },
         },
       },
     },

@@ -34,24 +34,40 @@ import type {
   ApprovalHold,
 } from './agentTypes.js';
 
+/** The batch's end, as the params of the actions that record it. */
+const batchEnd = ({ event }: { event: Extract<AgentEvent, { type: 'TOOLS.DONE' }> }) => event;
+
 /** What every end of a tool batch does first: append its tool messages and count its calls. */
-export const endOfBatch = [
-  { type: 'appendToolMessages' as const, params: ({ event }: { event: Extract<AgentEvent, { type: 'TOOLS.DONE' }> }) => event },
-];
+export const endOfBatch = [{ type: 'appendToolMessages' as const, params: batchEnd }];
+
+/** The same for a batch after which the agent parks in `running.waiting`: it gives up its slot in the same assign. */
+export const parkAfterBatch = [{ type: 'parkAfterBatch' as const, params: batchEnd }];
 
 /**
  * A waiting agent that may wake (its waits ended, or mail came): it asks for a slot, unless it has no turn left, when
  * it ends with its last answer (or fails with `max_turns` without one).
  */
 export const wake = [
-  { guard: and(['mailReady', 'turnsUsed', 'hasAnswer']), target: '#agent.completed' as const, actions: 'settle' as const },
-  { guard: and(['mailReady', 'turnsUsed']), target: '#agent.failed' as const, actions: 'failOutOfTurns' as const },
-  // The supervisor had a slot free and gave it with the message: think at once.
-  { guard: and(['mailReady', 'slotGiven']), target: 'thinking' as const, actions: 'takeSlot' as const },
+  // Cheap guards first: `mailReady` asks the post office.
+  { guard: and(['turnsUsed', 'mailReady', 'hasAnswer']), target: '#agent.completed' as const, actions: 'settle' as const },
+  { guard: and(['turnsUsed', 'mailReady']), target: '#agent.failed' as const, actions: 'failOutOfTurns' as const },
+  // The supervisor had a slot free and gave it with the message: think at once (the turn begins holding it).
+  { guard: and(['slotGiven', 'mailReady']), target: 'thinking' as const },
   { guard: 'mailReady' as const, target: 'waitingForSlot' as const, actions: 'requestSlot' as const },
   // A slot given for mail this agent does not wake for goes back.
   { guard: 'slotGiven' as const, actions: 'releaseSlot' as const },
 ];
+/** What a batch's end gives the actions that record it. */
+type BatchEnd = { messages: ToolMessage[]; ended: number; failed: number };
+
+/** The context after a batch: its tool messages appended, its calls counted. */
+function withBatch(context: AgentContext, done: BatchEnd): Pick<AgentContext, 'messages' | 'own'> {
+  return {
+    messages: withToolMessages(context.messages, done.messages),
+    own: { ...context.own, toolCalls: context.own.toolCalls + done.ended, toolErrors: context.own.toolErrors + done.failed },
+  };
+}
+
 /**
  * The guards that end an agent at its budget. On its own an agent checks its own figures against its budget; the
  * runtime gives `crosses`, which also checks the budgets of the agent's subtree and of every agent above it.
@@ -166,12 +182,14 @@ export const agentSetup = setup({
     }),
     recordTurn: assign(({ context }, turn: ModelTurn) => withTurn(context, turn)),
     dropToolCalls: assign({ messages: ({ context }) => withoutPendingToolCalls(context.messages) }),
-    appendToolMessages: assign(({ context }, done: { messages: ToolMessage[]; ended: number; failed: number }) => ({
-      messages: withToolMessages(context.messages, done.messages),
-      own: { ...context.own, toolCalls: context.own.toolCalls + done.ended, toolErrors: context.own.toolErrors + done.failed },
-    })),
-    /** A resident's answer: recorded, kept as its result so far, and it waits for the next message. */
+    appendToolMessages: assign(({ context }, done: BatchEnd) => withBatch(context, done)),
+    // Parking in `running.waiting` gives the slot up in the assign of the step that parks: each assign copies the
+    // context and the snapshot, so a `yieldSlot` of its own on entering `waiting` would cost a copy every turn.
+    parkAfterBatch: assign(({ context }, done: BatchEnd) => ({ ...withBatch(context, done), holdsSlot: false })),
+    /** A resident's answer: recorded, and kept as its result so far. */
     recordResidentAnswer: assign(({ context }, turn: ModelTurn) => withAnswer(context, turn)),
+    /** A resident's answer as it parks to wait for the next message (its slot given up). */
+    parkWithAnswer: assign(({ context }, turn: ModelTurn) => ({ ...withAnswer(context, turn), holdsSlot: false })),
     recordFinish: assign({
       output: ({ context }, done: { finish?: { answer?: string } }) => done.finish?.answer ?? context.output,
     }),

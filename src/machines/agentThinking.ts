@@ -57,7 +57,7 @@ export const thinkingState = agentSetup.createStateConfig({
       {
         guard: 'resident',
         target: 'waiting',
-        actions: [{ type: 'recordResidentAnswer', params: turn }, reply],
+        actions: [{ type: 'parkWithAnswer', params: turn }, reply],
       },
       {
         guard: { type: 'emptyAnswer', params: turn },

@@ -5,6 +5,24 @@ import type { SupervisorContext } from './supervisorTypes.js';
 // Slots: at most `maxParallel` agents hold one. An agent that waits for its sub-agents lends its slot and gets one back
 // before queued agents start; an agent that waits for messages gives its slot back and gets one when it wakes.
 
+/** Agent `id` parks in `running.waiting`: its slot is free for others; it gets one when it wakes. */
+export function park(agents: AgentTable, id: string): void {
+  const record = agents.record(id);
+  if (!record) return;
+  agents.freeSlot(record);
+  if (record.state === 'running') record.parked = true;
+}
+
+/**
+ * Parks agent `id` from its own step, without a `SLOT.RELEASE` step of the supervisor (what the runtime does when no
+ * inspector watches the actor system): the slot is freed in the supervisor's table at once, and the supervisor is
+ * asked to start someone with it only when someone waits for a slot (an agent queued, or one that wants its slot back).
+ */
+export function parkAtOnce(agents: AgentTable, id: string, startQueued: () => void): void {
+  park(agents, id);
+  if (agents.queue.size > 0 || agents.resuming.length > 0) startQueued();
+}
+
 /**
  * Gives a parked agent whose mail is ready a slot to wake with, when one is free (it thinks at once, without asking);
  * returns whether it did. An agent that is not parked, or not ready, gets none (it asks for one when it wakes).

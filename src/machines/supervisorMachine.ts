@@ -2,24 +2,19 @@ import { createActor, enqueueActions, setup, type ActorRefFrom } from 'xstate';
 import type { AgentActorRef, AgentInput, AgentOutcome } from './agentMachine.js';
 import { AgentTable } from './agentTable.js';
 import { SpawnLogic } from './SpawnLogic.js';
-import { abandonWait, beginWait, endWait, giveWakeSlot } from './slots.js';
+import { routeMessage } from './routing.js';
+import { abandonWait, beginWait, endWait, giveWakeSlot, park } from './slots.js';
 import type { AgentRun } from './agentQueue.js';
 import type { SpawnRequest, SupervisorContext, SupervisorEvent, SupervisorInput } from './supervisorTypes.js';
 import { groupMachine, type GroupActorRef } from './groupMachine.js';
 import { ending, errorInfo, type ErrorInfo } from '../failure.js';
 import { emptyFigures } from '../events/metrics.js';
 import type { RouteReport } from '../messaging/PostOffice.js';
-import { RUNTIME_ADDRESS } from '../messaging/Message.js';
 
 export type { GroupSpawnRequest, SpawnRequest, SupervisorContext, SupervisorEvent, SupervisorInput } from './supervisorTypes.js';
 
 const DONE = 'xstate.done.actor.';
 const ERROR = 'xstate.error.actor.';
-
-/** True when a message wakes the agent: it waits in `running.waiting`, and now has what it waits for. */
-function wakes(context: SupervisorContext, id: string, actor: AgentActorRef): boolean {
-  return actor.getSnapshot().matches({ running: 'waiting' }) && context.postOffice.ready(id);
-}
 
 /** What the supervisor does when an agent's actor ends: release it, end the waits on it, report its outcome. */
 const whenAgentEnds = [
@@ -62,12 +57,7 @@ export const supervisorMachine = setup({
     reportOutcome: (_, _params: { outcome: AgentOutcome }) => {},
     /** Provided by the runtime: what routing a message did (for events, receipts and replies to code). */
     reportRoute: (_, _params: { report: RouteReport }) => {},
-    releaseSlot: ({ context }, { id }: { id: string }) => {
-      const record = context.agents.record(id);
-      if (!record) return;
-      context.agents.freeSlot(record);
-      if (record.state === 'running') record.parked = true;
-    },
+    releaseSlot: ({ context }, { id }: { id: string }) => park(context.agents, id),
     requestSlot: ({ context }, { id }: { id: string }) => {
       const record = context.agents.record(id);
       if (record) record.parked = false;
@@ -161,22 +151,13 @@ export const supervisorMachine = setup({
       for (const waiter of agents.release(outcome.id, outcome.status)) endWait(agents, waiter);
     },
     /**
-     * Routes one message: the post office puts a copy into each receiver's inbox (or into its call waiting for it);
-     * each receiver gets a `MESSAGE` event from the supervisor, so inspectors see the message pass from actor to actor,
-     * and a waiting receiver wakes. The runtime hears what happened (`reportRoute`).
+     * Routes one message (see `routeMessage`): a copy into each receiver's inbox, and a `MESSAGE` event from the
+     * supervisor to each receiver it wakes (to every receiver under an inspector, which sees the message pass from actor
+     * to actor). The runtime hears what happened (`reportRoute`); without an inspector it provides `routeAtOnce`.
      */
     route: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'MESSAGE.SEND') return;
-      const report = context.postOffice.route(event.message, (id) => context.agents.record(id) !== undefined);
-      for (const delivery of report.deliveries) {
-        if (delivery.outcome !== 'delivered' || delivery.to === RUNTIME_ADDRESS) continue;
-        const actor = context.agents.actor(delivery.to);
-        // A receiver that is busy, or waits for other mail, would ignore the event: it is sent only when someone
-        // inspects the system (to see every message pass from actor to actor) or when it wakes the receiver.
-        if (!actor || !(context.inspected || wakes(context, delivery.to, actor))) continue;
-        const { message } = delivery;
-        enqueue.sendTo(actor, giveWakeSlot(context, delivery.to) ? { type: 'MESSAGE', message, slot: true } : { type: 'MESSAGE', message });
-      }
+      const report = routeMessage(context, event.message, (actor, message) => enqueue.sendTo(actor, message));
       enqueue({ type: 'reportRoute', params: { report } } as never);
     }),
     cancelSubtree: ({ context }, { id, error }: { id: string; error?: string }) => {

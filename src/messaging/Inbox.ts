@@ -62,6 +62,7 @@ export class Inbox {
 
   /** Takes the waiting messages that match, oldest first, and keeps the others in order. */
   takeWhere(matches: (message: Message) => boolean): Message[] {
+    if (this.count === 0) return [];
     const taken: Message[] = [];
     const kept: Message[] = [];
     for (const message of this.takeAll()) (matches(message) ? taken : kept).push(message);

@@ -279,12 +279,12 @@ export class PostOffice {
         continue;
       }
       this.stopTimer(wait);
-      for (const message of wait.messages) this.remember(box, message);
+      this.rememberAll(box, wait.messages);
       answers.push(answerOf(wait));
     }
     box.waits = open;
     const mail = box.inbox.size > 0 ? box.inbox.takeAll() : [];
-    for (const message of mail) this.remember(box, message);
+    this.rememberAll(box, mail);
     return { answers, mail };
   }
 
@@ -331,6 +331,14 @@ export class PostOffice {
     if (wait.timer === undefined) return;
     this.clock.clearTimeout(wait.timer);
     wait.timer = undefined;
+  }
+
+  /**
+   * Remembers messages read, in order: only the last {@link RECENT} of them can stay among the recent ones, so the
+   * others are not put in to be pushed out again (an auctioneer reads a thousand orders a minute).
+   */
+  private rememberAll(box: Mailbox, messages: readonly Message[]): void {
+    for (let index = Math.max(0, messages.length - RECENT); index < messages.length; index += 1) this.remember(box, messages[index]!);
   }
 
   private remember(box: Mailbox, message: Message): void {

@@ -26,7 +26,7 @@ export class HandleStream {
   /** Passes an event on. */
   next(event: TroupeEvent): void {
     this.early?.push(event);
-    this.subject.next(event);
+    if (this.subject.observed) this.subject.next(event);
   }
 
   /** Ends the stream: the agent ended. */

@@ -183,7 +183,7 @@ export class Messenger {
   /** Hands a message to the supervisor to route; resolves with what routing did. For `CallerMessaging`. */
   post(message: Message, relay?: (message: Message) => boolean): Promise<RouteReport> {
     const routed = new Promise<RouteReport>((resolve) => this.receipts.set(message.id, resolve));
-    this.all.next(message);
+    if (this.all.observed) this.all.next(message); // a Subject nobody watches still walks its (empty) list
     this.emit(message.from, { type: 'message.sent', message });
     // Under an inspector a tool's message leaves through its agent's actor (the sender shows); else straight in.
     if (!(relay && this.host.inspected && relay(message))) this.host.send({ type: 'MESSAGE.SEND', message });
@@ -216,14 +216,15 @@ export function receiptOf(report: RouteReport, single: boolean): MessageReceipt 
   if (report.deadLetter && (single || report.deadLetter !== 'no_subscribers')) {
     throw new UndeliverableError(message.to, report.deadLetter, deadLetterText(report));
   }
-  const refusedBy = report.deliveries.filter((delivery) => delivery.outcome === 'inbox_full').map((delivery) => delivery.to);
+  const deliveredTo: string[] = [];
+  const refusedBy: string[] = [];
+  const dropped: MessageReceipt['dropped'] = [];
+  for (const delivery of report.deliveries) {
+    (delivery.outcome === 'delivered' ? deliveredTo : refusedBy).push(delivery.to);
+    if (delivery.dropped) dropped.push({ messageId: delivery.dropped.id, at: delivery.to });
+  }
   if (single && refusedBy.length > 0) throw new InboxFullError(refusedBy[0]!, message.id);
-  return {
-    id: message.id,
-    deliveredTo: report.deliveries.filter((delivery) => delivery.outcome === 'delivered').map((delivery) => delivery.to),
-    refusedBy,
-    dropped: report.deliveries.flatMap((delivery) => (delivery.dropped ? [{ messageId: delivery.dropped.id, at: delivery.to }] : [])),
-  };
+  return { id: message.id, deliveredTo, refusedBy, dropped };
 }
 
 function deadLetterText(report: RouteReport): string {

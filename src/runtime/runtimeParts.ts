@@ -22,6 +22,9 @@ import { clockedAgentActions, clockedGroupAnnounce } from '../machines/agentCloc
 import { agentMachine } from '../machines/agentMachine.js';
 import { groupMachine, type GroupContext, type GroupEvent } from '../machines/groupMachine.js';
 import type { AgentTable } from '../machines/agentTable.js';
+import type { AgentContext } from '../machines/agentTypes.js';
+import { routeAtOnce } from '../machines/routing.js';
+import { parkAtOnce } from '../machines/slots.js';
 import { budgetGuards } from '../machines/agentSetup.js';
 import { supervisorMachine, type SupervisorEvent } from '../machines/supervisorMachine.js';
 import { InMemoryMemory } from '../memory/InMemoryMemory.js';
@@ -84,7 +87,9 @@ export function buildParts(options: RuntimeOptions) {
   const delegator = delegatorFor(options, { catalog, results, approvals, sessions, clock, maxDepth: settings.maxDepth, table, launcher, send });
   const environment = environmentFor({ access, mcp, prices, launcher, delegator, messenger, blackboard, notes: notesFor(store, redactor, random), runtimeEvents, clock, postOffice, limits });
   const supervisor = supervisorFor(inspection.inspect, {
-    agentLogic: agentLogicFor(environment, postOffice, clock, limits),
+    // Watched by an inspector, an agent gives its slot back with an event to the supervisor, for the inspector to see;
+    // otherwise at once, without a step of the supervisor (see parkAtOnce).
+    agentLogic: agentLogicFor(environment, postOffice, clock, limits, inspection.inspect ? undefined : (id) => parkAtOnce(table(), id, () => send({ type: 'SLOT.RELEASE', id }))),
     maxParallel: settings.maxParallel,
     clock,
     postOffice,
@@ -265,15 +270,18 @@ function environmentFor(parts: {
   };
 }
 
-/** The agent machine with the runtime's actors, its clock, its post office's mail, and the run's budgets. */
-function agentLogicFor(environment: AgentEnvironment, postOffice: PostOffice, clock: RuntimeClock, limits: RunLimits) {
+/**
+ * The agent machine with the runtime's actors, its clock, its post office's mail, the run's budgets, and (`park`) how
+ * it gives its slot back when that is not the machine's own `SLOT.RELEASE` event.
+ */
+function agentLogicFor(environment: AgentEnvironment, postOffice: PostOffice, clock: RuntimeClock, limits: RunLimits, park?: (id: string) => void) {
   return agentMachine.provide({
     actors: { callModel: createCallModel(environment), runTools: createRunTools(environment) },
     guards: {
       mailReady: ({ context }) => postOffice.ready(context.input.id),
       ...budgetGuards((agentId, turn) => limits.crosses(agentId, turn)),
     },
-    actions: clockedAgentActions(clock, postOffice),
+    actions: { ...clockedAgentActions(clock, postOffice), ...(park ? { releaseSlot: ({ context }: { context: AgentContext }) => park(context.input.id) } : {}) },
   });
 }
 
@@ -338,6 +346,8 @@ function supervisorFor(
         },
         reportOutcome: (_, { outcome }) => launcher.settle(outcome),
         reportRoute: (_, { report }) => messenger.routed(report),
+        // Unwatched, a message is routed without an `enqueueActions` (see routeAtOnce).
+        ...(inspect ? {} : { route: routeAtOnce((report) => messenger.routed(report)) }),
       },
     }),
     {

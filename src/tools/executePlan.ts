@@ -10,8 +10,8 @@ import type { ToolPlan } from './schedule.js';
 export interface ExecutePlanOptions {
   /** At most this many calls run at a time (rounded down; at least 1). Defaults to no limit. */
   maxConcurrency?: number | undefined;
-  /** Once aborted, no further call is started; the calls already running are awaited. */
-  signal?: AbortSignal | undefined;
+  /** Once aborted, no further call is started; the calls already running are awaited. Only `aborted` is read. */
+  signal?: Pick<AbortSignal, 'aborted'> | undefined;
 }
 
 /**
@@ -32,6 +32,7 @@ export async function executePlan(
   options: ExecutePlanOptions = {},
 ): Promise<void> {
   const limit = concurrencyLimit(options.maxConcurrency);
+  if (isChain(plan.dependsOn)) return runInTurn(plan.dependsOn.length, run, options.signal);
   const dependents = dependentsOf(plan.dependsOn);
   const waitingFor = plan.dependsOn.map((deps) => new Set(deps).size);
   const ready = waitingFor.flatMap((count, index) => (count === 0 ? [index] : []));
@@ -61,6 +62,24 @@ export async function executePlan(
 
     pump();
   });
+}
+
+/**
+ * True when each call waits for the one before it and for nothing else (one call, or a turn whose calls are all
+ * barriers: writes and other calls without targets, such as a trader's publish then wait). Such a plan is valid by
+ * its shape and runs in turn, without the graph's bookkeeping.
+ */
+function isChain(dependsOn: readonly (readonly number[])[]): boolean {
+  for (let index = 0; index < dependsOn.length; index++) {
+    const deps = dependsOn[index]!;
+    if (index === 0 ? deps.length !== 0 : deps.length !== 1 || deps[0] !== index - 1) return false;
+  }
+  return true;
+}
+
+/** Runs calls 0 … n − 1 one after another, each once the one before has settled; none starts once `signal` aborts. */
+async function runInTurn(n: number, run: (index: number) => Promise<void>, signal: ExecutePlanOptions['signal']): Promise<void> {
+  for (let index = 0; index < n && !signal?.aborted; index++) await startSettled(run, index);
 }
 
 /** Starts one call; the returned promise fulfils when the call settles, however it settles. */

@@ -48,6 +48,26 @@ describe('Claude Code agent files', () => {
     expect(result).toMatchObject({ status: 'completed', output: 'Called at 2\tstart();' });
   });
 
+  it('read TodoWrite and TodoRead as the todo tools', async () => {
+    const dir = join(workspace.path, 'agents');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'planner.md'), agentFile('planner', ['tools: Read, TodoWrite, TodoRead']));
+    const model = scriptedPerAgent({
+      planner: [
+        (request) => {
+          expect(request.tools?.map((tool) => tool.name)).toEqual(['read_file', 'todo_write', 'todo_read']);
+          return callTools(toolCall('todo_write', { items: [{ id: 'a', content: 'Read the spec', status: 'in_progress' }] }, 't'));
+        },
+        'Planned.',
+      ],
+    });
+    const runtime = createRuntime({ model, agentDirs: [dir], projectAgentDir: false });
+    expect(runtime.agentFileWarnings).toEqual([]);
+    const result = await runtime.run('planner', 'Plan it.');
+    await runtime.shutdown();
+    expect(result).toMatchObject({ status: 'completed', output: 'Planned.' });
+  });
+
   it('strictAgentFiles: true refuses a file that names a tool the runtime does not have, and keeps the model as written', async () => {
     const model = scriptedPerAgent({
       explorer: [

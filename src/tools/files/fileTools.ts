@@ -27,9 +27,9 @@ export function fileTools(workspace: Workspace | undefined, limits: Partial<File
 }
 
 /**
- * The names Claude Code gives its tools, with the file tool each stands for, so an agent file written for Claude Code
- * (`tools: Read, Grep, Glob`) loads as it is. `MultiEdit` (several edits of one file) becomes `edit_file`, one edit a
- * call.
+ * The names Claude Code gives its tools, with the built-in tool each stands for, so an agent file written for Claude
+ * Code (`tools: Read, Grep, Glob, TodoWrite`) loads as it is. `MultiEdit` (several edits of one file) becomes
+ * `edit_file`, one edit a call; `TodoWrite` and `TodoRead` are the agent's todo list (`todo_write`, `todo_read`).
  */
 export const CLAUDE_CODE_TOOLS: Readonly<Record<string, string>> = Object.freeze({
   Read: 'read_file',
@@ -39,6 +39,8 @@ export const CLAUDE_CODE_TOOLS: Readonly<Record<string, string>> = Object.freeze
   Write: 'write_file',
   Edit: 'edit_file',
   MultiEdit: 'edit_file',
+  TodoWrite: 'todo_write',
+  TodoRead: 'todo_read',
 });
 
 /** The tool a name in an agent's `tools` list stands for: a Claude Code name's file tool, else the name itself. */

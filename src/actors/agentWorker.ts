@@ -33,12 +33,11 @@ export interface WorkerParts {
  * stopped costs about as much as the turn's own work (a resident trader's turn spent 24 µs of 40 in its two children).
  */
 export function agentWorker(parts: WorkerParts) {
-  return fromCallback<EventObject>(({ sendBack, receive }) => {
+  return fromCallback<EventObject, WorkerRequest | undefined>(({ input, sendBack, receive }) => {
     let model: AbortController | undefined;
     let stopTools: (() => void) | undefined;
     const reply = (event: WorkerReply) => sendBack(event);
-    receive((event) => {
-      const request = event as WorkerRequest;
+    const handle = (request: WorkerRequest) => {
       if (request.type === 'MODEL.CALL') {
         const controller = new AbortController();
         model = controller;
@@ -56,7 +55,9 @@ export function agentWorker(parts: WorkerParts) {
       } else if (request.type === 'TOOLS.RUN') {
         stopTools = parts.runTools(request.input, reply);
       }
-    });
+    };
+    receive((event) => handle(event as WorkerRequest));
+    if (input) handle(input);
     return () => {
       const controller = model;
       model = undefined;

@@ -58,8 +58,6 @@ export const agentMachine = agentSetup.createMachine({
     },
     running: {
       entry: 'announceStarted',
-      // The agent's worker: its model calls and tool batches (see agentWorker), stopped when the agent ends.
-      invoke: { src: 'worker', id: 'worker' },
       on: {
         CANCEL: { target: 'failed', actions: 'failCancelled' },
         STOP: [

@@ -1,4 +1,4 @@
-import { and, assign, sendParent, sendTo, setup } from 'xstate';
+import { and, assign, enqueueActions, sendParent, sendTo, setup } from 'xstate';
 import { createAgentWorker, type WorkerRequest } from '../actors/agentWorker.js';
 import type { ModelTurn } from '../actors/callModel.js';
 import { missingEnvironment } from '../actors/agentEnvironment.js';
@@ -99,6 +99,31 @@ function ownPast(context: AgentContext, turn: ModelTurn): boolean {
   );
 }
 
+/** The worker as the agent's actions name it. */
+type WorkerActor = { src: 'worker'; logic: ReturnType<typeof createAgentWorker>; id: string | undefined };
+
+/**
+ * Asks the agent's worker for this turn's model call; its `MODEL.DONE` or `MODEL.FAILED` ends `thinking`. The first turn
+ * starts the worker with its call (one event fewer for an agent of one turn); it lives until the agent ends.
+ */
+const startModelCall = enqueueActions<AgentContext, AgentEvent, undefined, AgentEvent, WorkerActor, never, never, never, TroupeEvent>(
+  ({ context, enqueue }) => {
+    const call: WorkerRequest = {
+      type: 'MODEL.CALL',
+      input: {
+        agentId: context.input.id,
+        agentName: context.input.name,
+        depth: context.input.depth,
+        messages: context.messages,
+        header: { runId: context.input.runId, id: context.input.id, parentId: context.input.parentId, toolCallId: context.input.toolCallId },
+        ...(context.input.retry === undefined ? {} : { retry: context.input.retry }),
+      },
+    };
+    if (context.turns === 1) enqueue.spawnChild('worker', { id: 'worker', input: call });
+    else enqueue.sendTo('worker', call);
+  },
+);
+
 /**
  * The agent machine's setup: its types, the actor the runtime provides (`worker`: model calls and tool batches), and every guard and
  * action by name. The states are built on it in `agentMachine.ts`, `agentThinking.ts` and `agentActing.ts`.
@@ -146,18 +171,7 @@ export const agentSetup = setup({
     // The agent's worker (invoked for as long as it runs) makes each turn's model call and runs its tool batch; leaving
     // `running` stops it, which aborts what it still runs. Only a final state leaves `thinking` or `acting` before their
     // work has answered, so nothing else needs stopping.
-    /** Asks the worker for this turn's model call; its `MODEL.DONE` or `MODEL.FAILED` ends `thinking`. */
-    startModelCall: sendTo('worker', ({ context }): WorkerRequest => ({
-      type: 'MODEL.CALL',
-      input: {
-        agentId: context.input.id,
-        agentName: context.input.name,
-        depth: context.input.depth,
-        messages: context.messages,
-        header: { runId: context.input.runId, id: context.input.id, parentId: context.input.parentId, toolCallId: context.input.toolCallId },
-        ...(context.input.retry === undefined ? {} : { retry: context.input.retry }),
-      },
-    })),
+    startModelCall,
     /** Asks the worker to run this turn's tool calls; it sends `TOOLS.DONE` or `TOOLS.FAILED` at the batch's end. */
     startTools: sendTo('worker', ({ context }): WorkerRequest => ({
       type: 'TOOLS.RUN',

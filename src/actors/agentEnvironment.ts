@@ -110,8 +110,8 @@ export interface AgentEnvironment {
 
 const notProvided = (): never => {
   throw new ConfigurationError(
-    'agentMachine has no model or tools: run agents through createRuntime(), or provide the callModel and ' +
-      'runTools actors with agentMachine.provide({ actors }).',
+    'agentMachine has no model or tools: run agents through createRuntime(), or provide its worker with ' +
+      'agentMachine.provide({ actors: { worker: agentWorker({ callModel, runTools }) } }).',
   );
 };
 

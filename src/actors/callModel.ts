@@ -47,30 +47,42 @@ export interface ModelTurn {
  * try's number and cause.
  */
 export function createCallModel(environment: AgentEnvironment) {
-  return fromPromise<ModelTurn, CallModelInput>(async ({ input, signal, system }) => {
-    const agent = environment.resolve(input.agentName, input.agentId);
-    const starting = environment.toolsReady?.(agent);
-    if (starting) await Promise.race([starting, whenAborted(signal)]); // an MCP server's first start, at most its timeoutMs
-    const spent = environment.reserveTurn(input.agentId);
-    if (spent !== undefined) throw new BudgetSpentError(spent); // the model is not called
-    const { clock } = environment;
-    const startedAt = clock.now();
-    const request: ModelRequest = {
-      agentId: input.agentId,
-      agentName: input.agentName,
-      model: agent.modelName,
-      temperature: agent.temperature,
-      messages: input.messages,
-      tools: environment.toolSchemas(agent, input.depth, input.agentId),
-      signal,
-      clock,
-      random: () => environment.random(input.agentId).next(),
-    };
+  return fromPromise<ModelTurn, CallModelInput>(({ input, signal, system }) =>
     // The agent (an actor of the same system, under its id) hears of each retry: its idle timer starts over.
-    const retrying = () => system.get(input.agentId)?.send({ type: 'MODEL.RETRY' });
-    const reply = await completeWithRetries(environment, agent, request, input, retrying);
-    return readReply(reply, agent.model.name, environment, clock.now() - startedAt);
-  });
+    callModel(environment, input, signal, () => system.get(input.agentId)?.send({ type: 'MODEL.RETRY' })),
+  );
+}
+
+/**
+ * One model turn (see {@link createCallModel}): what the agent's worker runs for `MODEL.CALL`. `retrying` is told of
+ * each retry before its wait.
+ */
+export async function callModel(
+  environment: AgentEnvironment,
+  input: CallModelInput,
+  signal: AbortSignal,
+  retrying: () => void,
+): Promise<ModelTurn> {
+  const agent = environment.resolve(input.agentName, input.agentId);
+  const starting = environment.toolsReady?.(agent);
+  if (starting) await Promise.race([starting, whenAborted(signal)]); // an MCP server's first start, at most its timeoutMs
+  const spent = environment.reserveTurn(input.agentId);
+  if (spent !== undefined) throw new BudgetSpentError(spent); // the model is not called
+  const { clock } = environment;
+  const startedAt = clock.now();
+  const request: ModelRequest = {
+    agentId: input.agentId,
+    agentName: input.agentName,
+    model: agent.modelName,
+    temperature: agent.temperature,
+    messages: input.messages,
+    tools: environment.toolSchemas(agent, input.depth, input.agentId),
+    signal,
+    clock,
+    random: () => environment.random(input.agentId).next(),
+  };
+  const reply = await completeWithRetries(environment, agent, request, input, retrying);
+  return readReply(reply, agent.model.name, environment, clock.now() - startedAt);
 }
 
 /** Asks the model, trying again after a wait while the failure is retryable and tries are left. */

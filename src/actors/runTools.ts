@@ -105,52 +105,58 @@ const CALL_ENDED = new AbortedError('The tool call ended.');
  * another). Stopping the actor aborts every running tool through its AbortSignal.
  */
 export function createRunTools(environment: AgentEnvironment) {
-  return fromCallback<EventObject, RunToolsInput>(({ input, sendBack }) => {
-    const stop = new Stop();
-    const { clock } = environment;
-    const count = { ended: 0, failed: 0 };
-    const send = (event: ToolNote | ToolProgress) => {
-      if (stop.aborted) return;
-      if (event.type === 'tool.call' || event.type === 'tool.denied' || event.type === 'tool.result') {
-        if (event.type === 'tool.result') {
-          count.ended += 1;
-          if (event.status === 'error') count.failed += 1;
-        }
-        environment.announce(stampEvent(input.header, clock.now(), event));
-        return;
+  return fromCallback<EventObject, RunToolsInput>(({ input, sendBack }) => startToolBatch(environment, input, sendBack));
+}
+
+/**
+ * Starts one batch of tool calls (see {@link createRunTools}): what the agent's worker runs for `TOOLS.RUN`. Progress
+ * and the end go to `sendBack`; the function returned stops the batch (aborting the calls that still run).
+ */
+export function startToolBatch(environment: AgentEnvironment, input: RunToolsInput, sendBack: (event: ToolProgress) => void): () => void {
+  const stop = new Stop();
+  const { clock } = environment;
+  const count = { ended: 0, failed: 0 };
+  const send = (event: ToolNote | ToolProgress) => {
+    if (stop.aborted) return;
+    if (event.type === 'tool.call' || event.type === 'tool.denied' || event.type === 'tool.result') {
+      if (event.type === 'tool.result') {
+        count.ended += 1;
+        if (event.status === 'error') count.failed += 1;
       }
-      sendBack(event);
-    };
-    const batch: Partial<Batch> = { input, environment, clock, signal: stop, stopped: stop.promise, send };
-    Promise.resolve()
-      .then(() => {
-        batch.agent = environment.resolve(input.agentName, input.agentId);
-        return runBatch(batch as Batch);
-      })
-      .then(
-        (messages) => {
-          // Finished before it says so: the agent stops this actor while it handles the end.
-          batch.finished = true;
-          send({
-            type: 'TOOLS.DONE',
-            messages,
-            ended: count.ended,
-            failed: count.failed,
-            ...(batch.waiting ? { waiting: true } : {}),
-            ...(batch.finish ? { finish: batch.finish } : {}),
-          });
-        },
-        (error: unknown) => {
-          batch.finished = true;
-          send({ type: 'TOOLS.FAILED', error: errorInfo(error, 'system') });
-        },
-      );
-    // Stopped while calls run: abort them. A batch that has ended has nothing left to abort (each call's own signal
-    // was aborted as it ended), so its signal is left alone: an abort costs an event dispatch per batch.
-    return () => {
-      if (!batch.finished) stop.abort(AGENT_STOPPED);
-    };
-  });
+      environment.announce(stampEvent(input.header, clock.now(), event));
+      return;
+    }
+    sendBack(event);
+  };
+  const batch: Partial<Batch> = { input, environment, clock, signal: stop, stopped: stop.promise, send };
+  Promise.resolve()
+    .then(() => {
+      batch.agent = environment.resolve(input.agentName, input.agentId);
+      return runBatch(batch as Batch);
+    })
+    .then(
+      (messages) => {
+        // Finished before it says so: the agent stops this batch while it handles the end.
+        batch.finished = true;
+        send({
+          type: 'TOOLS.DONE',
+          messages,
+          ended: count.ended,
+          failed: count.failed,
+          ...(batch.waiting ? { waiting: true } : {}),
+          ...(batch.finish ? { finish: batch.finish } : {}),
+        });
+      },
+      (error: unknown) => {
+        batch.finished = true;
+        send({ type: 'TOOLS.FAILED', error: errorInfo(error, 'system') });
+      },
+    );
+  // Stopped while calls run: abort them. A batch that has ended has nothing left to abort (each call's own signal
+  // was aborted as it ended), so its signal is left alone: an abort costs an event dispatch per batch.
+  return () => {
+    if (!batch.finished) stop.abort(AGENT_STOPPED);
+  };
 }
 
 async function runBatch(batch: Batch): Promise<ToolMessage[]> {

@@ -31,9 +31,6 @@ interface Known {
   final?: string;
 }
 
-/** A child of an agent named for its turn (`model#3`, `tools#3`): see `modelCallId` in machines/agentContext.ts. */
-const TURN_CHILD = /^([a-z]+)#(\d+)$/;
-
 /**
  * Turns XState's inspection events into the messages of the Stately inspector's protocol (the `@xstate.actor`,
  * `@xstate.event` and `@xstate.snapshot` messages of `@statelyai/inspect`), and keeps what a client that connects
@@ -41,13 +38,13 @@ const TURN_CHILD = /^([a-z]+)#(\d+)$/;
  *
  * - An actor is announced when it starts (its `xstate.init` event): its snapshot is then its first state, and its
  *   parent is the actor that started it. XState reports an actor before it has a snapshot, when it is made.
- * - A turn's model call or tool batch (`model#3`, a child of its agent) is named after its agent:
- *   `model:agent:code-reviewer:Xy12#3`.
+ * - An agent's worker (its model calls and tool batches, a child of the agent) is named after its agent:
+ *   `worker:agent:code-reviewer:Xy12`.
  * - No message is about an actor the inspector was not told of: an event to an actor never announced is left out, and
  *   one from such an actor comes without its source.
  * - A listener that subscribes gets every actor first (its registration with its latest snapshot, in the order they
  *   started), then every message from then on. Machines (the supervisor, agents, groups) are kept after they end, with
- *   their last snapshot, so a page opened after the run still shows it; a turn's child is forgotten when it ends.
+ *   their last snapshot, so a page opened after the run still shows it; an agent's worker is forgotten when it ends.
  * - Nothing is serialised while no one listens, but the last snapshot of a machine that ends. Every string in events and
  *   snapshots passes through the redactor, so secrets never reach the page.
  */
@@ -135,11 +132,11 @@ export class StatelyBridge implements Observer<InspectionEvent> {
     if (!actor) return;
     this.made.delete(sessionId);
     const parent = event.sourceRef ? this.known.get(event.sourceRef.sessionId) : undefined;
-    const turn = TURN_CHILD.exec(actor.id);
     const known: Known = {
       sessionId,
       // An agent's own id is its systemId (its actor id is its kind, `agent:<name>`).
-      name: turn && parent ? `${turn[1]}:${parent.name}#${turn[2]}` : (actor.systemId ?? actor.id),
+      // A child without a name in the system (an agent's `worker`) is named after its parent: `worker:agent:lead:Xy12`.
+      name: actor.systemId ?? (parent ? `${actor.id}:${parent.name}` : actor.id),
       parentId: parent?.sessionId,
       rootId: event.rootId,
       definition: this.definitionOf(actor.logic, actor.id),

@@ -9,7 +9,6 @@ import { agentSetup, endOfBatch, parkAfterBatch } from './agentSetup.js';
  */
 export const actingState = agentSetup.createStateConfig({
     entry: 'startTools',
-    exit: 'stopTools',
     on: {
       // A tool's message leaves through the agent, so an inspector sees it pass from the sender to the supervisor.
       'MESSAGE.OUT': { actions: { type: 'passOn', params: ({ event }) => event.message } },

@@ -1,7 +1,8 @@
-import { and, assign, sendParent, setup, spawnChild, stopChild } from 'xstate';
-import { createCallModel, type ModelTurn } from '../actors/callModel.js';
+import { and, assign, enqueueActions, sendParent, sendTo, setup } from 'xstate';
+import { createAgentWorker, type WorkerRequest } from '../actors/agentWorker.js';
+import type { ModelTurn } from '../actors/callModel.js';
 import { missingEnvironment } from '../actors/agentEnvironment.js';
-import { createRunTools, type ToolMessage } from '../actors/runTools.js';
+import type { ToolMessage } from '../actors/runTools.js';
 import { realClock } from '../clock.js';
 import { BudgetSpentError } from '../errors.js';
 import type { TroupeEvent } from '../events/events.js';
@@ -14,7 +15,6 @@ import {
   denied,
   emptyAnswer,
   idle,
-  modelCallId,
   noAnswer,
   outOfTurns,
   overBudget,
@@ -23,7 +23,6 @@ import {
   withAnswer,
   withToolMessages,
   withTurn,
-  toolsId,
   withoutPendingToolCalls,
 } from './agentContext.js';
 import type {
@@ -100,8 +99,33 @@ function ownPast(context: AgentContext, turn: ModelTurn): boolean {
   );
 }
 
+/** The worker as the agent's actions name it. */
+type WorkerActor = { src: 'worker'; logic: ReturnType<typeof createAgentWorker>; id: string | undefined };
+
 /**
- * The agent machine's setup: its types, the actors the runtime provides (`callModel`, `runTools`), and every guard and
+ * Asks the agent's worker for this turn's model call; its `MODEL.DONE` or `MODEL.FAILED` ends `thinking`. The first turn
+ * starts the worker with its call (one event fewer for an agent of one turn); it lives until the agent ends.
+ */
+const startModelCall = enqueueActions<AgentContext, AgentEvent, undefined, AgentEvent, WorkerActor, never, never, never, TroupeEvent>(
+  ({ context, enqueue }) => {
+    const call: WorkerRequest = {
+      type: 'MODEL.CALL',
+      input: {
+        agentId: context.input.id,
+        agentName: context.input.name,
+        depth: context.input.depth,
+        messages: context.messages,
+        header: { runId: context.input.runId, id: context.input.id, parentId: context.input.parentId, toolCallId: context.input.toolCallId },
+        ...(context.input.retry === undefined ? {} : { retry: context.input.retry }),
+      },
+    };
+    if (context.turns === 1) enqueue.spawnChild('worker', { id: 'worker', input: call });
+    else enqueue.sendTo('worker', call);
+  },
+);
+
+/**
+ * The agent machine's setup: its types, the actor the runtime provides (`worker`: model calls and tool batches), and every guard and
  * action by name. The states are built on it in `agentMachine.ts`, `agentThinking.ts` and `agentActing.ts`.
  */
 export const agentSetup = setup({
@@ -113,8 +137,7 @@ export const agentSetup = setup({
     output: {} as AgentOutcome,
   },
   actors: {
-    callModel: createCallModel(missingEnvironment),
-    runTools: createRunTools(missingEnvironment),
+    worker: createAgentWorker(missingEnvironment),
   },
   guards: {
     wantsTools: (_, turn: ModelTurn) => turn.toolCalls.length > 0,
@@ -145,34 +168,22 @@ export const agentSetup = setup({
   actions: {
     // Made for the real clock; the runtime provides them made for its own (see clockedAgentActions).
     ...clockedAgentActions(realClock),
-    // Each turn's model call and tool batch is a child actor with an id of its own (an invoked actor's id is fixed per
-    // state, so every turn would be `0.agent.running.thinking`), stopped when its state is left, as an invocation is.
-    /** Starts this turn's `callModel` as `model#<turn>`; its done or error event ends `thinking`. */
-    startModelCall: spawnChild('callModel', {
-      id: modelCallId,
-      input: ({ context }) => ({
-        agentId: context.input.id,
-        agentName: context.input.name,
-        depth: context.input.depth,
-        messages: context.messages,
-        header: { runId: context.input.runId, id: context.input.id, parentId: context.input.parentId, toolCallId: context.input.toolCallId },
-        ...(context.input.retry === undefined ? {} : { retry: context.input.retry }),
-      }),
-    }),
-    stopModelCall: stopChild(modelCallId),
-    /** Starts this turn's `runTools` as `tools#<turn>`; it sends `TOOLS.DONE` or `TOOLS.FAILED` at its end. */
-    startTools: spawnChild('runTools', {
-      id: toolsId,
-      input: ({ context }) => ({
+    // The agent's worker (invoked for as long as it runs) makes each turn's model call and runs its tool batch; leaving
+    // `running` stops it, which aborts what it still runs. Only a final state leaves `thinking` or `acting` before their
+    // work has answered, so nothing else needs stopping.
+    startModelCall,
+    /** Asks the worker to run this turn's tool calls; it sends `TOOLS.DONE` or `TOOLS.FAILED` at the batch's end. */
+    startTools: sendTo('worker', ({ context }): WorkerRequest => ({
+      type: 'TOOLS.RUN',
+      input: {
         agentId: context.input.id,
         agentName: context.input.name,
         depth: context.input.depth,
         messages: context.messages,
         toolCalls: pendingToolCalls(context.messages),
         header: { runId: context.input.runId, id: context.input.id, parentId: context.input.parentId, toolCallId: context.input.toolCallId },
-      }),
-    }),
-    stopTools: stopChild(toolsId),
+      },
+    })),
     takeSlot: assign({ holdsSlot: true }),
     yieldSlot: assign({ holdsSlot: false }),
     /** Keeps the approval request a `HOLD` brings. */

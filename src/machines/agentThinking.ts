@@ -16,11 +16,11 @@ const reply = { type: 'announceReply' as const, params: turn };
  */
 export const thinkingState = agentSetup.createStateConfig({
   entry: ['beginTurn', 'startIdleTimer', 'announceModelRequest', 'startModelCall'],
-  exit: ['stopIdleTimer', 'stopModelCall'],
+  exit: 'stopIdleTimer',
   on: {
-    // The turn's model call (`model#<turn>`) answered. Every branch announces the reply (`model.response`) after
-    // recording it.
-    'xstate.done.actor.*': [
+    // The turn's model call answered (the worker's `MODEL.DONE`). Every branch announces the reply (`model.response`)
+    // after recording it.
+    'MODEL.DONE': [
       {
         guard: { type: 'residentOverBudget', params: turn },
         target: '#agent.completed',
@@ -69,7 +69,7 @@ export const thinkingState = agentSetup.createStateConfig({
         actions: [{ type: 'recordAnswer', params: turn }, reply],
       },
     ],
-    'xstate.error.actor.*': [
+    'MODEL.FAILED': [
       // A spent budget stopped the turn before the model was called: a resident ends with its last answer.
       { guard: and(['budgetSpent', 'resident', 'hasAnswer']), target: '#agent.completed', actions: 'settle' },
       { guard: 'budgetSpent', target: '#agent.failed', actions: { type: 'failBudgetSpent', params: ({ event }: { event: { error: unknown } }) => event.error as BudgetSpentError } },

@@ -133,10 +133,10 @@ export type AgentEvent =
    * timer starts over (a wait is at most `retry.maxMs`).
    */
   | { type: 'MODEL.RETRY' }
-  /** This turn's model call answered (its actor, `model#<turn>`, is done). */
-  | { type: `xstate.done.actor.${string}`; output: ModelTurn }
-  /** This turn's model call failed. */
-  | { type: `xstate.error.actor.${string}`; error: unknown }
+  /** This turn's model call answered (from the agent's worker). */
+  | { type: 'MODEL.DONE'; output: ModelTurn }
+  /** This turn's model call failed (from the agent's worker). */
+  | { type: 'MODEL.FAILED'; error: unknown }
   | ToolProgress;
 
 /** The fields the agent adds to every event it announces. */

@@ -1,8 +1,7 @@
 import type { MemoryPort } from '../memory/MemoryPort.js';
 import { Subject, type Subscription } from 'rxjs';
 import { createActor, toPromise, type AnyActorRef, type InspectionEvent, type Observer } from 'xstate';
-import { createCallModel } from '../actors/callModel.js';
-import { createRunTools } from '../actors/runTools.js';
+import { createAgentWorker } from '../actors/agentWorker.js';
 import type { AgentEnvironment } from '../actors/agentEnvironment.js';
 import { AgentCatalog } from '../catalog/AgentCatalog.js';
 import { AgentFiles } from '../catalog/AgentFiles.js';
@@ -235,7 +234,7 @@ function messagingFor(
   return { postOffice, blackboard, messenger };
 }
 
-/** What the agents' actors (`callModel`, `runTools`) are given: agents, tools, services and the clock. */
+/** What the agents' workers (model calls, tool batches) are given: agents, tools, services and the clock. */
 function environmentFor(parts: {
   access: ToolAccess;
   mcp: McpServers;
@@ -276,7 +275,7 @@ function environmentFor(parts: {
  */
 function agentLogicFor(environment: AgentEnvironment, postOffice: PostOffice, clock: RuntimeClock, limits: RunLimits, park?: (id: string) => void) {
   return agentMachine.provide({
-    actors: { callModel: createCallModel(environment), runTools: createRunTools(environment) },
+    actors: { worker: createAgentWorker(environment) },
     guards: {
       mailReady: ({ context }) => postOffice.ready(context.input.id),
       ...budgetGuards((agentId, turn) => limits.crosses(agentId, turn)),

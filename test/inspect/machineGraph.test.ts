@@ -18,7 +18,7 @@ describe('machineGraph', () => {
     expect(graph.states.find((state) => state.id === 'agent.completed')?.type).toBe('final');
     const between = (source: string, target: string) => graph.transitions.find((transition) => transition.source === source && transition.target === target);
     expect(between('agent.pending.queued', 'agent.running')?.events).toEqual(['START']);
-    expect(between('agent.running.thinking', 'agent.running.acting')?.events).toEqual(['done']);
+    expect(between('agent.running.thinking', 'agent.running.acting')?.events).toEqual(['MODEL.DONE']);
     expect(between('agent.running.acting', 'agent.running.thinking')?.events).toEqual(['TOOLS.DONE']);
     expect(between('agent.running.waiting', 'agent.running.thinking')?.events).toEqual(['MESSAGE', 'WAKE']);
     // One transition per pair of states, none to its own source.

@@ -146,15 +146,18 @@ describe("the Stately inspector (inspect: 'stately')", () => {
     expect(runtime.inspector).toBeDefined();
   });
 
-  it("names each turn's model call and tool batch after its agent and turn, as children of the agent", async () => {
+  it("names an agent's worker after its agent, as its child, and shows the turn pass between them as events", async () => {
     const { seen, ids } = await watchedRun('start');
     const registered = registrationsFirst(seen);
     const lead = registered.get(ids.lead)!;
     const children = [...registered.values()].filter((message) => message.parentId === lead.sessionId).map((message) => message.name);
-    expect(children).toEqual([`model:${ids.lead}#1`, `tools:${ids.lead}#1`, `model:${ids.lead}#2`]);
-    // The model call's answer reaches the agent as an event between the two actors, with a readable name.
-    const done = seen.find((message) => message.type === '@xstate.event' && message.event?.type === 'xstate.done.actor.model#1' && message.sessionId === lead.sessionId);
-    expect(done?.sourceId).toBe(registered.get(`model:${ids.lead}#1`)!.sessionId);
+    expect(children).toEqual([`worker:${ids.lead}`]);
+    const worker = registered.get(`worker:${ids.lead}`)!;
+    // The agent asks for its model call, and the answer comes back, as events between the two actors.
+    const call = seen.find((message) => message.type === '@xstate.event' && message.event?.type === 'MODEL.CALL' && message.sessionId === worker.sessionId);
+    expect(call?.sourceId).toBe(lead.sessionId);
+    const done = seen.find((message) => message.type === '@xstate.event' && message.event?.type === 'MODEL.DONE' && message.sessionId === lead.sessionId);
+    expect(done?.sourceId).toBe(worker.sessionId);
   });
 
   it('shows a message between agents pass as events: sender to supervisor, supervisor to receiver', async () => {

@@ -32,13 +32,18 @@ describe('agent lifecycle', () => {
     await runtime.shutdown();
   });
 
-  it("runs each turn's model call and tool batch as child actors named for the turn, stopped when the turn ends", async () => {
+  it("runs every turn's model call and tool batch in one worker actor of the agent, stopped when the agent ends", async () => {
     const children: { id: string; parent: string | undefined }[] = [];
     const ended: string[] = [];
+    const between: string[] = [];
     const inspect = (event: InspectionEvent) => {
       const id = (event.actorRef as unknown as { id: string }).id;
       if (event.type === '@xstate.event' && event.event.type === 'xstate.init' && !id.startsWith('agent:') && id !== 'supervisor') {
         children.push({ id, parent: (event.sourceRef as { systemId?: string } | undefined)?.systemId });
+      }
+      // What the agent asks of its worker, and what the worker answers (the first event to the agent is its start).
+      if (event.type === '@xstate.event' && (id === 'worker' || (event.sourceRef as { id?: string } | undefined)?.id === 'worker')) {
+        between.push(`${id === 'worker' ? 'to' : 'from'} worker: ${event.event.type}`);
       }
       // An agent's actor id is its kind (`agent:worker`); its own id is its systemId.
       if (event.type === '@xstate.snapshot' && event.snapshot.status !== 'active') ended.push((event.actorRef as { systemId?: string }).systemId ?? id);
@@ -49,12 +54,17 @@ describe('agent lifecycle', () => {
 
     const result = await runtime.run('worker', 'Say hi.');
 
-    expect(children).toEqual([
-      { id: 'model#1', parent: result.id },
-      { id: 'tools#1', parent: result.id },
-      { id: 'model#2', parent: result.id },
+    expect(children).toEqual([{ id: 'worker', parent: result.id }]);
+    // The first turn starts the worker with its call; later turns ask with an event.
+    expect(between).toEqual([
+      'to worker: xstate.init',
+      'from worker: MODEL.DONE',
+      'to worker: TOOLS.RUN',
+      'from worker: TOOLS.DONE',
+      'to worker: MODEL.CALL',
+      'from worker: MODEL.DONE',
     ]);
-    expect(ended).toEqual(expect.arrayContaining(['model#1', 'tools#1', 'model#2', result.id]));
+    expect(ended).toEqual(expect.arrayContaining(['worker', result.id]));
     await runtime.shutdown();
   });
 

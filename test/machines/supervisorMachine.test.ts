@@ -1,6 +1,7 @@
 // The supervisor on its own: the real agent machine with a model turn the test answers by hand, no runtime around it.
 import { describe, expect, it } from 'vitest';
-import { createActor, fromPromise, SimulatedClock } from 'xstate';
+import { createActor, SimulatedClock } from 'xstate';
+import { agentWorker } from '../../src/actors/agentWorker.js';
 import type { CallModelInput, ModelTurn } from '../../src/actors/callModel.js';
 import { clockedAgentActions } from '../../src/machines/agentClock.js';
 import { agentMachine, type AgentInput, type AgentOutcome } from '../../src/machines/agentMachine.js';
@@ -18,15 +19,16 @@ function setup(maxParallel: number) {
   const postOffice = new PostOffice(clock, (id) => supervisor.send({ type: 'WAKE', id }));
   const thinking = new Map<string, (turn: ModelTurn) => void>();
   const asked: string[] = [];
-  const callModel = fromPromise<ModelTurn, CallModelInput>(
-    ({ input }) =>
-      new Promise((resolve) => {
+  const worker = agentWorker({
+    callModel: (input: CallModelInput) =>
+      new Promise<ModelTurn>((resolve) => {
         asked.push(input.agentId);
         thinking.set(input.agentId, resolve);
       }),
-  );
+    runTools: () => () => {},
+  });
   const agentLogic = agentMachine.provide({
-    actors: { callModel },
+    actors: { worker },
     guards: { mailReady: ({ context }) => postOffice.ready(context.input.id) },
     actions: clockedAgentActions(clock, postOffice),
   });

@@ -1,7 +1,12 @@
 import { fromCallback, type EventObject } from 'xstate';
+import { Stop } from '../abort.js';
+import { AbortedError } from '../errors.js';
 import type { AgentEnvironment } from './agentEnvironment.js';
 import { callModel, type CallModelInput, type ModelTurn } from './callModel.js';
 import { startToolBatch, type RunToolsInput, type ToolProgress } from './runTools.js';
+
+// Made once: an Error costs a stack trace, and a stop is given on every model call that an ending agent interrupts.
+const WORKER_STOPPED = new AbortedError('The agent stopped while its model call ran.');
 
 /** What an agent asks of its worker: this turn's model call, or this turn's tool calls. */
 export type WorkerRequest = { type: 'MODEL.CALL'; input: CallModelInput } | { type: 'TOOLS.RUN'; input: RunToolsInput };
@@ -15,8 +20,8 @@ export type WorkerReply =
 
 /** How a worker does its work: by default the runtime's `callModel` and `startToolBatch` over its environment. */
 export interface WorkerParts {
-  /** One model turn; `retrying` is called before each retry's wait. */
-  callModel(input: CallModelInput, signal: AbortSignal, retrying: () => void): Promise<ModelTurn>;
+  /** One model turn, aborted through `stop.signal` (made when first read); `retrying` is called before each retry's wait. */
+  callModel(input: CallModelInput, stop: { readonly signal: AbortSignal }, retrying: () => void): Promise<ModelTurn>;
   /** Starts one tool batch that reports through `sendBack`; returns how to stop it. */
   runTools(input: RunToolsInput, sendBack: (event: ToolProgress) => void): () => void;
 }
@@ -34,20 +39,20 @@ export interface WorkerParts {
  */
 export function agentWorker(parts: WorkerParts) {
   return fromCallback<EventObject, WorkerRequest | undefined>(({ input, sendBack, receive }) => {
-    let model: AbortController | undefined;
+    let model: Stop | undefined;
     let stopTools: (() => void) | undefined;
     const reply = (event: WorkerReply) => sendBack(event);
     const handle = (request: WorkerRequest) => {
       if (request.type === 'MODEL.CALL') {
-        const controller = new AbortController();
-        model = controller;
+        const stop = new Stop();
+        model = stop;
         const settled = (answer: WorkerReply) => {
-          if (model !== controller) return; // stopped meanwhile
+          if (model !== stop) return; // stopped meanwhile
           model = undefined;
           reply(answer);
         };
         parts
-          .callModel(request.input, controller.signal, () => model === controller && reply({ type: 'MODEL.RETRY' }))
+          .callModel(request.input, stop, () => model === stop && reply({ type: 'MODEL.RETRY' }))
           .then(
             (output) => settled({ type: 'MODEL.DONE', output }),
             (error: unknown) => settled({ type: 'MODEL.FAILED', error }),
@@ -59,9 +64,9 @@ export function agentWorker(parts: WorkerParts) {
     receive((event) => handle(event as WorkerRequest));
     if (input) handle(input);
     return () => {
-      const controller = model;
+      const stop = model;
       model = undefined;
-      controller?.abort();
+      stop?.abort(WORKER_STOPPED);
       stopTools?.();
     };
   });
@@ -70,7 +75,7 @@ export function agentWorker(parts: WorkerParts) {
 /** The worker of agents run by a runtime: model calls and tool batches over its environment. */
 export function createAgentWorker(environment: AgentEnvironment) {
   return agentWorker({
-    callModel: (input, signal, retrying) => callModel(environment, input, signal, retrying),
+    callModel: (input, stop, retrying) => callModel(environment, input, stop, retrying),
     runTools: (input, sendBack) => startToolBatch(environment, input, sendBack),
   });
 }

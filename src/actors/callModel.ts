@@ -49,23 +49,24 @@ export interface ModelTurn {
 export function createCallModel(environment: AgentEnvironment) {
   return fromPromise<ModelTurn, CallModelInput>(({ input, signal, system }) =>
     // The agent (an actor of the same system, under its id) hears of each retry: its idle timer starts over.
-    callModel(environment, input, signal, () => system.get(input.agentId)?.send({ type: 'MODEL.RETRY' })),
+    callModel(environment, input, { signal }, () => system.get(input.agentId)?.send({ type: 'MODEL.RETRY' })),
   );
 }
 
 /**
  * One model turn (see {@link createCallModel}): what the agent's worker runs for `MODEL.CALL`. `retrying` is told of
- * each retry before its wait.
+ * each retry before its wait. The call's AbortSignal is read from `stop` only when something needs it (the model's
+ * request, a retry's wait, an MCP server's start): a `Stop` makes none for a model that never looks.
  */
 export async function callModel(
   environment: AgentEnvironment,
   input: CallModelInput,
-  signal: AbortSignal,
+  stop: { readonly signal: AbortSignal },
   retrying: () => void,
 ): Promise<ModelTurn> {
   const agent = environment.resolve(input.agentName, input.agentId);
   const starting = environment.toolsReady?.(agent);
-  if (starting) await Promise.race([starting, whenAborted(signal)]); // an MCP server's first start, at most its timeoutMs
+  if (starting) await Promise.race([starting, whenAborted(stop.signal)]); // an MCP server's first start, at most its timeoutMs
   const spent = environment.reserveTurn(input.agentId);
   if (spent !== undefined) throw new BudgetSpentError(spent); // the model is not called
   const { clock } = environment;
@@ -77,7 +78,9 @@ export async function callModel(
     temperature: agent.temperature,
     messages: input.messages,
     tools: environment.toolSchemas(agent, input.depth, input.agentId),
-    signal,
+    get signal() {
+      return stop.signal;
+    },
     clock,
     random: () => environment.random(input.agentId).next(),
   };
@@ -95,12 +98,11 @@ async function completeWithRetries(
 ): Promise<ModelReply> {
   const policy = input.retry ?? DEFAULT_RETRY;
   const { clock } = environment;
-  const { signal } = request;
   for (let attempt = 1; ; attempt += 1) {
     try {
       return await agent.model.complete(request);
     } catch (error) {
-      if (signal.aborted) throw new AbortedError('The model call was aborted.');
+      if (request.signal.aborted) throw new AbortedError('The model call was aborted.');
       // Whatever the model threw (an Error, a string, undefined) fails the agent with a message that names the model,
       // the agent and the cause; the cause's code, side, status and retryable are kept (see errorInfo).
       const model = agent.modelName ?? agent.model.name;
@@ -112,7 +114,7 @@ async function completeWithRetries(
       );
       retrying();
       try {
-        await sleep(clock, delayMs, signal);
+        await sleep(clock, delayMs, request.signal);
       } catch {
         throw new AbortedError('The model call was aborted.');
       }

@@ -18,7 +18,7 @@ const turn = (content: string): ModelTurn => ({ content, toolCalls: [], inputTok
 function pendingCalls() {
   const calls: { signal: AbortSignal; resolve: (turn: ModelTurn) => void; reject: (error: unknown) => void; retrying: () => void }[] = [];
   const parts: WorkerParts = {
-    callModel: (_, signal, retrying) => new Promise((resolve, reject) => calls.push({ signal, resolve, reject, retrying })),
+    callModel: (_, stop, retrying) => new Promise((resolve, reject) => calls.push({ signal: stop.signal, resolve, reject, retrying })),
     runTools: () => () => {},
   };
   return { calls, parts };

@@ -1,6 +1,7 @@
 import { map } from 'rxjs';
 import { UnknownAgentError, UnknownRequestError } from './errors.js';
 import { ending } from './failure.js';
+import { snapshotOf } from './events/metrics.js';
 import { RUNTIME_ADDRESS, TOPIC_PREFIX } from './messaging/Message.js';
 import type { AgentResult } from './runtime/AgentResults.js';
 import type { GroupHandle, Runtime, RuntimeOptions, SpawnOptions } from './runtime/Runtime.js';
@@ -79,7 +80,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       return names;
     },
     poolStats: () => pool.stats(),
-    metrics: () => parts.latest(),
+    metrics: () => snapshotOf(parts.latest()),
     record: (id) => table().record(id),
     now: () => clock.now(),
     idle: () => launcher.idle(),

@@ -144,23 +144,30 @@ export function createMetrics(): MetricsSnapshot {
  * event are unknown and not counted. A parent link that would close a cycle is dropped (set to null).
  */
 export function applyEvent(state: MetricsSnapshot, event: TroupeEvent): MetricsSnapshot {
-  const total: TotalMetrics = { ...state.total };
-  const agents = state.agents;
-  const next: MetricsSnapshot = { total, agents };
+  const next: MetricsSnapshot = { total: { ...state.total }, agents: state.agents };
+  foldEvent(next, event);
+  return next;
+}
+
+/**
+ * Folds one event into `state` in place: {@link applyEvent} without the fresh `total`. The runtime keeps its own
+ * metrics this way (one fold for every event, nothing allocated for it) and copies `total` only for a snapshot it hands
+ * out (`runtime.metrics()`, each value of `metrics$`).
+ */
+export function foldEvent(state: MetricsSnapshot, event: TroupeEvent): void {
+  const { total, agents } = state;
   const known = agents[event.agentId];
-  if (event.type === 'agent.spawned') {
-    spawned(agents, total, known, event);
-    return next;
-  }
-  if (event.type === 'message.sent' || event.type === 'message.delivered') {
-    countMessage(agents, total, known, event);
-    return next;
-  }
-  if (!known && (event.type.startsWith('message.') || event.type === 'blackboard.changed')) return next;
+  if (event.type === 'agent.spawned') return spawned(agents, total, known, event);
+  if (event.type === 'message.sent' || event.type === 'message.delivered') return countMessage(agents, total, known, event);
+  if (!known && (event.type.startsWith('message.') || event.type === 'blackboard.changed')) return;
   const agent = known ?? adopt(agents, total, event);
   if (agent.group) groupStep(agent, event);
   else agentStep(agents, total, agent, event);
-  return next;
+}
+
+/** A snapshot of live metrics: a fresh copy of `total`, the same live `agents` (see {@link MetricsSnapshot}). */
+export function snapshotOf(state: MetricsSnapshot): MetricsSnapshot {
+  return { total: { ...state.total }, agents: state.agents };
 }
 
 /** `agent.spawned`: a new entry (an agent or a group), or a known one renamed, re-parented or reopened (resumed). */

@@ -12,7 +12,7 @@ import { ConfigurationError } from '../errors.js';
 import { agentEvents } from '../events/agentEvents.js';
 import type { TroupeEvent } from '../events/events.js';
 import { createEventPipeline } from '../events/eventPipeline.js';
-import { createMetrics, type MetricsSnapshot } from '../events/metrics.js';
+import type { MetricsSnapshot } from '../events/metrics.js';
 import { createStatelyInspector, isStatelyInspector, type StatelyInspector } from '../inspect/statelyInspector.js';
 import { createWebInspector, isWebInspector, type WebInspector } from '../inspect/webInspector.js';
 import { stampEvent } from '../machines/agentContext.js';
@@ -71,15 +71,15 @@ export function buildParts(options: RuntimeOptions) {
   const store = options.store ?? new InMemoryMemory({ copy: false });
   const sessions = new SessionStore(store, { isLive: (id) => launcher.isLive(id), redactor });
   const pool = new AgentPool(clock, options.pool);
-  const { streams, events$, metrics$ } = createEventPipeline({ redactor });
+  const pipeline = createEventPipeline({ redactor });
+  const { streams, events$, metrics$ } = pipeline;
   const runtimeEvents = new Subject<TroupeEvent>();
-  let latest: MetricsSnapshot = createMetrics();
   let closed = false;
   const send = (event: SupervisorEvent) => supervisor.send(event);
   const announce = announcerFor(runId, clock, table, runtimeEvents);
 
   const { postOffice, blackboard, messenger } = messagingFor(options, { clock, catalog, send, table, announce, closed: () => closed, inspected: inspection.inspect !== undefined });
-  const metrics = () => latest;
+  const metrics = () => pipeline.live;
   const limits = new RunLimits({ table, metrics, maxAgents: settings.maxAgents, maxPending: settings.maxPending, runBudget: settings.budget });
   const retention = retentionFor(settings.retainFinished, { table, results, limits, metrics, sessions: options.store === undefined ? sessions : undefined });
   const launcher: Launcher = new Launcher({ settings, limits, retention, checkpoints: options.store !== undefined, runId, catalog, results, approvals, sessions, pool, postOffice, messenger, random, redactor, clock, announce, events$, metrics, table, send });
@@ -99,7 +99,7 @@ export function buildParts(options: RuntimeOptions) {
   // The trace is the first subscriber: an event is in its file before anyone else (user code too) is told of it.
   const trace: EventRecording | undefined = options.trace ? traceEvents(events$, options.trace, { runId }) : undefined;
   const subscriptions: Subscription[] = [
-    metrics$.subscribe((snapshot) => (latest = snapshot)),
+    pipeline.fold(),
     events$.subscribe((event) => launcher.observe(event)),
   ];
   const recording: EventRecording | undefined = options.record ? recordEvents(events$, options.record, { runId }) : undefined;
@@ -132,7 +132,7 @@ export function buildParts(options: RuntimeOptions) {
     recording,
     trace,
     ...inspection,
-    latest: () => latest,
+    latest: () => pipeline.live,
     close: () => {
       closed = true;
       launcher.closed = true;

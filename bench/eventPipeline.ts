@@ -1,9 +1,10 @@
 // Event pipeline: events per second through the runtime's pipeline (sharded mergeAll into events$, each event
-// redacted, folded into metrics$) against raw RxJS merge + scan over the same events.
+// redacted, folded into the runtime's metrics, and a snapshot to a metrics$ subscriber after each) against raw RxJS
+// merge + scan over the same events.
 import { Subject, merge, scan } from 'rxjs';
 import { createEventPipeline } from '../src/events/eventPipeline.js';
 import { Redactor } from '../src/redaction.js';
-import type { TroupeEvent } from 'troupe';
+import type { MetricsSnapshot, TroupeEvent } from 'troupe';
 import { medianOf, report } from './measure.js';
 
 /** The five events of an agent that answers in one turn. */
@@ -25,7 +26,9 @@ export async function eventPipeline(agents: number): Promise<void> {
   const troupe = await medianOf(5, () => {
     // As a runtime makes it: redacting the secrets it was given and the environment's, and the key patterns.
     const pipeline = createEventPipeline({ redactor: new Redactor({ secrets: ['bench-secret-value'] }) });
-    let last: unknown;
+    // The runtime's own fold, and a user who watches metrics$ (a snapshot after every event).
+    let last: MetricsSnapshot | undefined;
+    const folding = pipeline.fold();
     const subscription = pipeline.metrics$.subscribe((snapshot) => (last = snapshot));
     const inputs = events.map(() => new Subject<TroupeEvent>());
     for (const input of inputs) pipeline.streams.add(input);
@@ -34,7 +37,8 @@ export async function eventPipeline(agents: number): Promise<void> {
       inputs[index]!.complete();
     });
     subscription.unsubscribe();
-    if (last === undefined) throw new Error('No metrics came out.');
+    folding.unsubscribe();
+    if (last?.total.agentsCompleted !== agents) throw new Error(`The metrics counted ${last?.total.agentsCompleted} of ${agents} agents.`);
   });
 
   const raw = await medianOf(5, () => {

@@ -15,6 +15,7 @@ export const ENDING_CODES = [
   'empty_answer',
   'no_answer',
   'step_failed',
+  'required_tools',
   'unexpected',
 ] as const;
 
@@ -94,6 +95,7 @@ const FROM_REASON: Readonly<Record<string, { code: EndingCode; fault: Fault }>> 
   max_turns: { code: 'max_turns', fault: 'user' },
   budget: { code: 'budget_exceeded', fault: 'user' },
   denied: { code: 'denied', fault: 'user' },
+  required_tools: { code: 'required_tools', fault: 'model' },
 };
 
 /**

@@ -16,23 +16,24 @@
 export const STORE_SCHEMA_VERSION = 1;
 
 /**
- * The format of a session record in `__agent_sessions__` (see `SessionRecord`). Version 3: a record names its
+ * The format of a session record in `__agent_sessions__` (see `SessionRecord`). Version 4: a failed session's `reason`
+ * (and its error's `code`) may be `required_tools` (its turns ran out before it called its `requiredToolCalls`). Version 3: a record names its
  * `owner` process and may be `interrupted` (its process died while it ran); error codes of model calls
  * (`model_call_failed`, `invalid_script_step`) may appear. Version 2: a failed session's `error` is an `ErrorInfo`
  * (`{ code, message, fault, … }`). Version 1 had it as a text, read with the code its reason implies; records written
  * before the field are version 1.
  */
-export const SESSION_SCHEMA_VERSION = 3;
+export const SESSION_SCHEMA_VERSION = 4;
 
 /**
  * The format of a `record` file (JSON lines): a header line `{"type":"recording","schemaVersion":5,"runId":…}`, then
- * one event a line. Version 5: events may be `todo.updated` (an agent wrote its todo list) and `tool.plan` (a turn's tool calls as planned: stages and why calls wait). Version 4: events may be `agent.restarted` (a failed agent started again) and `agent.escalated` (a
+ * one event a line. Version 6: an `agent.failed` event's `reason` and its error's `code` may be `required_tools`. Version 5: events may be `todo.updated` (an agent wrote its todo list) and `tool.plan` (a turn's tool calls as planned: stages and why calls wait). Version 4: events may be `agent.restarted` (a failed agent started again) and `agent.escalated` (a
  * failure past its restarts), and `agent.spawned` may carry an `attempt`. Version 3: events may be `model.retry` (a failed model call tried again), which older code does not
  * know. Version 2: an `agent.failed` event's `error` is an `ErrorInfo` (`{ code, message, fault, … }`). Version 1 had
  * the error as a text; a file without the header (written before it) is events only and reads as version 1. All are
  * read, their failures given the code their reason implies.
  */
-export const RECORDING_SCHEMA_VERSION = 5;
+export const RECORDING_SCHEMA_VERSION = 6;
 
 /**
  * The format of a long-term note in `__agent_notes__` (see `Note`, `memory_save`), a field of each note. Version 1;

@@ -94,6 +94,12 @@ export interface AgentDefinition {
   historyLimit?: number;
   /** Topics the agent subscribes to from the start. */
   subscribe?: readonly string[];
+  /**
+   * Tools it must call (each at least once, without an error) before it gives its final answer or calls `finish`,
+   * such as `['write_report']`. An answer before then is not taken: the agent is told which are missing and goes on; if
+   * its turns run out first it fails with `required_tools`. Each must be one of its `tools` when it lists them.
+   */
+  requiredToolCalls?: readonly string[];
   /** Its inbox: how many messages wait at most (default: the runtime's, 256), and what a full one does. */
   inbox?: { capacity?: number; overflow?: 'reject' | 'drop-oldest' };
   /**
@@ -156,6 +162,7 @@ export function defineAgent(definition: AgentDefinition): Agent {
   for (const [field, list] of [
     ['subscribe', definition.subscribe],
     ['canMessage', definition.canMessage],
+    ['requiredToolCalls', definition.requiredToolCalls],
   ] as const) {
     if (list !== undefined && !(Array.isArray(list) && list.every((item) => typeof item === 'string' && item.trim() !== ''))) {
       fail(`${field} must be a list of non-empty strings`);
@@ -170,6 +177,7 @@ export function defineAgent(definition: AgentDefinition): Agent {
     }
   }
   checkTools(definition, fail);
+  checkRequired(definition, fail);
   return Object.freeze({
     ...definition,
     tools: definition.tools ? Object.freeze([...definition.tools]) : undefined,
@@ -212,4 +220,14 @@ function checkLimits(definition: AgentDefinition, fail: (message: string) => nev
 
 function positiveInteger(value: number | undefined, field: string, fail: (message: string) => never): void {
   if (value !== undefined && !(Number.isInteger(value) && value > 0)) fail(`${field} must be a positive integer`);
+}
+
+/** Each required tool must be one the agent may call: among its `tools` (a `server:*` entry covers that server's). */
+function checkRequired(definition: AgentDefinition, fail: (problem: string) => never): void {
+  const { requiredToolCalls: required, tools } = definition;
+  if (!required || !tools) return;
+  const names = tools.map((tool) => (typeof tool === 'string' ? tool : tool.name));
+  const covered = (name: string) => names.some((tool) => tool === name || (tool.endsWith(':*') && name.startsWith(tool.slice(0, -1))));
+  const missing = required.filter((name) => !covered(name));
+  if (missing.length > 0) fail(`requiredToolCalls names ${missing.join(', ')}, which ${missing.length === 1 ? 'is' : 'are'} not among its tools`);
 }

@@ -36,6 +36,8 @@ export const AgentFrontmatter = z.object({
   historyLimit: z.number().int().positive().optional(),
   /** Topics it subscribes to from the start. */
   subscribe: List.optional(),
+  /** Tools it must call before it gives its final answer. */
+  requiredToolCalls: List.optional(),
   /** Whom it may message: agent names and `topic:<name>`. */
   canMessage: List.optional(),
   inbox: z
@@ -107,6 +109,7 @@ export function parseAgentFile(file: string, text: string): AgentDefinition {
     ...(fields.resident === undefined ? {} : { resident: fields.resident }),
     ...(fields.historyLimit === undefined ? {} : { historyLimit: fields.historyLimit }),
     ...(fields.subscribe === undefined ? {} : { subscribe: fields.subscribe }),
+    ...(fields.requiredToolCalls === undefined ? {} : { requiredToolCalls: fields.requiredToolCalls }),
     ...(fields.canMessage === undefined ? {} : { canMessage: fields.canMessage }),
     ...(fields.inbox === undefined ? {} : { inbox: fields.inbox }),
     ...(fields.retry === undefined ? {} : { retry: fields.retry }),

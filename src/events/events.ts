@@ -4,7 +4,7 @@ import { Message } from '../messaging/Message.js';
 import { Usage } from '../models/Model.js';
 
 /** Why an agent failed. */
-export const FailureReason = z.enum(['error', 'timeout', 'cancelled', 'max_turns', 'budget', 'denied']);
+export const FailureReason = z.enum(['error', 'timeout', 'cancelled', 'max_turns', 'budget', 'denied', 'required_tools']);
 /** Why an agent failed. */
 export type FailureReason = z.infer<typeof FailureReason>;
 

@@ -1,5 +1,5 @@
 import { and, not } from 'xstate';
-import { agentSetup, endOfBatch, parkAfterBatch } from './agentSetup.js';
+import { agentSetup, endOfBatch, parkAfterBatch, remindAfterFinish } from './agentSetup.js';
 
 /**
  * `running.acting`: one batch of tool calls (`runTools`, the child actor `tools#<turn>`). It waits for a person
@@ -14,6 +14,14 @@ export const actingState = agentSetup.createStateConfig({
       'MESSAGE.OUT': { actions: { type: 'passOn', params: ({ event }) => event.message } },
       // Every branch first appends the batch's tool messages and counts its calls.
       'TOOLS.DONE': [
+        {
+          // `finish` before the required tools were called: told which, the agent goes on while it has turns.
+          guard: and(['finishesTooEarly', 'turnsUsed']),
+          target: '#agent.failed',
+          actions: [...endOfBatch, 'failRequiredTools'],
+        },
+        { guard: and(['finishesTooEarly', 'holdsSlot']), target: 'thinking', actions: remindAfterFinish },
+        { guard: 'finishesTooEarly', target: 'waitingForSlot', actions: remindAfterFinish },
         {
           guard: and(['finishes', 'finishesWithAnswer']),
           target: '#agent.completed',

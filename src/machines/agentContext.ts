@@ -26,6 +26,30 @@ export function initialContext(input: AgentInput): AgentContext {
     waitingForPeople: 0,
     holdsSlot: false,
     approval: null,
+    required: input.requiredToolCalls ?? NONE_REQUIRED,
+  };
+}
+
+const NONE_REQUIRED: readonly string[] = Object.freeze([]);
+
+/**
+ * The required tools still not called once a batch ended: the names of the batch's calls that ended without an error
+ * (read from the assistant message that made them, the conversation's last) are crossed off.
+ */
+export function requiredAfter(context: AgentContext, done: { messages: readonly ToolMessage[] }): readonly string[] {
+  if (context.required.length === 0) return context.required;
+  const names = new Map(pendingToolCalls(context.messages).map((call) => [call.id, call.name]));
+  const called = new Set(done.messages.filter((message) => message.isError !== true).map((message) => names.get(message.toolCallId)));
+  return context.required.filter((name) => !called.has(name));
+}
+
+/** The message that tells an agent which required tools it has not called yet. */
+export function requiredReminder(required: readonly string[], finishing: boolean): ChatMessage {
+  const names = required.map((name) => `\`${name}\``).join(', ');
+  const one = required.length === 1;
+  return {
+    role: 'user',
+    content: `${finishing ? 'You called finish, but you' : 'You'} have not called ${names} yet: ${one ? 'it is' : 'they are'} required. Call ${one ? 'it' : 'them'} before you ${finishing ? 'finish' : 'give your final answer'}.`,
   };
 }
 
@@ -138,6 +162,14 @@ export const denied = (_: AgentContext, event: AgentEvent) => failure('denied', 
 /** The last turn was used without an answer. */
 export const outOfTurns = (context: AgentContext) =>
   failure('max_turns', 'max_turns', 'user', `The agent used all ${context.input.maxTurns} turns without a final answer.`);
+/** The turns ran out while required tools were still not called. */
+export const missingRequired = (context: AgentContext) =>
+  failure(
+    'required_tools',
+    'required_tools',
+    'model',
+    `The agent used ${context.input.maxTurns === 1 ? 'its one turn' : `all ${context.input.maxTurns} turns`} without calling ${context.required.join(', ')}, which it must call before it finishes.`,
+  );
 /** A turn went past the agent's budget. */
 export const overBudget = () => failure('budget', 'budget_exceeded', 'user', 'The agent went over its budget.');
 /** The model answered with nothing. */

@@ -24,6 +24,9 @@ import {
   withToolMessages,
   withTurn,
   withoutPendingToolCalls,
+  missingRequired,
+  requiredAfter,
+  requiredReminder,
 } from './agentContext.js';
 import type {
   AgentContext,
@@ -38,6 +41,9 @@ const batchEnd = ({ event }: { event: Extract<AgentEvent, { type: 'TOOLS.DONE' }
 
 /** What every end of a tool batch does first: append its tool messages and count its calls. */
 export const endOfBatch = [{ type: 'appendToolMessages' as const, params: batchEnd }];
+
+/** A batch that called `finish` before the required tools: recorded, and the agent told which are missing. */
+export const remindAfterFinish = [{ type: 'remindAfterFinish' as const, params: batchEnd }];
 
 /** The same for a batch after which the agent parks in `running.waiting`: it gives up its slot in the same assign. */
 export const parkAfterBatch = [{ type: 'parkAfterBatch' as const, params: batchEnd }];
@@ -59,12 +65,19 @@ export const wake = [
 /** What a batch's end gives the actions that record it. */
 type BatchEnd = { messages: ToolMessage[]; ended: number; failed: number };
 
-/** The context after a batch: its tool messages appended, its calls counted. */
-function withBatch(context: AgentContext, done: BatchEnd): Pick<AgentContext, 'messages' | 'own'> {
+/** The context after a batch: its tool messages appended, its calls counted, required tools it called crossed off. */
+function withBatch(context: AgentContext, done: BatchEnd): Pick<AgentContext, 'messages' | 'own' | 'required'> {
   return {
     messages: withToolMessages(context.messages, done.messages),
     own: { ...context.own, toolCalls: context.own.toolCalls + done.ended, toolErrors: context.own.toolErrors + done.failed },
+    required: requiredAfter(context, done),
   };
+}
+
+/** After a batch that called `finish` too early: the batch recorded, then the reminder of the required tools. */
+function withBatchAndReminder(context: AgentContext, done: BatchEnd): Pick<AgentContext, 'messages' | 'own' | 'required'> {
+  const next = withBatch(context, done);
+  return { ...next, messages: [...next.messages, requiredReminder(next.required, true)] };
 }
 
 /**
@@ -156,6 +169,10 @@ export const agentSetup = setup({
     hasAnswer: ({ context }) => context.output !== null && context.output.trim() !== '',
     finishes: ({ event }) => event.type === 'TOOLS.DONE' && event.finish !== undefined,
     waitsForMail: ({ event }) => event.type === 'TOOLS.DONE' && event.waiting === true,
+    /** A final answer (the model's reply without tool calls) while required tools are still not called. */
+    answersTooEarly: ({ context, event }) => context.required.length > 0 && event.type === 'MODEL.DONE' && event.output.toolCalls.length === 0,
+    /** A batch that calls `finish` while required tools are still not called, this batch's calls counted. */
+    finishesTooEarly: ({ context, event }) => event.type === 'TOOLS.DONE' && event.finish !== undefined && requiredAfter(context, event).length > 0,
     finishesWithAnswer: ({ context, event }) =>
       event.type === 'TOOLS.DONE' && (event.finish?.answer ?? context.output ?? '').trim() !== '',
     /** Provided by the runtime: the agent may wake (all its waits ended, or mail came while it waited for none). */
@@ -194,6 +211,13 @@ export const agentSetup = setup({
     recordTurn: assign(({ context }, turn: ModelTurn) => withTurn(context, turn)),
     dropToolCalls: assign({ messages: ({ context }) => withoutPendingToolCalls(context.messages) }),
     appendToolMessages: assign(({ context }, done: BatchEnd) => withBatch(context, done)),
+    /** A final answer given too early: recorded, then the agent is told which required tools it has not called. */
+    remindRequired: assign(({ context }, turn: ModelTurn) => {
+      const { messages, own } = withTurn(context, turn);
+      return { messages: [...messages, requiredReminder(context.required, false)], own };
+    }),
+    /** `finish` called too early: the batch recorded, then the same reminder. */
+    remindAfterFinish: assign(({ context }, done: BatchEnd) => withBatchAndReminder(context, done)),
     // Parking in `running.waiting` gives the slot up in the assign of the step that parks: each assign copies the
     // context and the snapshot, so a `yieldSlot` of its own on entering `waiting` would cost a copy every turn.
     parkAfterBatch: assign(({ context }, done: BatchEnd) => ({ ...withBatch(context, done), holdsSlot: false })),
@@ -214,6 +238,7 @@ export const agentSetup = setup({
     failStopped: assign({ failure: ({ context, event }) => stopped(context, event) }),
     failDenied: assign({ failure: ({ context, event }) => denied(context, event) }),
     failOutOfTurns: assign({ failure: ({ context }) => outOfTurns(context) }),
+    failRequiredTools: assign({ failure: ({ context }) => missingRequired(context) }),
     failOverBudget: assign({ failure: () => overBudget() }),
     failBudgetSpent: assign({ failure: (_, error: BudgetSpentError) => failure('budget', 'budget_exceeded', 'user', error.message) }),
     failEmptyAnswer: assign({ failure: () => emptyAnswer() }),

@@ -60,6 +60,18 @@ export const thinkingState = agentSetup.createStateConfig({
         actions: [{ type: 'parkWithAnswer', params: turn }, reply],
       },
       {
+        // A final answer before the required tools were called: told which, it goes on while it has turns.
+        guard: and(['answersTooEarly', 'turnsUsed']),
+        target: '#agent.failed',
+        actions: [{ type: 'recordTurn', params: turn }, reply, 'failRequiredTools'],
+      },
+      {
+        guard: 'answersTooEarly',
+        target: 'thinking',
+        reenter: true,
+        actions: [{ type: 'remindRequired', params: turn }, reply],
+      },
+      {
         guard: { type: 'emptyAnswer', params: turn },
         target: '#agent.failed',
         actions: [{ type: 'recordTurn', params: turn }, reply, 'failEmptyAnswer'],

@@ -77,6 +77,11 @@ export interface AgentInput extends ActorHeader {
    * until it is stopped, calls `finish`, or runs out of turns or budget. Its result is its last answer.
    */
   resident?: boolean;
+  /**
+   * Tools the agent must have called (each at least once, without an error) before it gives its final answer or calls
+   * `finish`; missing ones are named to it in a message and it goes on, until its turns run out (`required_tools`).
+   */
+  requiredToolCalls?: string[];
 }
 
 /** How an agent ended: its answer or its failure, its own figures, and its conversation. */
@@ -171,4 +176,6 @@ export interface AgentContext {
   holdsSlot: boolean;
   /** The approval request the agent waits for, while it does. */
   approval: ApprovalHold | null;
+  /** Its `requiredToolCalls` not called yet (without an error): empty when it has none left, or none at all. */
+  required: readonly string[];
 }

@@ -50,7 +50,7 @@ export const SessionRecord = z
    * The record's format ({@link SESSION_SCHEMA_VERSION}); records written before the field are version 1, and every
    * record reads in today's shape.
    */
-  schemaVersion: z.union([z.literal(1), z.literal(2), z.literal(SESSION_SCHEMA_VERSION)]).default(1),
+  schemaVersion: z.union([z.literal(1), z.literal(2), z.literal(3), z.literal(SESSION_SCHEMA_VERSION)]).default(1),
   /** The agent's id; its conversation is stored under this key too. */
   id: z.string(),
   /** The name of the agent's definition. */

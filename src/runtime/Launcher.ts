@@ -450,5 +450,6 @@ function inputOf(
     ...(request.budget ? { budget: request.budget } : {}),
     ...(limits.historyLimit === undefined ? {} : { historyLimit: limits.historyLimit }),
     ...(history ? { history } : {}),
+    ...(agent.definition.requiredToolCalls?.length ? { requiredToolCalls: [...agent.definition.requiredToolCalls] } : {}),
   };
 }

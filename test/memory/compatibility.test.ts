@@ -24,7 +24,7 @@ import { eachTestTempDir } from '../support/tempDir.js';
 
 const fixtures = fileURLToPath(new URL('../fixtures/', import.meta.url));
 /** Every fixture folder: the format of files written before versioning, then one folder per schema version. */
-const FORMATS = ['unversioned', 'v1', 'v2', 'v3', 'v4', 'v5', 'v6', 'v7'];
+const FORMATS = ['unversioned', 'v1', 'v2', 'v3', 'v4', 'v5', 'v6', 'v7', 'v8'];
 /**
  * The writer's failure as each fixture holds it: read from a text (v1) or written before model failures were wrapped in
  * a ModelCallError (v2, v3), `unexpected` with the model's message; since v4, what today's troupe writes.
@@ -34,10 +34,18 @@ const WRITER_ERRORS: Record<string, { code: string; message: string }> = {
   v5: { code: 'model_call_failed', message: 'The model call of agent "writer" to model "scripted" failed: The model is down.' },
   v6: { code: 'model_call_failed', message: 'The model call of agent "writer" to model "scripted" failed: The model is down.' },
   v7: { code: 'model_call_failed', message: 'The model call of agent "writer" to model "scripted" failed: The model is down.' },
+  v8: { code: 'model_call_failed', message: 'The model call of agent "writer" to model "scripted" failed: The model is down.' },
 };
 const writerError = (format: string) => WRITER_ERRORS[format] ?? { code: 'unexpected', message: 'The model is down.' };
 /** The recording format of each fixture folder. */
-const RECORDING_VERSIONS: Record<string, number> = { unversioned: 1, v1: 1, v2: 2, v3: 2, v4: 3, v5: 3, v6: 4, v7: 5 };
+const RECORDING_VERSIONS: Record<string, number> = { unversioned: 1, v1: 1, v2: 2, v3: 2, v4: 3, v5: 3, v6: 4, v7: 5, v8: 6 };
+/** Since v8 a fourth run: a reporter that had to write to the blackboard first, and failed with `required_tools`. */
+const hasReporter = (format: string) => RECORDING_VERSIONS[format]! >= 6;
+const REPORTER_ERROR = {
+  code: 'required_tools',
+  message: 'The agent used its one turn without calling blackboard_write, which it must call before it finishes.',
+  fault: 'model',
+};
 
 /** A hash of every committed fixture file, to show the tests never change them. */
 function fixtureHashes(): Record<string, string> {
@@ -53,7 +61,7 @@ function fixtureHashes(): Record<string, string> {
 const before = fixtureHashes();
 afterAll(() => expect(fixtureHashes()).toEqual(before));
 
-const agents = ['lead', 'analyst', 'writer'].map((name) =>
+const agents = ['lead', 'analyst', 'writer', 'reporter'].map((name) =>
   defineAgent({ name, description: `The ${name}.`, systemPrompt: `You are the ${name}.`, tools: name === 'lead' ? ['assign_task'] : [] }),
 );
 
@@ -64,7 +72,8 @@ describe('the fixtures', () => {
     const records = Object.values(store[SESSIONS_KEY] as Record<string, { schemaVersion?: unknown }>);
     const header = JSON.parse(readFileSync(join(newest, 'run.jsonl'), 'utf8').split('\n')[0]!) as { schemaVersion?: unknown };
     expect(store.schemaVersion).toBe(STORE_SCHEMA_VERSION);
-    expect(records.map((record) => record.schemaVersion)).toEqual([SESSION_SCHEMA_VERSION, SESSION_SCHEMA_VERSION, SESSION_SCHEMA_VERSION]);
+    expect(records.map((record) => record.schemaVersion)).toEqual(records.map(() => SESSION_SCHEMA_VERSION));
+    expect(records).toHaveLength(4);
     expect(header.schemaVersion).toBe(RECORDING_SCHEMA_VERSION);
     expect((store[NOTES_KEY] as { schemaVersion?: unknown }[]).map((note) => note.schemaVersion)).toEqual([NOTE_SCHEMA_VERSION]);
   });
@@ -85,14 +94,16 @@ describe.each(FORMATS)('the %s fixtures', (format) => {
     expect(sessions.map((session) => [session.agentType, session.state]).sort()).toEqual([
       ['analyst', 'completed'],
       ['lead', 'completed'],
+      ...(hasReporter(format) ? [['reporter', 'failed']] : []),
       ['writer', 'failed'],
     ]);
-    expect(sessions.map((session) => session.schemaVersion)).toEqual([SESSION_SCHEMA_VERSION, SESSION_SCHEMA_VERSION, SESSION_SCHEMA_VERSION]); // read in today's shape
+    expect(sessions.map((session) => session.schemaVersion)).toEqual(sessions.map(() => SESSION_SCHEMA_VERSION)); // read in today's shape
     const byType = Object.fromEntries(sessions.map((session) => [session.agentType, session]));
     expect(byType.lead).toMatchObject({ parentConversationId: 'main', result: 'The analyst counted 7 modules.', metrics: { subtree: { modelCalls: 3 } } });
     expect(byType.analyst).toMatchObject({ parentConversationId: byType.lead!.id, taskDescription: 'Count the modules.' });
     // Every format reads in today's shape: a version-1 text error as an ErrorInfo with the code its reason implies.
     expect(byType.writer).toMatchObject({ parentConversationId: 'poems', reason: 'error', error: writerError(format), result: null });
+    if (hasReporter(format)) expect(byType.reporter).toMatchObject({ parentConversationId: 'reports', reason: 'required_tools', error: REPORTER_ERROR, result: null });
     expect(await runtime.sessions.conversation(byType.analyst!.id)).toEqual([
       { role: 'user', content: 'Count the modules.' },
       { role: 'assistant', content: 'There are 7 modules: a, b, c, d, e, f, g.' },
@@ -134,8 +145,11 @@ describe.each(FORMATS)('the %s fixtures', (format) => {
     expect(ends.map((event) => [event.type, event.agentId.split(':')[1]]).sort((a, b) => a[1]!.localeCompare(b[1]!))).toEqual([
       ['agent.completed', 'analyst'],
       ['agent.completed', 'lead'],
+      ...(hasReporter(format) ? [['agent.failed', 'reporter']] : []),
       ['agent.failed', 'writer'],
     ]);
+    // Since version 6 a failure may have reason and code required_tools.
+    if (hasReporter(format)) expect(ends.find((event) => event.agentId.includes(':reporter:'))).toMatchObject({ reason: 'required_tools', error: REPORTER_ERROR });
     // A version-1 failure (a text error) reads as today's ErrorInfo, its code what its reason implies.
     expect(ends.find((event) => event.agentId.includes(':writer:'))).toMatchObject({ reason: 'error', error: writerError(format) });
     // Since version 3 a recording may hold model.retry events: the analyst's first call was tried again.

@@ -26,6 +26,16 @@ const writer = defineAgent({
   restartIntensity: { max: 1 },
   tools: ['todo_write', 'memory_save'],
 });
+// It must write to the blackboard before it answers, and has one turn: it answers at once and fails (since recording
+// version 6 and session version 4: reason and code `required_tools`).
+const reporter = defineAgent({
+  name: 'reporter',
+  description: 'Reports.',
+  systemPrompt: 'You report.',
+  tools: ['blackboard_write'],
+  requiredToolCalls: ['blackboard_write'],
+  maxTurns: 1,
+});
 const todos = [
   { id: 'draft', content: 'Draft the haiku', status: 'in_progress' },
   { id: 'count', content: 'Count the syllables', status: 'pending' },
@@ -48,6 +58,7 @@ const model = ScriptedModel.perAgent({
   ],
   // A 503 first (since recording version 3): the model call is tried again, and the recording holds a model.retry.
   analyst: [new ModelError('Service unavailable.', { status: 503 }), 'There are 7 modules: a, b, c, d, e, f, g.'],
+  reporter: ['Nothing to report.'],
   writer: [
     { content: '', toolCalls: [{ id: 'w1', name: 'todo_write', arguments: JSON.stringify({ items: todos }) }, { id: 'w2', name: 'memory_save', arguments: JSON.stringify(note) }] },
     new Error('The model is down.'),
@@ -56,14 +67,18 @@ const model = ScriptedModel.perAgent({
 });
 const runtime = createRuntime({
   model,
-  agents: [lead, analyst, writer],
+  agents: [lead, analyst, writer, reporter],
   store: new JsonFileMemory(join(folder, 'store.json')),
   clock: new SimulatedClock(),
   seed: 11,
   record: join(folder, 'run.jsonl'),
   projectAgentDir: false,
 });
-const running = Promise.all([runtime.run('lead', 'How many modules?'), runtime.run('writer', 'Write a haiku.', { conversationKey: 'poems' })]);
+const running = Promise.all([
+  runtime.run('lead', 'How many modules?'),
+  runtime.run('writer', 'Write a haiku.', { conversationKey: 'poems' }),
+  runtime.run('reporter', 'Report on the modules.', { conversationKey: 'reports' }),
+]);
 await runtime.runUntilIdle(); // simulated time: the retry's wait passes at once
 const results = await running;
 await runtime.shutdown();

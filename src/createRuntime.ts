@@ -122,11 +122,13 @@ function controls(parts: RuntimeParts): Pick<Runtime, 'cancel' | 'stop' | 'appro
       supervisor.send({ type: 'STOP', id });
     },
     approve(requestId) {
+      if (approvals.answer(requestId, { approved: true })) return;
       const approval = approvals.take(requestId);
       if (!approval) throw new UnknownRequestError(requestId);
       supervisor.send({ type: 'APPROVE', id: approval.agentId });
     },
     deny(requestId, reason = 'Denied by a person.') {
+      if (approvals.answer(requestId, { approved: false, reason })) return;
       const approval = approvals.take(requestId);
       if (!approval) throw new UnknownRequestError(requestId);
       supervisor.send({ type: 'DENY', id: approval.agentId, error: reason, requestId });

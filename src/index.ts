@@ -96,6 +96,8 @@ export type {
   TaskResult,
   TaskRunning,
 } from './tools/Delegation.js';
+export { categoryOf, TOOL_CATEGORIES } from './tools/toolApproval.js';
+export type { PersonAnswer, ToolApprovalRequest, ToolCategory, ToolDecision, ToolPolicy } from './tools/toolApproval.js';
 export type { Clock, TroupeClock } from './clock.js';
 
 // ── Agents and tools ────────────────────────────────────────────────────────────────────────────────────

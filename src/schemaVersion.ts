@@ -27,7 +27,9 @@ export const SESSION_SCHEMA_VERSION = 4;
 
 /**
  * The format of a `record` file (JSON lines): a header line `{"type":"recording","schemaVersion":5,"runId":…}`, then
- * one event a line. Version 6: an `agent.failed` event's `reason` and its error's `code` may be `required_tools`. Version 5: events may be `todo.updated` (an agent wrote its todo list) and `tool.plan` (a turn's tool calls as planned: stages and why calls wait). Version 4: events may be `agent.restarted` (a failed agent started again) and `agent.escalated` (a
+ * one event a line. Version 6: an `agent.failed` event's `reason` and its error's `code` may be `required_tools`, a
+ * `tool.denied` event's `reason` may be `denied` (a tool policy or a person refused the call), and `approval.*` events
+ * may be about a tool call (`tool`, `category`, `callId` on `approval.requested`). Version 5: events may be `todo.updated` (an agent wrote its todo list) and `tool.plan` (a turn's tool calls as planned: stages and why calls wait). Version 4: events may be `agent.restarted` (a failed agent started again) and `agent.escalated` (a
  * failure past its restarts), and `agent.spawned` may carry an `attempt`. Version 3: events may be `model.retry` (a failed model call tried again), which older code does not
  * know. Version 2: an `agent.failed` event's `error` is an `ErrorInfo` (`{ code, message, fault, … }`). Version 1 had
  * the error as a text; a file without the header (written before it) is events only and reads as version 1. All are

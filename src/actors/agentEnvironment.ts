@@ -7,12 +7,13 @@ import type { Blackboard } from '../messaging/Blackboard.js';
 import type { NoteStore } from '../memory/NoteStore.js';
 import type { Message } from '../messaging/Message.js';
 import type { Messaging } from '../messaging/Messaging.js';
-import type { TroupeEvent } from '../events/events.js';
+import type { Risk, TroupeEvent } from '../events/events.js';
 import type { RandomSource } from '../random.js';
 import type { Delegation } from '../tools/Delegation.js';
 import type { Tool } from '../tools/defineTool.js';
 import type { McpSelection } from '../tools/mcp/mcpSelection.js';
 import type { PlannedCall } from '../tools/schedule.js';
+import type { PersonAnswer, ToolCategory, ToolPolicy } from '../tools/toolApproval.js';
 
 /** An agent definition with its model and tools looked up: what the agent's actors need to run a turn. */
 export interface ResolvedAgent {
@@ -39,8 +40,22 @@ export interface ResolvedAgent {
 
 /** Why a tool call may not run, before it runs. */
 export interface ToolRefusal {
-  reason: 'not_allowed' | 'unknown' | 'depth_limit';
+  reason: 'not_allowed' | 'unknown' | 'depth_limit' | 'denied';
   error: string;
+}
+
+/** A tool call that waits for a person, as `askPerson` is given it. */
+export interface PersonAsk {
+  /** The header of the calling agent's events. */
+  header: { runId: string; id: string; parentId: string | null; toolCallId: string | null };
+  agentName: string;
+  tool: string;
+  category: ToolCategory;
+  callId: string;
+  /** The call as a person reads it: the tool's name and its arguments. */
+  task: string;
+  risk: Risk;
+  reason?: string;
 }
 
 /** The agent on whose behalf a tool runs. */
@@ -99,6 +114,13 @@ export interface AgentEnvironment {
   readonly clock: TroupeClock;
   /** Puts an event into the runtime's stream (what `runTools` announces of each tool call). */
   announce(event: TroupeEvent): void;
+  /** The runtime's `toolPolicy`, when it has one. */
+  readonly toolPolicy?: ToolPolicy;
+  /**
+   * Asks a person about a tool call (`runtime.approve` / `runtime.deny`): announces `approval.requested` and resolves
+   * with the answer and the request's id; when `stop` rejects first, the request is withdrawn and this rejects too.
+   */
+  askPerson?(ask: PersonAsk, stop: Promise<never>): Promise<PersonAnswer & { requestId: string }>;
   /** A call ended without waiting for messages: a wait it registered anyway is dropped (it would never be answered). */
   dropWait(agentId: string, callId: string): void;
   /**

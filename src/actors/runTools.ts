@@ -7,7 +7,8 @@ import { errorInfo, type ErrorInfo } from '../failure.js';
 import { stampEvent } from '../machines/agentContext.js';
 import type { Message } from '../messaging/Message.js';
 import type { ChatMessage, ToolCall } from '../models/Model.js';
-import type { Tool } from '../tools/defineTool.js';
+import type { Tool, ToolContext } from '../tools/defineTool.js';
+import { categoryOf, decideApproval, mayNeedApproval } from '../tools/toolApproval.js';
 import { executePlan } from '../tools/executePlan.js';
 import { explainPlan } from '../tools/explainPlan.js';
 import { schedule, type PlannedCall, type ToolPlan } from '../tools/schedule.js';
@@ -230,77 +231,127 @@ function check(
   return { ready: { call, tool, args: parsed.data, planned } };
 }
 
-async function runOne(batch: Batch, { call, tool, args }: ReadyCall): Promise<ToolMessage> {
-  const { agent, input, environment, clock, send } = batch;
+async function runOne(batch: Batch, ready: ReadyCall): Promise<ToolMessage> {
+  const { call, tool } = ready;
+  const { environment, clock, send } = batch;
   const started = clock.now();
   send({ type: 'tool.call', callId: call.id, tool: call.name, arguments: call.arguments });
-  if (tool.interactive) send({ type: 'TOOL.WAITING', callId: call.id });
   const own = new CallSignal(batch);
-  const limits: Promise<never>[] = [batch.stopped];
-  if (tool.timeoutMs !== undefined) {
-    const timeoutMs = tool.timeoutMs;
-    limits.push(
-      sleep(clock, timeoutMs, own.signal).then(() => {
-        const timeout = new ToolTimeoutError(tool.name, timeoutMs);
-        own.abort(timeout);
-        throw timeout;
-      }),
-    );
-  }
+  const context = contextOf(batch, call, own);
   let message: ToolMessage;
   try {
-    const output = await Promise.race([
-      Promise.resolve().then(() =>
-        tool.execute(args as never, {
-          agentId: input.agentId,
-          agentName: agent.name,
-          toolCallId: call.id,
-          get signal() {
-            return own.signal;
-          },
-          clock,
-          messages: input.messages,
-          // Made on first use: most tools never delegate or message.
-          get delegation() {
-            return environment.delegation(callerOf(batch, call.id, own));
-          },
-          get messaging() {
-            return environment.messaging(callerOf(batch, call.id, own));
-          },
-          get blackboard() {
-            return environment.blackboard;
-          },
-          get notes() {
-            return environment.notes.forAgent({ agentName: agent.name, agentId: input.agentId, model: agent.model, signal: own.signal });
-          },
-          announce: (event) => environment.announce(stampEvent(input.header, clock.now(), event)),
+    const refused = mayNeedApproval(tool, environment.toolPolicy) ? await approval(batch, ready, context) : undefined;
+    if (refused !== undefined) {
+      send({ type: 'tool.denied', callId: call.id, tool: call.name, reason: 'denied', error: refused });
+      message = { role: 'tool', toolCallId: call.id, content: `Error: ${refused}`, isError: true };
+      send({ type: 'tool.result', callId: call.id, tool: call.name, status: 'error', durationMs: clock.now() - started, error: refused });
+      return message;
+    }
+    message = await execute(batch, ready, context, own, started);
+  } catch (error) {
+    environment.dropWait(batch.input.agentId, call.id);
+    const text = errorMessage(error);
+    message = { role: 'tool', toolCallId: call.id, content: `Error: ${text}`, isError: true };
+    send({ type: 'tool.result', callId: call.id, tool: call.name, status: 'error', durationMs: clock.now() - started, error: text });
+  } finally {
+    own.end(); // clears its timeout timer
+  }
+  return message;
+}
+
+/** Runs one approved call within its limits (the batch's stop, the tool's timeout) and announces its result. */
+async function execute(batch: Batch, { call, tool, args }: ReadyCall, context: ToolContext, own: CallSignal, started: number): Promise<ToolMessage> {
+  const { input, environment, clock, send } = batch;
+  if (tool.interactive) send({ type: 'TOOL.WAITING', callId: call.id });
+  try {
+    const limits: Promise<never>[] = [batch.stopped];
+    if (tool.timeoutMs !== undefined) {
+      const timeoutMs = tool.timeoutMs;
+      limits.push(
+        sleep(clock, timeoutMs, own.signal).then(() => {
+          const timeout = new ToolTimeoutError(tool.name, timeoutMs);
+          own.abort(timeout);
+          throw timeout;
         }),
-      ),
-      ...limits,
-    ]);
+      );
+    }
+    const output = await Promise.race([Promise.resolve().then(() => tool.execute(args as never, context)), ...limits]);
     if (isToolSignal(output)) {
       if (output.kind === 'wait') batch.waiting = true;
       else batch.finish = output.answer === undefined ? {} : { answer: output.answer };
     }
     // A tool that registered a wait but did not return its signal: the wait would hold the agent for ever.
     if (!(isToolSignal(output) && output.kind === 'wait')) environment.dropWait(input.agentId, call.id);
-    message = toMessage(call.id, output);
+    const message = toMessage(call.id, output);
     const durationMs = clock.now() - started;
     send(
       message.isError === true
         ? { type: 'tool.result', callId: call.id, tool: call.name, status: 'error', durationMs, error: message.content }
         : { type: 'tool.result', callId: call.id, tool: call.name, status: 'ok', durationMs, content: message.content },
     );
-  } catch (error) {
-    environment.dropWait(input.agentId, call.id);
-    const text = errorMessage(error);
-    message = { role: 'tool', toolCallId: call.id, content: `Error: ${text}`, isError: true };
-    send({ type: 'tool.result', callId: call.id, tool: call.name, status: 'error', durationMs: clock.now() - started, error: text });
+    return message;
   } finally {
-    own.end(); // clears its timeout timer
     if (tool.interactive) send({ type: 'TOOL.RESUMED', callId: call.id });
   }
-  return message;
+}
+
+/** What a running tool knows of its call. Made per call; the costly parts (signal, services) on first use. */
+function contextOf(batch: Batch, call: ToolCall, own: CallSignal): ToolContext {
+  const { agent, input, environment, clock } = batch;
+  return {
+    agentId: input.agentId,
+    agentName: agent.name,
+    toolCallId: call.id,
+    get signal() {
+      return own.signal;
+    },
+    clock,
+    messages: input.messages,
+    // Made on first use: most tools never delegate or message.
+    get delegation() {
+      return environment.delegation(callerOf(batch, call.id, own));
+    },
+    get messaging() {
+      return environment.messaging(callerOf(batch, call.id, own));
+    },
+    get blackboard() {
+      return environment.blackboard;
+    },
+    get notes() {
+      return environment.notes.forAgent({ agentName: agent.name, agentId: input.agentId, model: agent.model, signal: own.signal });
+    },
+    announce: (event) => environment.announce(stampEvent(input.header, clock.now(), event)),
+  };
+}
+
+/**
+ * Whether one call may run: what the runtime's `toolPolicy` and the tool's `needsApproval` decide, and a person's
+ * answer when they ask one (the agent waits in `waitingForPerson` meanwhile). Undefined when it may; else the reason
+ * the model is given. The batch's stop ends the wait (the request is withdrawn).
+ */
+async function approval(batch: Batch, { call, tool, args, planned }: ReadyCall, context: ToolContext): Promise<string | undefined> {
+  const { agent, input, environment, clock, send } = batch;
+  const category = categoryOf(tool);
+  const request = { caller: { id: input.agentId, name: agent.name, depth: input.depth }, tool: tool.name, category, kind: planned.kind, arguments: args, toolCallId: call.id };
+  const outcome = await Promise.race([decideApproval(tool, request, context, environment.toolPolicy), batch.stopped]);
+  if ('run' in outcome) return outcome.run ? undefined : outcome.reason;
+  if (!environment.askPerson) return `${tool.name} needs a person's approval, and this runtime has no one to ask.`;
+  send({ type: 'TOOL.WAITING', callId: call.id });
+  let answer: Awaited<ReturnType<NonNullable<AgentEnvironment['askPerson']>>>;
+  try {
+    const task = `${tool.name} ${call.arguments}`;
+    const ask = { header: input.header, agentName: agent.name, tool: tool.name, category, callId: call.id, task, risk: outcome.risk, ...(outcome.reason === undefined ? {} : { reason: outcome.reason }) };
+    answer = await environment.askPerson(ask, batch.stopped);
+  } finally {
+    send({ type: 'TOOL.RESUMED', callId: call.id });
+  }
+  const at = clock.now();
+  if (answer.approved) {
+    environment.announce(stampEvent(input.header, at, { type: 'approval.granted', requestId: answer.requestId }));
+    return undefined;
+  }
+  environment.announce(stampEvent(input.header, at, { type: 'approval.denied', requestId: answer.requestId, reason: answer.reason }));
+  return `A person denied the call of ${tool.name}: ${answer.reason}`;
 }
 
 /**

@@ -181,8 +181,11 @@ export const ToolDenied = z.object({
   ...base,
   callId: z.string(),
   tool: z.string(),
-  /** `not_allowed`: not on the agent's list; `unknown`: no such tool; `depth_limit`: delegation is too deep. */
-  reason: z.enum(['not_allowed', 'unknown', 'depth_limit']),
+  /**
+   * `not_allowed`: not on the agent's list; `unknown`: no such tool; `depth_limit`: delegation is too deep; `denied`:
+   * the tool policy refused it, or a person did (since recording version 6).
+   */
+  reason: z.enum(['not_allowed', 'unknown', 'depth_limit', 'denied']),
   error: z.string(),
 });
 
@@ -228,19 +231,25 @@ export const Risk = z.enum(['low', 'medium', 'high']);
 export type Risk = z.infer<typeof Risk>;
 
 /**
- * A delegation waits for a person: the sub-agent (this event's `agentId`) stays pending until
- * `runtime.approve(requestId)` or `runtime.deny(requestId, reason)`.
+ * Something waits for a person until `runtime.approve(requestId)` or `runtime.deny(requestId, reason)`: a delegation
+ * (the sub-agent, this event's `agentId`, stays pending), or a tool call (`tool` is set; the calling agent, this
+ * event's `agentId`, waits in `running.acting.waitingForPerson`).
  */
 export const ApprovalRequested = z.object({
   type: z.literal('approval.requested'),
   ...base,
   requestId: z.string(),
-  /** The name of the agent that would run. */
+  /** The name of the agent that would run (a delegation), or of the agent that called the tool. */
   name: z.string(),
+  /** The task it would get, or the tool call (its name and arguments). */
   task: z.string(),
   risk: Risk,
   /** Why the policy asks, if it said. */
   reason: z.string().optional(),
+  /** A tool call's: the tool, its category and the call's id. */
+  tool: z.string().optional(),
+  category: z.enum(['tool', 'sub_agent', 'mcp', 'file_op', 'db_op']).optional(),
+  callId: z.string().optional(),
 });
 
 /** A person approved a delegation; the sub-agent joins the queue. */

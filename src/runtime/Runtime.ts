@@ -23,6 +23,7 @@ import type { McpServerConfigs } from '../tools/mcp/McpServerConfig.js';
 import type { PoolOptions, PoolStats } from './AgentPool.js';
 import type { AgentResult } from './AgentResults.js';
 import type { PendingApproval } from './Approvals.js';
+import type { ToolPolicy } from '../tools/toolApproval.js';
 import type { DelegationPolicy, TaskOutput, TaskOutputOptions } from '../tools/Delegation.js';
 import type { Blackboard } from '../messaging/Blackboard.js';
 import type { Message } from '../messaging/Message.js';
@@ -119,6 +120,13 @@ export interface RuntimeOptions {
   retry?: RetryOptions;
   /** Decides every delegation an agent asks for: allow, deny, or ask a person (default: allow all). */
   delegationPolicy?: DelegationPolicy;
+  /**
+   * Decides tool calls before they run: allow, deny (the model gets an error result with the reason) or ask a person
+   * (`runtime.approve` / `runtime.deny`; the agent waits in `running.acting.waitingForPerson`), per category
+   * (`{ file_op: 'ask', db_op: 'deny' }`) or by a function of the call. With a policy set, file writes ask unless it
+   * says otherwise; without one, only tools with `needsApproval` ask. See {@link ToolPolicy}.
+   */
+  toolPolicy?: ToolPolicy;
   /**
    * The actor system's clock: pass XState's `SimulatedClock` to run in simulated time (default: real time, reading
    * 0 when the runtime is made, so event times are milliseconds since then).

@@ -1,3 +1,4 @@
+import type { ToolPolicy } from '../tools/toolApproval.js';
 import type { MemoryPort } from '../memory/MemoryPort.js';
 import { Subject, type Subscription } from 'rxjs';
 import { createActor, toPromise, type AnyActorRef, type InspectionEvent, type Observer } from 'xstate';
@@ -84,7 +85,7 @@ export function buildParts(options: RuntimeOptions) {
   const retention = retentionFor(settings.retainFinished, { table, results, limits, metrics, sessions: options.store === undefined ? sessions : undefined });
   const launcher: Launcher = new Launcher({ settings, limits, retention, checkpoints: options.store !== undefined, runId, catalog, results, approvals, sessions, pool, postOffice, messenger, random, redactor, clock, announce, events$, metrics, table, send });
   const delegator = delegatorFor(options, { catalog, results, approvals, sessions, clock, maxDepth: settings.maxDepth, table, launcher, send });
-  const environment = environmentFor({ access, mcp, prices, launcher, delegator, messenger, blackboard, notes: notesFor(store, redactor, random), runtimeEvents, clock, postOffice, limits });
+  const environment = environmentFor({ access, mcp, prices, launcher, delegator, messenger, blackboard, notes: notesFor(store, redactor, random), runtimeEvents, clock, postOffice, limits, toolPolicy: options.toolPolicy, askPerson: personAskerFor(approvals, random, clock, runtimeEvents) });
   const supervisor = supervisorFor(inspection.inspect, {
     // Watched by an inspector, an agent gives its slot back with an event to the supervisor, for the inspector to see;
     // otherwise at once, without a step of the supervisor (see parkAtOnce).
@@ -248,6 +249,8 @@ function environmentFor(parts: {
   clock: RuntimeClock;
   postOffice: PostOffice;
   limits: RunLimits;
+  toolPolicy: ToolPolicy | undefined;
+  askPerson: NonNullable<AgentEnvironment['askPerson']>;
 }): AgentEnvironment {
   const { access, launcher, delegator, messenger, runtimeEvents, postOffice } = parts;
   return {
@@ -266,7 +269,31 @@ function environmentFor(parts: {
     clock: parts.clock,
     dropWait: (agentId, callId) => postOffice.cancelWait(agentId, callId),
     reserveTurn: (agentId) => parts.limits.reserveTurn(agentId),
+    ...(parts.toolPolicy === undefined ? {} : { toolPolicy: parts.toolPolicy }),
+    askPerson: parts.askPerson,
   };
+}
+
+/**
+ * How a tool call asks a person: its request kept in `approvals` (listed by `pendingApprovals`, answered by `approve` and
+ * `deny`) and announced as `approval.requested` on the calling agent; withdrawn when the call's batch stops first.
+ */
+function personAskerFor(approvals: Approvals, random: RandomSource, clock: RuntimeClock, runtimeEvents: Subject<TroupeEvent>): NonNullable<AgentEnvironment['askPerson']> {
+  const keys = random.fork('tool-approvals');
+  return (ask, stop) =>
+    new Promise((resolve, reject) => {
+      const requestId = `approval:${keys.key()}`;
+      const { header, agentName, tool, category, callId, task, risk, reason } = ask;
+      const why = reason === undefined ? {} : { reason };
+      approvals.openCall({ requestId, agentId: header.id, callerId: header.id, agent: agentName, task, risk, ...why, tool, category, callId }, (answer) =>
+        resolve({ ...answer, requestId }),
+      );
+      runtimeEvents.next(stampEvent(header, clock.now(), { type: 'approval.requested', requestId, name: agentName, task, risk, ...why, tool, category, callId }));
+      stop.catch((error: unknown) => {
+        approvals.withdraw(requestId);
+        reject(error);
+      });
+    });
 }
 
 /**

@@ -1,3 +1,4 @@
+import { toolPolicyProblem } from '../tools/toolApproval.js';
 import { ConfigurationError } from '../errors.js';
 import { isStatelyInspector } from '../inspect/statelyInspector.js';
 import type { AgentBudget } from '../machines/agentTypes.js';
@@ -65,6 +66,8 @@ export function readSettings(options: RuntimeOptions): Settings {
     throw new ConfigurationError('enableParallelExecution must be true or false.');
   }
   checkInspect(options.inspect);
+  const policyProblem = toolPolicyProblem(options.toolPolicy);
+  if (policyProblem) throw new ConfigurationError(policyProblem);
   return {
     inbox: { capacity, overflow },
     maxParallel: positive(options.maxParallel, 'maxParallel') ?? DEFAULTS.maxParallel,

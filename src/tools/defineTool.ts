@@ -8,6 +8,7 @@ import type { Blackboard } from '../messaging/Blackboard.js';
 import type { Messaging } from '../messaging/Messaging.js';
 import type { AgentSummary, Delegation } from './Delegation.js';
 import type { PlannedCall } from './schedule.js';
+import { TOOL_CATEGORIES, type ToolCategory } from './toolApproval.js';
 
 /** How a tool touches the world; the planner runs reads side by side and orders conflicting writes. */
 export type ToolKind = 'read' | 'write' | 'other';
@@ -107,6 +108,19 @@ export interface ToolDefinition<Params extends z.ZodObject = z.ZodObject> {
   delegates?: boolean;
   /** True for a tool that waits for a person: the agent's idle timeout is paused while it runs. */
   interactive?: boolean;
+  /**
+   * Ask a person before a call runs: `true`, or a function of the call's arguments (and context) that says whether
+   * this one must be approved. The agent waits in `running.acting.waitingForPerson` until `runtime.approve(requestId)`
+   * (the call runs) or `runtime.deny(requestId, reason)` (the model gets an error result with the reason); the request
+   * is in `runtime.pendingApprovals()` and an `approval.requested` event. A function that throws refuses the call.
+   */
+  needsApproval?: boolean | ((args: z.output<Params>, context: ToolContext) => boolean | Promise<boolean>);
+  /**
+   * What the tool touches, for a `toolPolicy` that allows, denies or asks per category: `tool` (default), `sub_agent`
+   * (the default of a tool that `delegates`), `mcp`, `file_op` or `db_op`. The file tools are `file_op`, MCP servers'
+   * tools `mcp`, `blackboard_write` `db_op`.
+   */
+  category?: ToolCategory;
   /** A limit on one call, on the actor system's clock; past it the call is aborted and becomes an error result. */
   timeoutMs?: number;
   /**
@@ -172,6 +186,11 @@ export function defineTool<Params extends z.ZodObject>(definition: ToolDefinitio
     fail('give plan or targets, not both (plan returns the targets too)');
   }
   if (definition.delegates !== undefined && typeof definition.delegates !== 'boolean') fail('delegates must be true or false');
+  const { needsApproval, category } = definition;
+  if (needsApproval !== undefined && typeof needsApproval !== 'boolean' && typeof needsApproval !== 'function') {
+    fail('needsApproval must be true, false or a function of the arguments');
+  }
+  if (category !== undefined && !TOOL_CATEGORIES.includes(category)) fail(`category must be one of ${TOOL_CATEGORIES.join(', ')}`);
   const { timeoutMs } = definition;
   if (timeoutMs !== undefined && !(Number.isFinite(timeoutMs) && timeoutMs > 0)) {
     fail('timeoutMs must be a positive number');

@@ -121,6 +121,7 @@ export const blackboardWrite = defineTool({
   description: 'Writes a JSON value under a key of the shared blackboard, for every agent of the run to read.',
   parameters: z.object({ key: z.string().min(1).describe('The key.'), value: z.json().describe('Any JSON value.') }),
   kind: 'write',
+  category: 'db_op',
   targets: ({ key }) => [`blackboard:${key}`],
   execute: ({ key, value }, { agentId, blackboard }) => {
     blackboard.set(key, value, agentId);

@@ -153,10 +153,13 @@ export class RunModel {
 function agentState(event: TroupeEvent, now: string | undefined): string | undefined {
   switch (event.type) {
     case 'agent.spawned':
-    case 'approval.granted':
       return 'pending.queued';
+    // A delegation's approval holds the pending sub-agent; a tool call's holds its running caller.
     case 'approval.requested':
-      return 'pending.awaitingApproval';
+      return event.tool === undefined ? 'pending.awaitingApproval' : 'running.acting.waitingForPerson';
+    case 'approval.granted':
+    case 'approval.denied':
+      return now?.startsWith('running') ? 'running.acting.working' : event.type === 'approval.granted' ? 'pending.queued' : now;
     case 'agent.started':
     case 'model.request':
       return 'running.thinking';

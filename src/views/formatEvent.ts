@@ -37,7 +37,7 @@ export function formatEvent(event: TroupeEvent): string {
     case 'tool.plan':
       return line(planLine(event));
     case 'approval.requested':
-      return line(`awaits approval ${event.requestId} (${event.risk} risk)${event.reason ? `: ${clip(event.reason, 50)}` : ''}`);
+      return line(`awaits approval ${event.requestId}${event.tool ? ` to call ${event.tool}` : ''} (${event.risk} risk)${event.reason ? `: ${clip(event.reason, 50)}` : ''}`);
     case 'approval.granted':
       return line(`approved (${event.requestId})`);
     case 'approval.denied':

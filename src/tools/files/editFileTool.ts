@@ -23,6 +23,7 @@ const EditFileArgs = z.object({
  */
 export function editFileTool(workspace: Workspace | undefined, limits: FileLimits = FILE_LIMITS): Tool {
   return defineTool({
+    category: 'file_op',
     name: 'edit_file',
     description:
       'Replaces old_string with new_string in a file of the workspace. old_string must match the file exactly ' +

@@ -32,6 +32,7 @@ interface Findings {
  */
 export function grepTool(workspace: Workspace | undefined, limits: FileLimits = FILE_LIMITS): Tool {
   return defineTool({
+    category: 'file_op',
     name: 'grep',
     description:
       'Searches the text files of the workspace for a regular expression and gives each matching line as ' +

@@ -17,6 +17,7 @@ const ListFilesArgs = z.object({
  */
 export function listFilesTool(workspace: Workspace | undefined, limits: FileLimits = FILE_LIMITS): Tool {
   return defineTool({
+    category: 'file_op',
     name: 'list_files',
     description:
       'Lists the files of the workspace that match a glob ("**/*.ts", "src/**/*.md"), one path a line, relative to ' +

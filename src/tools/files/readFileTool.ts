@@ -32,6 +32,7 @@ interface Excerpt {
  */
 export function readFileTool(workspace: Workspace | undefined, limits: FileLimits = FILE_LIMITS): Tool {
   return defineTool({
+    category: 'file_op',
     name: 'read_file',
     description:
       'Reads a text file of the workspace. Lines are numbered (number, tab, text). A long file is cut; use offset ' +

@@ -19,6 +19,7 @@ const WriteFileArgs = z.object({
  */
 export function writeFileTool(workspace: Workspace | undefined): Tool {
   return defineTool({
+    category: 'file_op',
     name: 'write_file',
     description:
       'Writes a text file of the workspace with the given content, replacing the file if it exists and making ' +

@@ -36,6 +36,7 @@ export function mcpTool(connection: McpConnection, info: McpToolInfo): Tool {
     description,
     parameters: McpArguments,
     kind,
+    category: 'mcp',
     idempotent: readOnly || info.annotations?.idempotentHint === true,
     schema: Object.freeze({ name, description, parameters }),
     plan: () => planned,
@@ -57,6 +58,7 @@ export function unavailableMcpTool(connection: McpConnection, tool: string): Too
     description,
     parameters: McpArguments,
     kind: 'read',
+    category: 'mcp',
     schema: Object.freeze({ name, description, parameters: { type: 'object' } }),
     plan: () => planned,
     execute: () => {

@@ -1,4 +1,4 @@
-import type { Caller } from '../actors/agentEnvironment.js';
+import type { Caller, ResolvedAgent } from '../actors/agentEnvironment.js';
 import type { AgentCatalog } from '../catalog/AgentCatalog.js';
 import { whenAborted } from '../abort.js';
 import { clockNow, sleep, type Clock } from '../clock.js';
@@ -23,6 +23,7 @@ import type {
   TaskRunning,
 } from '../tools/Delegation.js';
 import { taskWithContext } from '../tools/Delegation.js';
+import { isMcpToolName } from '../tools/mcp/mcpSelection.js';
 import { sharedContext } from './sharedContext.js';
 import { DEFAULT_TASK_OUTPUT_TIMEOUT_MS } from '../tools/taskOutput.js';
 
@@ -193,7 +194,7 @@ export class Delegator {
     }
     const creator = catalog.resolve(caller.agentName);
     const tools = request.tools ?? [];
-    const foreign = tools.filter((name) => !creator.tools.has(name));
+    const foreign = tools.filter((name) => !creator.tools.has(name) && !mcpToolOf(creator, name));
     if (foreign.length > 0) {
       throw new DelegationError(
         'invalid_tools',
@@ -391,4 +392,16 @@ function who(caller: Caller, withDepth = false) {
 
 function listing(names: readonly string[]): string {
   return names.length > 0 ? `Agents you may delegate to: ${names.join(', ')}.` : 'You may not delegate to any agent.';
+}
+
+/**
+ * True when `name` is an MCP tool (`server:tool`, or `server:*`) that the creator may call itself: its server is one of
+ * the creator's, with all its tools or that one. A spawned agent gets such a tool of a server the runtime defines.
+ */
+function mcpToolOf(creator: ResolvedAgent, name: string): boolean {
+  if (!isMcpToolName(name) || !creator.mcp) return false;
+  const at = name.indexOf(':');
+  const choice = creator.mcp.servers.get(name.slice(0, at));
+  const tool = name.slice(at + 1);
+  return choice !== undefined && (choice.tools === '*' || (tool !== '*' && choice.tools.has(tool)));
 }

@@ -8,7 +8,7 @@ import { ConfigurationError, createRuntime, defineAgent, type ChatMessage, type 
 import { callTools, toolCall } from 'troupe/testing';
 import { eachTestTempDir } from '../../support/tempDir.js';
 import { filesystemServer, httpMcpServer, isRunning } from '../../support/mcpServers.js';
-import { scripted, simulatedClock } from '../../stubs.js';
+import { scripted, scriptedPerAgent, simulatedClock } from '../../stubs.js';
 
 const dir = eachTestTempDir();
 const runtimes: Runtime[] = [];
@@ -78,6 +78,40 @@ describe('MCP servers over stdio', () => {
     const [refused] = toolMessages(last.request);
     expect(refused).toMatchObject({ isError: true });
     expect(refused?.content).toMatch(/Unknown tool "files:write_file"\. Available tools: files:list_directory, files:list_allowed_directories/);
+  });
+
+  it('lets spawn_agent give a new agent an MCP tool its creator has (by name or server:*), and refuses one it lacks', async () => {
+    writeFileSync(join(dir.path, 'notes.txt'), 'Meet at noon.');
+    let offered: string[] = [];
+    const reply = (request: ModelRequest) => String(toolMessages(request).at(-1)?.content);
+    const model = scriptedPerAgent({
+      lead: [
+        callTools(
+          toolCall('spawn_agent', { name: 'reader', task: 'Read notes.txt.', system_prompt: 'You read files.', tools: ['files:read_text_file'] }, 's1'),
+        ),
+        reply,
+      ],
+      boss: [callTools(toolCall('spawn_agent', { name: 'writer', task: 'Write a file.', system_prompt: 'You write.', tools: ['files:write_file'] }, 's2')), reply],
+      reader: [
+        (request) => {
+          offered = request.tools.map((tool) => tool.name);
+          return callTools(toolCall('files:read_text_file', { path: join(dir.path, 'notes.txt') }));
+        },
+        (request) => `The notes say: ${reply(request)}`,
+      ],
+    });
+    const runtime = runtimeWith({
+      model,
+      agents: [agent('lead', ['spawn_agent', 'files:*']), agent('boss', ['spawn_agent', 'files:read_text_file'])],
+      mcpServers: { files: filesystemServer(dir.path) },
+    });
+
+    const first = await runtime.run('lead', 'Find out what the notes say.');
+    const second = await runtime.run('boss', 'Have someone write a file.');
+
+    expect(first.output).toContain('The notes say: Meet at noon.');
+    expect(offered).toEqual(['files:read_text_file']);
+    expect(second.output).toMatch(/may only get tools of its creator; "boss" does not have files:write_file/);
   });
 
   it('turns malformed calls into error results the model sees: not JSON, not an object, refused by the server', async () => {

@@ -2,7 +2,7 @@ import { and, not } from 'xstate';
 import { agentSetup, endOfBatch, parkAfterBatch, remindAfterFinish } from './agentSetup.js';
 
 /**
- * `running.acting`: one batch of tool calls (`runTools`, the child actor `tools#<turn>`). It waits for a person
+ * `running.acting`: one batch of tool calls, run by the agent's worker (`TOOLS.RUN`, see `startToolBatch`). It waits for a person
  * (`waitingForPerson`) or for sub-agents (`waitingForAgents`, its slot lent) as its tools need; at the batch's end the
  * agent finishes, runs out of turns, waits for messages (`waiting`) or thinks again (through `waitingForSlot` without a
  * slot).

@@ -53,22 +53,6 @@ export function requiredReminder(required: readonly string[], finishing: boolean
   };
 }
 
-/**
- * The id of a turn's model call actor, `model#<turn>` (such as `model#3`): a child of its agent, so unique among its
- * siblings; its done event is `xstate.done.actor.model#3`. Inspectors that show every actor of the system at once name
- * it after its agent too (`model:agent:code-reviewer:Xy12#3`, as the Stately inspector's bridge does). The agent's id is not in the
- * XState id itself: XState keys each agent's children object by it, and a key new to every agent costs V8 a new object
- * shape each turn (about 5 % more per turn in the bench; `model#3` costs nothing measurable).
- */
-export function modelCallId({ context }: { context: AgentContext }): string {
-  return `model#${context.turns}`;
-}
-
-/** The id of a turn's tool batch actor, `tools#<turn>` (the turn whose reply asked for the calls). */
-export function toolsId({ context }: { context: AgentContext }): string {
-  return `tools#${context.turns}`;
-}
-
 /** The tool calls of the last assistant message, which `acting` runs. */
 export function pendingToolCalls(messages: readonly ChatMessage[]) {
   const last = messages[messages.length - 1];

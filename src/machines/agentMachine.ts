@@ -11,9 +11,10 @@ export type { AgentBudget, AgentEvent, AgentInput, AgentOutcome, ApprovalHold } 
  *
  * - `pending.queued` waits for the supervisor's `START`. A delegation that needs a person's approval waits in
  *   `pending.awaitingApproval` until `APPROVE`; `DENY` fails it with `denied`, `CANCEL` with `cancelled`.
- * - `running.thinking` invokes `callModel`; a reply with tool calls goes to `acting`, one without completes the
- *   agent with its text. `running.acting` invokes `runTools` and goes back to `thinking`, or fails with
- *   `max_turns` once `maxTurns` model turns are used.
+ * - `running.thinking` asks the agent's worker for a model call (`MODEL.CALL`); a reply with tool calls goes to
+ *   `acting`, one without completes the agent with its text. `running.acting` has the worker run the tool calls
+ *   (`TOOLS.RUN`) and goes back to `thinking`, or fails with `max_turns` once `maxTurns` model turns are used. The
+ *   worker (`agentWorker`) is one child actor for the agent's life, started with the first turn's call.
  * - An agent that waits for its sub-agents lends its slot to them (`YIELD`, `acting.waitingForAgents`) and gets
  *   one back (`RESUME`) before it thinks again (`running.waitingForSlot` if its tools end first).
  * - An idle timeout on the runtime's clock fails the agent with `timeout`; it restarts on every step and is
@@ -26,8 +27,8 @@ export type { AgentBudget, AgentEvent, AgentInput, AgentOutcome, ApprovalHold } 
  *   The `finish` tool ends an agent after its batch; a resident that runs out of turns or budget completes with its
  *   last answer.
  *
- * Every step emits a `TroupeEvent`; the output is an `AgentOutcome`. The `callModel` and `runTools`
- * actors are given by the runtime (`agentMachine.provide({ actors })`); without them every turn fails clearly. Its
+ * Every step emits a `TroupeEvent`; the output is an `AgentOutcome`. The `worker` actor is given by the runtime
+ * (`agentMachine.provide({ actors: { worker } })`); without it every turn fails clearly. Its
  * timers and timestamps run on the real clock unless the actions that read the time are provided for another
  * (`agentMachine.provide({ actions: clockedAgentActions(clock) })`), as the runtime does for its own clock.
  */

@@ -16,11 +16,12 @@ export const actingState = agentSetup.createStateConfig({
       'TOOLS.DONE': [
         {
           // `finish` before the required tools were called: told which, the agent goes on while it has turns.
-          guard: and(['finishesTooEarly', 'turnsUsed']),
+          // One guard each (no `and`): every batch's end is checked against them, and `and` costs allocations.
+          guard: 'finishesTooEarlyOnLastTurn',
           target: '#agent.failed',
           actions: [...endOfBatch, 'failRequiredTools'],
         },
-        { guard: and(['finishesTooEarly', 'holdsSlot']), target: 'thinking', actions: remindAfterFinish },
+        { guard: 'finishesTooEarlyWithSlot', target: 'thinking', actions: remindAfterFinish },
         { guard: 'finishesTooEarly', target: 'waitingForSlot', actions: remindAfterFinish },
         {
           guard: and(['finishes', 'finishesWithAnswer']),

@@ -74,6 +74,11 @@ function withBatch(context: AgentContext, done: BatchEnd): Pick<AgentContext, 'm
   };
 }
 
+/** A batch that calls `finish` while required tools are still not called, this batch's calls counted. */
+function finishesTooEarly(context: AgentContext, event: AgentEvent): boolean {
+  return event.type === 'TOOLS.DONE' && event.finish !== undefined && context.required.length > 0 && requiredAfter(context, event).length > 0;
+}
+
 /** After a batch that called `finish` too early: the batch recorded, then the reminder of the required tools. */
 function withBatchAndReminder(context: AgentContext, done: BatchEnd): Pick<AgentContext, 'messages' | 'own' | 'required'> {
   const next = withBatch(context, done);
@@ -171,8 +176,10 @@ export const agentSetup = setup({
     waitsForMail: ({ event }) => event.type === 'TOOLS.DONE' && event.waiting === true,
     /** A final answer (the model's reply without tool calls) while required tools are still not called. */
     answersTooEarly: ({ context, event }) => context.required.length > 0 && event.type === 'MODEL.DONE' && event.output.toolCalls.length === 0,
-    /** A batch that calls `finish` while required tools are still not called, this batch's calls counted. */
-    finishesTooEarly: ({ context, event }) => event.type === 'TOOLS.DONE' && event.finish !== undefined && requiredAfter(context, event).length > 0,
+    /** `finish` too early (see the function of that name), on the last turn, or holding a slot. */
+    finishesTooEarly: ({ context, event }) => finishesTooEarly(context, event),
+    finishesTooEarlyOnLastTurn: ({ context, event }) => finishesTooEarly(context, event) && context.turns >= context.input.maxTurns,
+    finishesTooEarlyWithSlot: ({ context, event }) => finishesTooEarly(context, event) && context.holdsSlot,
     finishesWithAnswer: ({ context, event }) =>
       event.type === 'TOOLS.DONE' && (event.finish?.answer ?? context.output ?? '').trim() !== '',
     /** Provided by the runtime: the agent may wake (all its waits ended, or mail came while it waited for none). */

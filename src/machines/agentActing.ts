@@ -24,7 +24,7 @@ export const actingState = agentSetup.createStateConfig({
         { guard: 'finishesTooEarlyWithSlot', target: 'thinking', actions: remindAfterFinish },
         { guard: 'finishesTooEarly', target: 'waitingForSlot', actions: remindAfterFinish },
         {
-          guard: and(['finishes', 'finishesWithAnswer']),
+          guard: 'finishesWithAnswer',
           target: '#agent.completed',
           actions: [...endOfBatch, { type: 'recordFinish', params: ({ event }) => event }, 'settle'],
         },
@@ -35,7 +35,7 @@ export const actingState = agentSetup.createStateConfig({
         },
         {
           // A resident out of turns ends with its last answer.
-          guard: and(['turnsUsed', 'resident', 'hasAnswer']),
+          guard: 'residentOutOfTurnsWithAnswer',
           target: '#agent.completed',
           actions: [...endOfBatch, 'settle'],
         },

@@ -180,8 +180,13 @@ export const agentSetup = setup({
     finishesTooEarly: ({ context, event }) => finishesTooEarly(context, event),
     finishesTooEarlyOnLastTurn: ({ context, event }) => finishesTooEarly(context, event) && context.turns >= context.input.maxTurns,
     finishesTooEarlyWithSlot: ({ context, event }) => finishesTooEarly(context, event) && context.holdsSlot,
+    // Named guards rather than and([...]) where every batch's end is checked: and() costs allocations each time.
+    /** The batch called `finish`, and there is an answer (its own, or the agent's last). */
     finishesWithAnswer: ({ context, event }) =>
-      event.type === 'TOOLS.DONE' && (event.finish?.answer ?? context.output ?? '').trim() !== '',
+      event.type === 'TOOLS.DONE' && event.finish !== undefined && (event.finish.answer ?? context.output ?? '').trim() !== '',
+    /** A resident out of turns that has an answer to end with. */
+    residentOutOfTurnsWithAnswer: ({ context }) =>
+      context.input.resident === true && context.turns >= context.input.maxTurns && context.output !== null && context.output.trim() !== '',
     /** Provided by the runtime: the agent may wake (all its waits ended, or mail came while it waited for none). */
     mailReady: () => false,
     holdsSlot: ({ context }) => context.holdsSlot,

@@ -14,7 +14,7 @@ import { explainPlan } from '../tools/explainPlan.js';
 import { schedule, type PlannedCall, type ToolPlan } from '../tools/schedule.js';
 import { isToolReply } from '../tools/toolReply.js';
 import { isToolSignal } from '../tools/toolSignal.js';
-import type { AgentEnvironment, ResolvedAgent, ToolRefusal } from './agentEnvironment.js';
+import type { AgentEnvironment, Caller, ResolvedAgent, ToolRefusal } from './agentEnvironment.js';
 
 /** What one batch of tool calls needs. */
 export interface RunToolsInput {
@@ -264,18 +264,19 @@ async function execute(batch: Batch, { call, tool, args }: ReadyCall, context: T
   const { input, environment, clock, send } = batch;
   if (tool.interactive) send({ type: 'TOOL.WAITING', callId: call.id });
   try {
-    const limits: Promise<never>[] = [batch.stopped];
-    if (tool.timeoutMs !== undefined) {
-      const timeoutMs = tool.timeoutMs;
-      limits.push(
-        sleep(clock, timeoutMs, own.signal).then(() => {
-          const timeout = new ToolTimeoutError(tool.name, timeoutMs);
-          own.abort(timeout);
-          throw timeout;
-        }),
-      );
-    }
-    const output = await Promise.race([Promise.resolve().then(() => tool.execute(args as never, context)), ...limits]);
+    const running = Promise.resolve().then(() => tool.execute(args as never, context));
+    const { timeoutMs } = tool;
+    const output = await (timeoutMs === undefined
+      ? Promise.race([running, batch.stopped])
+      : Promise.race([
+          running,
+          batch.stopped,
+          sleep(clock, timeoutMs, own.signal).then(() => {
+            const timeout = new ToolTimeoutError(tool.name, timeoutMs);
+            own.abort(timeout);
+            throw timeout;
+          }),
+        ]));
     if (isToolSignal(output)) {
       if (output.kind === 'wait') batch.waiting = true;
       else batch.finish = output.answer === undefined ? {} : { answer: output.answer };
@@ -295,7 +296,10 @@ async function execute(batch: Batch, { call, tool, args }: ReadyCall, context: T
   }
 }
 
-/** What a running tool knows of its call. Made per call; the costly parts (signal, services) on first use. */
+/**
+ * What a running tool knows of its call. Made per call; the costly parts (signal, services) on first use. Its getters
+ * are its own, so a tool may pass on a copy (`{ ...context, signal }`) or take parts out of it.
+ */
 function contextOf(batch: Batch, call: ToolCall, own: CallSignal): ToolContext {
   const { agent, input, environment, clock } = batch;
   return {
@@ -309,10 +313,10 @@ function contextOf(batch: Batch, call: ToolCall, own: CallSignal): ToolContext {
     messages: input.messages,
     // Made on first use: most tools never delegate or message.
     get delegation() {
-      return environment.delegation(callerOf(batch, call.id, own));
+      return environment.delegation(new BatchCaller(batch, call.id, own));
     },
     get messaging() {
-      return environment.messaging(callerOf(batch, call.id, own));
+      return environment.messaging(new BatchCaller(batch, call.id, own));
     },
     get blackboard() {
       return environment.blackboard;
@@ -322,6 +326,44 @@ function contextOf(batch: Batch, call: ToolCall, own: CallSignal): ToolContext {
     },
     announce: (event) => environment.announce(stampEvent(input.header, clock.now(), event)),
   };
+}
+
+/** The agent a tool call runs for, as delegation and messaging see it (a {@link Caller}). */
+class BatchCaller implements Caller {
+  readonly agentId: string;
+  readonly agentName: string;
+  readonly depth: number;
+  readonly messages: readonly ChatMessage[];
+  private sent: ((message: Message) => boolean) | undefined;
+
+  constructor(
+    private readonly batch: Batch,
+    readonly toolCallId: string,
+    /** The call's stop: its own signal's if it has one, else the batch's, with nothing made. */
+    readonly stop: CallSignal,
+  ) {
+    this.agentId = batch.input.agentId;
+    this.agentName = batch.agent.name;
+    this.depth = batch.input.depth;
+    this.messages = batch.input.messages;
+  }
+
+  // The call's own signal is made only if the delegation or messaging reads it (a publish never does).
+  get signal(): AbortSignal {
+    return this.stop.signal;
+  }
+
+  /** Through the agent while its batch runs; after that the caller must send another way (false). */
+  get relay(): (message: Message) => boolean {
+    if (this.sent) return this.sent;
+    const { batch } = this;
+    this.sent = (message) => {
+      if (batch.signal.aborted || batch.finished) return false;
+      batch.send({ type: 'MESSAGE.OUT', message });
+      return true;
+    };
+    return this.sent;
+  }
 }
 
 /**
@@ -394,34 +436,6 @@ class CallSignal {
     this.controller = linked;
     return linked;
   }
-}
-
-/** The agent a tool call runs for, as delegation and messaging see it. */
-function callerOf(
-  batch: Batch,
-  toolCallId: string,
-  own: CallSignal,
-) {
-  const { agent, input, send, signal: batchSignal } = batch;
-  // Through the agent while its batch runs; after that the caller must send another way (false).
-  const relay = (message: Message) => {
-    if (batchSignal.aborted || batch.finished) return false;
-    send({ type: 'MESSAGE.OUT', message });
-    return true;
-  };
-  return {
-    agentId: input.agentId,
-    agentName: agent.name,
-    depth: input.depth,
-    toolCallId,
-    messages: input.messages,
-    // The call's own signal is made only if the delegation or messaging reads it (a publish never does).
-    get signal() {
-      return own.signal;
-    },
-    stop: own,
-    relay,
-  };
 }
 
 /** A tool's output as its tool message: a {@link toolReply} keeps its error flag and metadata. */

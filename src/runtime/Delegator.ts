@@ -95,12 +95,11 @@ export class Delegator {
       );
     }
     const agent = catalog.get(request.agent);
-    const allowed = () => catalog.delegatesOf(who(caller)).map((entry) => entry.name); // for the refusals' text
     if (!agent) {
-      throw new DelegationError('unknown_agent', `Unknown agent "${request.agent}". ${listing(allowed())}`);
+      throw new DelegationError('unknown_agent', `Unknown agent "${request.agent}". ${this.listingFor(caller)}`);
     }
     if (!catalog.mayDelegateTo(who(caller), agent.name)) {
-      throw new DelegationError('not_allowed', `Agent "${caller.agentName}" may not delegate to "${agent.name}". ${listing(allowed())}`);
+      throw new DelegationError('not_allowed', `Agent "${caller.agentName}" may not delegate to "${agent.name}". ${this.listingFor(caller)}`);
     }
     let history: ChatMessage[] | undefined;
     if (request.resume !== undefined) {
@@ -122,21 +121,24 @@ export class Delegator {
         })
       : {};
     if (stopped(caller)) throw new AbortedError('The caller stopped before the delegation started.');
-    const id = this.host.launch({
-      agent: agent.name,
-      task,
-      parentId: caller.agentId,
-      toolCallId: caller.toolCallId,
-      ...(request.description === undefined ? {} : { description: request.description }),
-      background,
-      ...(request.resume === undefined ? {} : { resume: request.resume }),
-      ...(history === undefined ? {} : { history }),
-      ...decision,
-      ...(background ? {} : { waiter: caller.agentId }),
-    });
+    // Optional parts set one by one: a fan-out launches thousands, and each spread of a part costs an object.
+    const launch: Launch = { agent: agent.name, task, parentId: caller.agentId, toolCallId: caller.toolCallId, background };
+    if (request.description !== undefined) launch.description = request.description;
+    if (request.resume !== undefined) launch.resume = request.resume;
+    if (history !== undefined) launch.history = history;
+    if (decision.approval !== undefined) launch.approval = decision.approval;
+    if (decision.deny !== undefined) launch.deny = decision.deny;
+    if (!background) launch.waiter = caller.agentId;
+    const id = this.host.launch(launch);
     if (background) return this.running(id);
-    const result = await this.until(id, caller);
-    return { ...taskResult(result), executionTimeMs: Math.max(0, clockNow(this.host.clock) - started) };
+    const result = taskResult(await this.until(id, caller)) as DelegationResult;
+    result.executionTimeMs = Math.max(0, clockNow(this.host.clock) - started);
+    return result;
+  }
+
+  /** The agents the caller may delegate to, as the text of a refusal names them. */
+  private listingFor(caller: Caller): string {
+    return listing(this.host.catalog.delegatesOf(who(caller)).map((entry) => entry.name));
   }
 
   /** Says whether an agent still runs, or returns its result; a blocking call waits up to `timeoutMs`. */
@@ -371,15 +373,13 @@ function whenStopped(caller: Caller): Promise<never> {
 
 /** A result as a caller sees it. */
 export function taskResult(result: AgentResult): TaskResult {
-  return {
-    status: result.status,
-    agentId: result.id,
-    agentName: result.agent,
-    ...(result.output === undefined ? {} : { output: result.output }),
-    ...(result.reason === undefined || result.error === undefined ? {} : { reason: result.reason, error: result.error }),
-    toolCallsExecuted: result.toolCallsExecuted,
-    metrics: result.metrics,
-  };
+  const task: TaskResult = { status: result.status, agentId: result.id, agentName: result.agent, toolCallsExecuted: result.toolCallsExecuted, metrics: result.metrics };
+  if (result.output !== undefined) task.output = result.output;
+  if (result.reason !== undefined && result.error !== undefined) {
+    task.reason = result.reason;
+    task.error = result.error;
+  }
+  return task;
 }
 
 function who(caller: Caller): { id: string; name: string };

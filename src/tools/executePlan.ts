@@ -34,7 +34,7 @@ export async function executePlan(
   const limit = concurrencyLimit(options.maxConcurrency);
   if (isChain(plan.dependsOn)) return runInTurn(plan.dependsOn.length, run, options.signal);
   const dependents = dependentsOf(plan.dependsOn);
-  const waitingFor = plan.dependsOn.map((deps) => new Set(deps).size);
+  const waitingFor = plan.dependsOn.map((deps) => distinct(deps).length);
   const ready = waitingFor.flatMap((count, index) => (count === 0 ? [index] : []));
   const { signal } = options;
 
@@ -55,7 +55,7 @@ export async function executePlan(
       while (running < limit && ready.length > 0 && !signal?.aborted) {
         const index = ready.shift() as number;
         running++;
-        startSettled(run, index).then(() => settle(index));
+        startSettled(run, index, () => settle(index));
       }
       if (running === 0) resolve();
     };
@@ -82,12 +82,12 @@ async function runInTurn(n: number, run: (index: number) => Promise<void>, signa
   for (let index = 0; index < n && !signal?.aborted; index++) await startSettled(run, index);
 }
 
-/** Starts one call; the returned promise fulfils when the call settles, however it settles. */
-function startSettled(run: (index: number) => Promise<void>, index: number): Promise<void> {
+/** Starts one call; `after` runs once it settles, however it settles, and the returned promise fulfils after that. */
+function startSettled(run: (index: number) => Promise<void>, index: number, after: () => void = ignore): Promise<void> {
   try {
-    return Promise.resolve(run(index)).then(ignore, ignore);
+    return Promise.resolve(run(index)).then(after, after);
   } catch {
-    return Promise.resolve();
+    return Promise.resolve().then(after);
   }
 }
 
@@ -110,7 +110,7 @@ function dependentsOf(dependsOn: readonly (readonly number[])[]): number[][] {
   const n = dependsOn.length;
   const dependents: number[][] = Array.from({ length: n }, () => []);
   dependsOn.forEach((deps, index) => {
-    for (const dep of new Set(deps)) {
+    for (const dep of distinct(deps)) {
       if (!Number.isInteger(dep) || dep < 0 || dep >= n || dep === index) {
         throw new ConfigurationError(`Call ${index} of the plan depends on ${String(dep)}, which is not another call.`);
       }
@@ -123,7 +123,7 @@ function dependentsOf(dependsOn: readonly (readonly number[])[]): number[][] {
 
 /** Kahn's algorithm: true when every call can be reached by removing settled calls one by one. */
 function isAcyclic(dependsOn: readonly (readonly number[])[], dependents: readonly (readonly number[])[]): boolean {
-  const left = dependsOn.map((deps) => new Set(deps).size);
+  const left = dependsOn.map((deps) => distinct(deps).length);
   const queue = left.flatMap((count, index) => (count === 0 ? [index] : []));
   let visited = 0;
   for (let head = 0; head < queue.length; head++) {
@@ -134,6 +134,11 @@ function isAcyclic(dependsOn: readonly (readonly number[])[], dependents: readon
     }
   }
   return visited === dependsOn.length;
+}
+
+/** A call's dependencies, each once; no Set is made for the usual none or one (a fan-out has thousands of calls). */
+function distinct(deps: readonly number[]): readonly number[] {
+  return deps.length < 2 ? deps : [...new Set(deps)];
 }
 
 function cycleError(): ConfigurationError {

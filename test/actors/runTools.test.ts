@@ -165,6 +165,48 @@ describe('runTools', () => {
     expect(batch.received).toEqual([done]);
   });
 
+  it('gives a tool a context it may pass on as a copy with its own signal, or take parts out of', async () => {
+    const innerSaw: { aborted: boolean; toolCallId: string; caller: unknown }[] = [];
+    const inner = async (_args: unknown, context: ToolContext) => {
+      // This environment's delegation service is the caller it was made for.
+      innerSaw.push({ aborted: context.signal.aborted, toolCallId: context.toolCallId, caller: context.delegation });
+      return 'inner';
+    };
+    const wrapper = defineTool({
+      name: 'wrapper',
+      description: 'Runs an inner tool with a signal of its own.',
+      parameters: z.object({}),
+      kind: 'read',
+      execute: async (args, context) => {
+        // Taken out of the context, as tools do: each part still knows its call.
+        const { toolCallId, announce } = context;
+        announce({ type: 'todo.updated', callId: toolCallId, items: [] });
+        const aborted = new AbortController();
+        aborted.abort();
+        await inner(args, { ...context, signal: aborted.signal });
+        return inner(args, context);
+      },
+    });
+    const base = testEnvironment({ tools: [wrapper] });
+    const environment: TestEnvironment = {
+      ...base,
+      delegation: (caller) => ({ agentId: caller.agentId, agentName: caller.agentName, depth: caller.depth, toolCallId: caller.toolCallId, stopped: caller.signal.aborted }) as never,
+      messaging: () => ({}) as never,
+    };
+    const done = await runToDone(environment, startBatch(environment, [call('wrapper', {}, 'c-wrap')]));
+
+    expect(done.messages).toEqual([{ role: 'tool', toolCallId: 'c-wrap', content: 'inner' }]);
+    // The copy keeps the services and takes the new signal; the context itself keeps the call's own.
+    const caller = { agentId: 'agent:worker:1', agentName: 'worker', depth: 1, toolCallId: 'c-wrap', stopped: false };
+    expect(innerSaw).toEqual([
+      { aborted: true, toolCallId: 'c-wrap', caller },
+      { aborted: false, toolCallId: 'c-wrap', caller },
+    ]);
+    expect(ofType(base.events, 'todo.updated')).toEqual([
+      { type: 'todo.updated', runId: 'run:1', agentId: 'agent:worker:1', parentId: 'agent:lead:1', toolCallId: 'call_lead', at: 1000, callId: 'c-wrap', items: [] },
+    ]);
+  });
+
   it('refuses unknown tools, tools not on the agent’s list and delegation past the depth limit, and still runs the rest', async () => {
     const secret = defineTool({
       name: 'secret',

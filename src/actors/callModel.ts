@@ -71,21 +71,51 @@ export async function callModel(
   if (spent !== undefined) throw new BudgetSpentError(spent); // the model is not called
   const { clock } = environment;
   const startedAt = clock.now();
-  const request: ModelRequest = {
-    agentId: input.agentId,
-    agentName: input.agentName,
-    model: agent.modelName,
-    temperature: agent.temperature,
-    messages: input.messages,
-    tools: environment.toolSchemas(agent, input.depth, input.agentId),
-    get signal() {
-      return stop.signal;
-    },
-    clock,
-    random: () => environment.random(input.agentId).next(),
-  };
+  const request = new TurnRequest(environment, agent, input, stop) as unknown as ModelRequest;
   const reply = await completeWithRetries(environment, agent, request, input, retrying);
   return readReply(reply, agent.model.name, environment, clock.now() - startedAt);
+}
+
+/**
+ * One turn's {@link ModelRequest}. Its `signal` is made on first read (most models never read it), by a getter that is
+ * the instance's own and enumerable, as an object literal's would be (a model may pass on a copy, `{ ...request }`),
+ * but the same function for every request: an object literal with a getter is made in dictionary mode, about 1.4 KB a
+ * turn, where this is an ordinary object.
+ */
+class TurnRequest {
+  readonly agentId: string;
+  readonly agentName: string;
+  readonly model: string | undefined;
+  readonly temperature: number | undefined;
+  readonly messages: readonly ChatMessage[];
+  readonly tools: ModelRequest['tools'];
+  // Declared only: made in the constructor, in order, after the fields above.
+  declare readonly signal: AbortSignal;
+  declare readonly clock: AgentEnvironment['clock'];
+  declare readonly random: () => number;
+  readonly #stop: { readonly signal: AbortSignal };
+
+  static readonly #signal: PropertyDescriptor = {
+    get(this: TurnRequest) {
+      return this.#stop.signal;
+    },
+    enumerable: true,
+    configurable: true,
+  };
+
+  constructor(environment: AgentEnvironment, agent: ResolvedAgent, input: CallModelInput, stop: { readonly signal: AbortSignal }) {
+    this.#stop = stop;
+    // In the order an object literal of them had: recorded requests keep their shape.
+    this.agentId = input.agentId;
+    this.agentName = input.agentName;
+    this.model = agent.modelName;
+    this.temperature = agent.temperature;
+    this.messages = input.messages;
+    this.tools = environment.toolSchemas(agent, input.depth, input.agentId);
+    Object.defineProperty(this, 'signal', TurnRequest.#signal);
+    (this as { clock: AgentEnvironment['clock'] }).clock = environment.clock;
+    (this as { random: () => number }).random = () => environment.random(input.agentId).next();
+  }
 }
 
 /** Asks the model, trying again after a wait while the failure is retryable and tries are left. */

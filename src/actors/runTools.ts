@@ -237,7 +237,7 @@ async function runOne(batch: Batch, ready: ReadyCall): Promise<ToolMessage> {
   const started = clock.now();
   send({ type: 'tool.call', callId: call.id, tool: call.name, arguments: call.arguments });
   const own = new CallSignal(batch);
-  const context = contextOf(batch, call, own);
+  const context = new CallContext(batch, own, call.id) as unknown as ToolContext;
   let message: ToolMessage;
   try {
     const refused = mayNeedApproval(tool, environment.toolPolicy) ? await approval(batch, ready, context) : undefined;
@@ -297,35 +297,63 @@ async function execute(batch: Batch, { call, tool, args }: ReadyCall, context: T
 }
 
 /**
- * What a running tool knows of its call. Made per call; the costly parts (signal, services) on first use. Its getters
- * are its own, so a tool may pass on a copy (`{ ...context, signal }`) or take parts out of it.
+ * What a running tool knows of its call (its {@link ToolContext}), one per call. The costly parts (the call's signal,
+ * the delegation and messaging services, its notes) are made on first use, by getters that are the instance's own and
+ * enumerable, as an object literal's would be: a tool may pass on a copy (`{ ...context, signal }`) or take parts out of
+ * it. The getters are the same functions for every call (defined once, in the static block), so a wide turn pays for
+ * no closure per call and every context shares one hidden class.
  */
-function contextOf(batch: Batch, call: ToolCall, own: CallSignal): ToolContext {
-  const { agent, input, environment, clock } = batch;
-  return {
-    agentId: input.agentId,
-    agentName: agent.name,
-    toolCallId: call.id,
-    get signal() {
-      return own.signal;
-    },
-    clock,
-    messages: input.messages,
-    // Made on first use: most tools never delegate or message.
-    get delegation() {
-      return environment.delegation(new BatchCaller(batch, call.id, own));
-    },
-    get messaging() {
-      return environment.messaging(new BatchCaller(batch, call.id, own));
-    },
-    get blackboard() {
-      return environment.blackboard;
-    },
-    get notes() {
-      return environment.notes.forAgent({ agentName: agent.name, agentId: input.agentId, model: agent.model, signal: own.signal });
-    },
-    announce: (event) => environment.announce(stampEvent(input.header, clock.now(), event)),
-  };
+class CallContext {
+  readonly agentId: string;
+  readonly agentName: string;
+  readonly toolCallId: string;
+  readonly clock: TroupeClock;
+  readonly messages: readonly ChatMessage[];
+  // Private fields of the language: a tool that logs or serialises its context sees only what ToolContext names.
+  readonly #batch: Batch;
+  readonly #own: CallSignal;
+  #announce: ToolContext['announce'] | undefined;
+
+  static #parts: PropertyDescriptorMap;
+
+  static {
+    const part = (get: (context: CallContext) => unknown): PropertyDescriptor => ({
+      get(this: CallContext) {
+        return get(this);
+      },
+      enumerable: true,
+      configurable: true,
+    });
+    CallContext.#parts = {
+      signal: part((context) => context.#own.signal),
+      // Made on first use: most tools never delegate or message.
+      delegation: part((context) => context.#batch.environment.delegation(new BatchCaller(context.#batch, context.toolCallId, context.#own))),
+      messaging: part((context) => context.#batch.environment.messaging(new BatchCaller(context.#batch, context.toolCallId, context.#own))),
+      blackboard: part((context) => context.#batch.environment.blackboard),
+      notes: part((context) => {
+        const { agent, input, environment } = context.#batch;
+        return environment.notes.forAgent({ agentName: agent.name, agentId: input.agentId, model: agent.model, signal: context.#own.signal });
+      }),
+      // A function of its own, made on first read: a tool may take it out of the context and call it alone.
+      announce: part((context) => {
+        if (context.#announce) return context.#announce;
+        const { input, environment, clock } = context.#batch;
+        context.#announce = (event) => environment.announce(stampEvent(input.header, clock.now(), event));
+        return context.#announce;
+      }),
+    };
+  }
+
+  constructor(batch: Batch, own: CallSignal, toolCallId: string) {
+    this.#batch = batch;
+    this.#own = own;
+    this.agentId = batch.input.agentId;
+    this.agentName = batch.agent.name;
+    this.toolCallId = toolCallId;
+    this.clock = batch.clock;
+    this.messages = batch.input.messages;
+    Object.defineProperties(this, CallContext.#parts);
+  }
 }
 
 /** The agent a tool call runs for, as delegation and messaging see it (a {@link Caller}). */

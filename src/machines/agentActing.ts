@@ -1,4 +1,3 @@
-import { and, not } from 'xstate';
 import { agentSetup, endOfBatch, parkAfterBatch, remindAfterFinish } from './agentSetup.js';
 
 /**
@@ -44,7 +43,7 @@ export const actingState = agentSetup.createStateConfig({
           target: '#agent.failed',
           actions: [...endOfBatch, 'failOutOfTurns'],
         },
-        { guard: and(['waitsForMail', not('mailReady')]), target: 'waiting', actions: parkAfterBatch },
+        { guard: 'waitsWithoutMail', target: 'waiting', actions: parkAfterBatch },
         { guard: 'holdsSlot', target: 'thinking', actions: endOfBatch },
         { target: 'waitingForSlot', actions: endOfBatch },
       ],

@@ -1,4 +1,4 @@
-import { and, assign, enqueueActions, sendParent, sendTo, setup } from 'xstate';
+import { assign, enqueueActions, sendParent, sendTo, setup } from 'xstate';
 import { createAgentWorker, type WorkerRequest } from '../actors/agentWorker.js';
 import type { ModelTurn } from '../actors/callModel.js';
 import { missingEnvironment } from '../actors/agentEnvironment.js';
@@ -53,15 +53,43 @@ export const parkAfterBatch = [{ type: 'parkAfterBatch' as const, params: batchE
  * it ends with its last answer (or fails with `max_turns` without one).
  */
 export const wake = [
-  // Cheap guards first: `mailReady` asks the post office.
-  { guard: and(['turnsUsed', 'mailReady', 'hasAnswer']), target: '#agent.completed' as const, actions: 'settle' as const },
-  { guard: and(['turnsUsed', 'mailReady']), target: '#agent.failed' as const, actions: 'failOutOfTurns' as const },
+  { guard: 'outOfTurnsWithMailAndAnswer' as const, target: '#agent.completed' as const, actions: 'settle' as const },
+  { guard: 'outOfTurnsWithMail' as const, target: '#agent.failed' as const, actions: 'failOutOfTurns' as const },
   // The supervisor had a slot free and gave it with the message: think at once (the turn begins holding it).
-  { guard: and(['slotGiven', 'mailReady']), target: 'thinking' as const },
+  { guard: 'slotGivenWithMail' as const, target: 'thinking' as const },
   { guard: 'mailReady' as const, target: 'waitingForSlot' as const, actions: 'requestSlot' as const },
   // A slot given for mail this agent does not wake for goes back.
   { guard: 'slotGiven' as const, actions: 'releaseSlot' as const },
 ];
+/**
+ * The guards that ask whether an agent's mail is ready (all its waits ended, or mail came while it waited for none),
+ * made for `ready`, which the runtime gives (its post office); on its own an agent has none. Each is one function
+ * rather than an `and()` of named guards: they are checked at every wake and every batch's end, and `and()` costs
+ * allocations each time. Cheap checks come first: `ready` asks the post office.
+ */
+export function mailGuards(ready: (agentId: string) => boolean) {
+  const mail = (context: AgentContext) => ready(context.input.id);
+  const outOfTurns = (context: AgentContext) => context.turns >= context.input.maxTurns;
+  const slotGiven = (event: AgentEvent) => (event.type === 'MESSAGE' || event.type === 'WAKE') && event.slot === true;
+  return {
+    mailReady: ({ context }: { context: AgentContext }) => mail(context),
+    /** Out of turns as mail comes, with an answer to end with. */
+    outOfTurnsWithMailAndAnswer: ({ context }: { context: AgentContext }) => outOfTurns(context) && mail(context) && hasAnswer(context),
+    outOfTurnsWithMail: ({ context }: { context: AgentContext }) => outOfTurns(context) && mail(context),
+    /** Woken with a slot the supervisor gave with the message, and mail to read. */
+    slotGivenWithMail: ({ context, event }: { context: AgentContext; event: AgentEvent }) => slotGiven(event) && mail(context),
+    /** A batch that waits for messages while none is ready: the agent parks. */
+    waitsWithoutMail: ({ context, event }: { context: AgentContext; event: AgentEvent }) =>
+      event.type === 'TOOLS.DONE' && event.waiting === true && !mail(context),
+    /** A resident whose mail came while it thought. */
+    residentWithMail: ({ context }: { context: AgentContext }) => context.input.resident === true && mail(context),
+  };
+}
+
+function hasAnswer(context: AgentContext): boolean {
+  return context.output !== null && context.output.trim() !== '';
+}
+
 /** What a batch's end gives the actions that record it. */
 type BatchEnd = { messages: ToolMessage[]; ended: number; failed: number };
 
@@ -171,7 +199,7 @@ export const agentSetup = setup({
     resident: ({ context }) => context.input.resident === true,
     /** The turn's model call was refused because a budget over the agent is spent. */
     budgetSpent: ({ event }) => 'error' in event && event.error instanceof BudgetSpentError,
-    hasAnswer: ({ context }) => context.output !== null && context.output.trim() !== '',
+    hasAnswer: ({ context }) => hasAnswer(context),
     finishes: ({ event }) => event.type === 'TOOLS.DONE' && event.finish !== undefined,
     waitsForMail: ({ event }) => event.type === 'TOOLS.DONE' && event.waiting === true,
     /** A final answer (the model's reply without tool calls) while required tools are still not called. */
@@ -187,8 +215,8 @@ export const agentSetup = setup({
     /** A resident out of turns that has an answer to end with. */
     residentOutOfTurnsWithAnswer: ({ context }) =>
       context.input.resident === true && context.turns >= context.input.maxTurns && context.output !== null && context.output.trim() !== '',
-    /** Provided by the runtime: the agent may wake (all its waits ended, or mail came while it waited for none). */
-    mailReady: () => false,
+    // Provided by the runtime for its post office (see mailGuards); on its own an agent's mail is never ready.
+    ...mailGuards(() => false),
     holdsSlot: ({ context }) => context.holdsSlot,
     slotGiven: ({ event }) => (event.type === 'MESSAGE' || event.type === 'WAKE') && event.slot === true,
     lastPersonAnswered: ({ context }) => context.waitingForPeople <= 1,

@@ -50,7 +50,7 @@ export const thinkingState = agentSetup.createStateConfig({
       },
       {
         // A resident that answered while mail came in reads it at once.
-        guard: and(['resident', 'mailReady']),
+        guard: 'residentWithMail',
         target: 'thinking',
         reenter: true,
         actions: [{ type: 'recordResidentAnswer', params: turn }, reply],

@@ -9,7 +9,9 @@ export type MessageEvent = { type: 'MESSAGE'; message: Message; slot?: true };
 
 /** True when a message wakes the agent: it waits in `running.waiting`, and now has what it waits for. */
 function wakes(context: SupervisorContext, id: string, actor: AgentActorRef): boolean {
-  return actor.getSnapshot().matches({ running: 'waiting' }) && context.postOffice.ready(id);
+  // Read from the state value itself: `matches` makes a state path and more for every message routed.
+  const value = actor.getSnapshot().value as string | Record<string, unknown>;
+  return typeof value === 'object' && value.running === 'waiting' && context.postOffice.ready(id);
 }
 
 /**

@@ -25,7 +25,7 @@ import type { AgentTable } from '../machines/agentTable.js';
 import type { AgentContext } from '../machines/agentTypes.js';
 import { routeAtOnce } from '../machines/routing.js';
 import { parkAtOnce } from '../machines/slots.js';
-import { budgetGuards } from '../machines/agentSetup.js';
+import { budgetGuards, mailGuards } from '../machines/agentSetup.js';
 import { supervisorMachine, type SupervisorEvent } from '../machines/supervisorMachine.js';
 import { InMemoryMemory } from '../memory/InMemoryMemory.js';
 import { NoteStore } from '../memory/NoteStore.js';
@@ -304,7 +304,7 @@ function agentLogicFor(environment: AgentEnvironment, postOffice: PostOffice, cl
   return agentMachine.provide({
     actors: { worker: createAgentWorker(environment) },
     guards: {
-      mailReady: ({ context }) => postOffice.ready(context.input.id),
+      ...mailGuards((agentId) => postOffice.ready(agentId)),
       ...budgetGuards((agentId, turn) => limits.crosses(agentId, turn)),
     },
     actions: { ...clockedAgentActions(clock, postOffice), ...(park ? { releaseSlot: ({ context }: { context: AgentContext }) => park(context.input.id) } : {}) },

@@ -5,6 +5,7 @@ import { agentWorker } from '../../src/actors/agentWorker.js';
 import type { CallModelInput, ModelTurn } from '../../src/actors/callModel.js';
 import { clockedAgentActions } from '../../src/machines/agentClock.js';
 import { agentMachine, type AgentInput, type AgentOutcome } from '../../src/machines/agentMachine.js';
+import { mailGuards } from '../../src/machines/agentSetup.js';
 import { supervisorMachine, type SpawnRequest } from '../../src/machines/supervisorMachine.js';
 import type { RouteReport } from '../../src/messaging/PostOffice.js';
 import { PostOffice } from '../../src/messaging/PostOffice.js';
@@ -29,7 +30,7 @@ function setup(maxParallel: number) {
   });
   const agentLogic = agentMachine.provide({
     actors: { worker },
-    guards: { mailReady: ({ context }) => postOffice.ready(context.input.id) },
+    guards: mailGuards((agentId) => postOffice.ready(agentId)),
     actions: clockedAgentActions(clock, postOffice),
   });
   const outcomes: AgentOutcome[] = [];

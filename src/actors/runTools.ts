@@ -301,7 +301,7 @@ async function execute(batch: Batch, { call, tool, args }: ReadyCall, context: T
  * the delegation and messaging services, its notes) are made on first use, by getters that are the instance's own and
  * enumerable, as an object literal's would be: a tool may pass on a copy (`{ ...context, signal }`) or take parts out of
  * it. The getters are the same functions for every call (defined once, in the static block), so a wide turn pays for
- * no closure per call and every context shares one hidden class.
+ * no closure per call and every context shares one hidden class (a literal with getters is made in dictionary mode).
  */
 class CallContext {
   readonly agentId: string;
@@ -314,7 +314,7 @@ class CallContext {
   readonly #own: CallSignal;
   #announce: ToolContext['announce'] | undefined;
 
-  static #parts: PropertyDescriptorMap;
+  static #parts: [string, PropertyDescriptor][];
 
   static {
     const part = (get: (context: CallContext) => unknown): PropertyDescriptor => ({
@@ -324,7 +324,7 @@ class CallContext {
       enumerable: true,
       configurable: true,
     });
-    CallContext.#parts = {
+    CallContext.#parts = Object.entries({
       signal: part((context) => context.#own.signal),
       // Made on first use: most tools never delegate or message.
       delegation: part((context) => context.#batch.environment.delegation(new BatchCaller(context.#batch, context.toolCallId, context.#own))),
@@ -341,7 +341,7 @@ class CallContext {
         context.#announce = (event) => environment.announce(stampEvent(input.header, clock.now(), event));
         return context.#announce;
       }),
-    };
+    });
   }
 
   constructor(batch: Batch, own: CallSignal, toolCallId: string) {
@@ -352,7 +352,9 @@ class CallContext {
     this.toolCallId = toolCallId;
     this.clock = batch.clock;
     this.messages = batch.input.messages;
-    Object.defineProperties(this, CallContext.#parts);
+    // One defineProperty each: half what an object literal's getters cost, and a third of one defineProperties.
+    const parts = CallContext.#parts;
+    for (let i = 0; i < parts.length; i++) Object.defineProperty(this, parts[i]![0], parts[i]![1]);
   }
 }
 

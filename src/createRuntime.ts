@@ -91,6 +91,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       shutdownPromise ??= shutdown(parts);
       return shutdownPromise;
     },
+    toJSON: () => ({ runId: parts.runId, agentNames: catalog.names() }),
   };
 }
 

@@ -89,6 +89,8 @@ describe('printing what holds a secret', () => {
       expect(inspect(value, { depth: Infinity, showHidden: true })).not.toContain('canary');
       expect(JSON.stringify(value, (_, inner: unknown) => (typeof inner === 'bigint' ? String(inner) : inner)) ?? '').not.toContain('canary');
     }
+    // A runtime writes out what names it, never its live parts.
+    expect(JSON.parse(JSON.stringify(runtime))).toEqual({ runId: runtime.runId, agentNames: [...runtime.agentNames] });
     expect(inspect(redactor)).toBe('Redactor { 1 secret }');
     expect(inspect(model)).toContain('gpt-4o'); // what it is stays visible
     await runtime.shutdown();

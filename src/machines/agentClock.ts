@@ -15,9 +15,9 @@ export type Mailbox = Pick<PostOffice, 'hasMail' | 'take'>;
  * The agent machine's actions that read the time or set a timer, made for one clock (and the post office its turns
  * read their mail from). The machine's setup holds them made for the real clock; the runtime provides them made for
  * its own clock (`agentMachine.provide({ actions })`), so no action asks XState's actor system for its clock (a
- * private field).
+ * private field). Its events are emitted by the actor, or handed to `announceTo` when given (see `announce` below).
  */
-export function clockedAgentActions(clock: TroupeClock, mailbox?: Mailbox) {
+export function clockedAgentActions(clock: TroupeClock, mailbox?: Mailbox, announceTo?: (event: TroupeEvent) => void) {
   const now = () => clock.now();
   return {
     /**
@@ -51,19 +51,30 @@ export function clockedAgentActions(clock: TroupeClock, mailbox?: Mailbox) {
     announceCompleted: announce(announcements.completed),
     announceFailed: announce(announcements.failed),
     /** `model.response`, for the turn the `callModel` actor returned (its done event's output). */
-    announceReply: emit<AgentContext, AgentEvent, ModelTurn, AgentEvent, TroupeEvent>(({ context }, turn) =>
-      stamp(context, now(), announcements.modelResponse(context, turn)),
-    ),
+    announceReply: announceTo
+      ? ({ context }: { context: AgentContext }, turn: ModelTurn) => announceTo(stamp(context, now(), announcements.modelResponse(context, turn)))
+      : emit<AgentContext, AgentEvent, ModelTurn, AgentEvent, TroupeEvent>(({ context }, turn) =>
+          stamp(context, now(), announcements.modelResponse(context, turn)),
+        ),
   };
 
-  /** An action that announces the event `body` makes of the context (and the event that caused it). */
+  /**
+   * An action that announces the event `body` makes of the context (and the event that caused it): emitted by the
+   * actor (`actor.on('*', …)` hears it), or, given `announceTo`, handed straight to it (what the runtime does: its
+   * pipeline then needs no stream per agent, and XState no emit action per event).
+   */
   function announce(body: (context: AgentContext, event: AgentEvent) => Announcement) {
+    if (announceTo) return ({ context, event }: { context: AgentContext; event: AgentEvent }) => announceTo(stamp(context, now(), body(context, event)));
     return emit<AgentContext, AgentEvent, undefined, AgentEvent, TroupeEvent>(({ context, event }) => stamp(context, now(), body(context, event)));
   }
 }
 
 /** The group machine's one clocked action, `announce`, made for one clock (see {@link clockedAgentActions}). */
-export function clockedGroupAnnounce<TContext extends { input: ActorHeader }, TEvent extends { type: string }>(clock: TroupeClock) {
+export function clockedGroupAnnounce<TContext extends { input: ActorHeader }, TEvent extends { type: string }>(
+  clock: TroupeClock,
+  announceTo?: (event: TroupeEvent) => void,
+) {
+  if (announceTo) return ({ context }: { context: TContext }, event: Announcement) => announceTo(stampEvent(context.input, clock.now(), event));
   return emit<TContext, TEvent, Announcement, TEvent, TroupeEvent>(({ context }, event) =>
     stampEvent(context.input, clock.now(), event),
   );

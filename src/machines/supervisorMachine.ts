@@ -41,8 +41,8 @@ const whenAgentEnds = [
  * slot. `GROUP.END` / `GROUP.FAIL` cancel what is still live under the group, then end it; its done event is handled
  * like an agent's.
  *
- * The runtime provides two actions: `observeAgent` (called with a new agent's or group's id after its actor is made
- * and before it starts, to listen to its events) and `reportOutcome` (called with each ended one's outcome).
+ * The runtime provides `reportOutcome` (called with each ended one's outcome) and `reportRoute`. Agents and groups
+ * announce their events through the actions the runtime gives their logic, so the supervisor observes no actor.
  */
 export const supervisorMachine = setup({
   types: {
@@ -51,8 +51,6 @@ export const supervisorMachine = setup({
     events: {} as SupervisorEvent,
   },
   actions: {
-    /** Provided by the runtime: subscribe to the new agent's events before it starts. */
-    observeAgent: (_, _params: { id: string }) => {},
     /** Provided by the runtime: deliver an ended agent's outcome. */
     reportOutcome: (_, _params: { outcome: AgentOutcome }) => {},
     /** Provided by the runtime: what routing a message did (for events, receipts and replies to code). */
@@ -199,7 +197,6 @@ export const supervisorMachine = setup({
               const { id, name, parentId, depth } = input;
               const group: GroupActorRef = createActor(context.logic.group, { id: `group:${name}`, systemId: id, parent: self, input });
               context.agents.addGroup({ id, name, parentId, depth, state: 'running', run: 1, group: true }, group);
-              enqueue({ type: 'observeAgent', params: { id } });
               enqueue({ type: 'startGroup', params: { id } });
               return;
             }
@@ -227,7 +224,6 @@ export const supervisorMachine = setup({
               },
               actor,
             );
-            enqueue({ type: 'observeAgent', params: { id: input.id } });
             enqueue({ type: 'admit', params: { request: event.request, again } });
             enqueue('startQueued');
           }),

@@ -375,6 +375,11 @@ export interface Runtime {
   flush(): Promise<void>;
   /** Cancels every live agent, writes what is left to the store, stops the supervisor, completes the streams. */
   shutdown(): Promise<void>;
+  /**
+   * What `JSON.stringify` writes of the runtime: its run id and the names of its agents. Its streams, stores and
+   * models are live objects (and may hold keys): they are never written out.
+   */
+  toJSON(): { runId: string; agentNames: readonly string[] };
 
   // ── Messaging ──
   /** Every message sent, once each (a message to a topic once, with the topic as its `to`); secrets redacted. */

@@ -1,7 +1,7 @@
 import type { ToolPolicy } from '../tools/toolApproval.js';
 import type { MemoryPort } from '../memory/MemoryPort.js';
 import { Subject, type Subscription } from 'rxjs';
-import { createActor, toPromise, type AnyActorRef, type InspectionEvent, type Observer } from 'xstate';
+import { createActor, toPromise, type InspectionEvent, type Observer } from 'xstate';
 import { createAgentWorker } from '../actors/agentWorker.js';
 import type { AgentEnvironment } from '../actors/agentEnvironment.js';
 import { AgentCatalog } from '../catalog/AgentCatalog.js';
@@ -10,7 +10,6 @@ import { ToolAccess } from '../catalog/ToolAccess.js';
 import { Workspace } from '../tools/files/Workspace.js';
 import { realClockFromNow } from '../clock.js';
 import { ConfigurationError } from '../errors.js';
-import { agentEvents } from '../events/agentEvents.js';
 import type { TroupeEvent } from '../events/events.js';
 import { createEventPipeline } from '../events/eventPipeline.js';
 import type { MetricsSnapshot } from '../events/metrics.js';
@@ -73,8 +72,9 @@ export function buildParts(options: RuntimeOptions) {
   const sessions = new SessionStore(store, { isLive: (id) => launcher.isLive(id), redactor });
   const pool = new AgentPool(clock, options.pool);
   const pipeline = createEventPipeline({ redactor });
-  const { streams, events$, metrics$ } = pipeline;
-  const runtimeEvents = new Subject<TroupeEvent>();
+  const { events$, metrics$ } = pipeline;
+  const runtimeEvents = pipeline.input; // the runtime's events, and agents' and groups' (no stream each)
+  const announceTo = (event: TroupeEvent) => runtimeEvents.next(event);
   let closed = false;
   const send = (event: SupervisorEvent) => supervisor.send(event);
   const announce = announcerFor(runId, clock, table, runtimeEvents);
@@ -89,11 +89,11 @@ export function buildParts(options: RuntimeOptions) {
   const supervisor = supervisorFor(inspection.inspect, {
     // Watched by an inspector, an agent gives its slot back with an event to the supervisor, for the inspector to see;
     // otherwise at once, without a step of the supervisor (see parkAtOnce).
-    agentLogic: agentLogicFor(environment, postOffice, clock, limits, inspection.inspect ? undefined : (id) => parkAtOnce(table(), id, () => send({ type: 'SLOT.RELEASE', id }))),
+    agentLogic: agentLogicFor(environment, postOffice, clock, limits, announceTo, inspection.inspect ? undefined : (id) => parkAtOnce(table(), id, () => send({ type: 'SLOT.RELEASE', id }))),
     maxParallel: settings.maxParallel,
     clock,
     postOffice,
-    observe: (actor) => streams.add(agentEvents(actor)),
+    announceTo,
     launcher,
     messenger,
   });
@@ -105,8 +105,6 @@ export function buildParts(options: RuntimeOptions) {
   ];
   const recording: EventRecording | undefined = options.record ? recordEvents(events$, options.record, { runId }) : undefined;
   if (inspection.ui) subscriptions.push(inspection.ui.watch(events$));
-  // The runtime's own events (messages, the blackboard), merged once `events$` has its subscribers.
-  streams.add(runtimeEvents);
   supervisor.start();
   return {
     settings,
@@ -119,7 +117,6 @@ export function buildParts(options: RuntimeOptions) {
     approvals,
     sessions,
     pool,
-    streams,
     runtimeEvents,
     events$,
     metrics$,
@@ -300,14 +297,21 @@ function personAskerFor(approvals: Approvals, random: RandomSource, clock: Runti
  * The agent machine with the runtime's actors, its clock, its post office's mail, the run's budgets, and (`park`) how
  * it gives its slot back when that is not the machine's own `SLOT.RELEASE` event.
  */
-function agentLogicFor(environment: AgentEnvironment, postOffice: PostOffice, clock: RuntimeClock, limits: RunLimits, park?: (id: string) => void) {
+function agentLogicFor(
+  environment: AgentEnvironment,
+  postOffice: PostOffice,
+  clock: RuntimeClock,
+  limits: RunLimits,
+  announceTo: (event: TroupeEvent) => void,
+  park?: (id: string) => void,
+) {
   return agentMachine.provide({
     actors: { worker: createAgentWorker(environment) },
     guards: {
       ...mailGuards((agentId) => postOffice.ready(agentId)),
       ...budgetGuards((agentId, turn) => limits.crosses(agentId, turn)),
     },
-    actions: { ...clockedAgentActions(clock, postOffice), ...(park ? { releaseSlot: ({ context }: { context: AgentContext }) => park(context.input.id) } : {}) },
+    actions: { ...clockedAgentActions(clock, postOffice, announceTo), ...(park ? { releaseSlot: ({ context }: { context: AgentContext }) => park(context.input.id) } : {}) },
   });
 }
 
@@ -356,20 +360,17 @@ function supervisorFor(
     maxParallel: number;
     clock: RuntimeClock;
     postOffice: PostOffice;
-    observe: (actor: AnyActorRef) => void;
+    /** Where agents and groups announce their events (the runtime's own stream, merged into `events$`). */
+    announceTo: (event: TroupeEvent) => void;
     launcher: Launcher;
     messenger: Messenger;
   },
 ) {
   const { agentLogic, clock, postOffice, launcher, messenger } = parts;
-  const groupLogic = groupMachine.provide({ actions: { announce: clockedGroupAnnounce<GroupContext, GroupEvent>(clock) } });
+  const groupLogic = groupMachine.provide({ actions: { announce: clockedGroupAnnounce<GroupContext, GroupEvent>(clock, parts.announceTo) } });
   return createActor(
     supervisorMachine.provide({
       actions: {
-        observeAgent: ({ context }, { id }) => {
-          const actor = context.agents.member(id);
-          if (actor) parts.observe(actor);
-        },
         reportOutcome: (_, { outcome }) => launcher.settle(outcome),
         reportRoute: (_, { report }) => messenger.routed(report),
         // Unwatched, a message is routed without an `enqueueActions` (see routeAtOnce).
@@ -424,7 +425,6 @@ export async function shutdown(parts: RuntimeParts): Promise<void> {
   parts.pool.clear();
   parts.messenger.close();
   parts.runtimeEvents.complete();
-  parts.streams.complete();
   if (parts.ownsUi) parts.ui?.end();
   for (const subscription of parts.subscriptions) subscription.unsubscribe();
   parts.launcher.wakeIdleWaiters();

@@ -2,7 +2,7 @@
 // against the same number of agents run flat, in µs per agent.
 import { createRuntime, defineAgent, type ModelRequest } from 'troupe';
 import { ScriptedModel } from 'troupe/testing';
-import { medianOf, report } from './measure.js';
+import { inRounds, medianIn, medianRatio, report } from './measure.js';
 
 const FAN_OUT = 10;
 const levels = ['lead', 'manager', 'team', 'leaf'] as const;
@@ -32,7 +32,7 @@ function reply(request: ModelRequest) {
 
 const TREE_SIZE = 1 + FAN_OUT + FAN_OUT ** 2 + FAN_OUT ** 3;
 
-async function tree(): Promise<void> {
+export async function tree(): Promise<void> {
   const runtime = createRuntime({ model: new ScriptedModel(reply, { record: false }), agents, maxParallel: TREE_SIZE, maxToolConcurrency: FAN_OUT, maxAgents: TREE_SIZE });
   const result = await runtime.run('lead', 'Do everything.');
   if (result.status !== 'completed' || runtime.metrics().total.agentsCompleted !== TREE_SIZE) {
@@ -41,7 +41,7 @@ async function tree(): Promise<void> {
   await runtime.shutdown();
 }
 
-async function flat(): Promise<void> {
+export async function flat(): Promise<void> {
   const runtime = createRuntime({ model: new ScriptedModel(reply, { record: false }), agents, maxParallel: TREE_SIZE });
   await Promise.all(Array.from({ length: TREE_SIZE }, (_, index) => runtime.run('leaf', `task ${index}`)));
   await runtime.shutdown();
@@ -54,8 +54,9 @@ export async function delegationTree(): Promise<void> {
     await tree();
     await flat();
   }
-  const treeMs = await medianOf(7, tree);
-  const flatMs = await medianOf(7, flat);
+  const rounds = await inRounds(9, { tree, flat });
+  const treeMs = medianIn(rounds, (round) => round.tree.ms);
+  const flatMs = medianIn(rounds, (round) => round.flat.ms);
   report({
     bench: 'delegation-tree',
     name: `µs per agent, tree of ${TREE_SIZE} (10 × 10 × 10)`,
@@ -63,6 +64,10 @@ export async function delegationTree(): Promise<void> {
     unit: 'µs',
     baseline: `${TREE_SIZE} agents run flat`,
     baselineValue: (flatMs * 1000) / TREE_SIZE,
-    ratio: treeMs / flatMs,
+    ratio: medianRatio(rounds, 'tree', 'flat'),
+    detail: {
+      treeKB: Number((medianIn(rounds, (round) => round.tree.bytes) / 1024 / TREE_SIZE).toFixed(1)),
+      flatKB: Number((medianIn(rounds, (round) => round.flat.bytes) / 1024 / TREE_SIZE).toFixed(1)),
+    },
   });
 }

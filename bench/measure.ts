@@ -90,6 +90,35 @@ export async function medianOf(runs: number, work: () => Promise<unknown> | unkn
   return times[Math.floor(times.length / 2)]!;
 }
 
+/** One run of each work, in turn: wall ms and bytes allocated, by the work's name. */
+export type Round<K extends string> = Record<K, { ms: number; bytes: number }>;
+
+/**
+ * `runs` rounds, each running every work once, one after another (`allocatedDuring`). On a machine whose speed drifts
+ * over seconds, measuring all runs of one work and then all of the next compares them at different speeds; in rounds,
+ * each comparison is made within a few seconds, and `medianRatio` takes the ratio per round.
+ */
+export async function inRounds<K extends string>(runs: number, works: Record<K, () => Promise<unknown>>): Promise<Round<K>[]> {
+  const rounds: Round<K>[] = [];
+  for (let r = 0; r < runs; r++) {
+    const round = {} as Round<K>;
+    for (const name of Object.keys(works) as K[]) round[name] = await allocatedDuring(works[name]);
+    rounds.push(round);
+  }
+  return rounds;
+}
+
+/** The median of `pick` over the rounds. */
+export function medianIn<K extends string>(rounds: readonly Round<K>[], pick: (round: Round<K>) => number): number {
+  const values = rounds.map(pick).sort((a, b) => a - b);
+  return values[Math.floor(values.length / 2)]!;
+}
+
+/** The median, over the rounds, of `a`'s wall time over `b`'s measured in the same round. */
+export function medianRatio<K extends string>(rounds: readonly Round<K>[], a: K, b: K): number {
+  return medianIn(rounds, (round) => round[a].ms / round[b].ms);
+}
+
 /** A seeded pseudo-random generator (mulberry32), so planner batches are the same in every run. */
 export function seeded(seed: number): () => number {
   let state = seed >>> 0;

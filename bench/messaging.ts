@@ -9,7 +9,7 @@ import { report } from './measure.js';
 const call = (id: string, name: string, args: unknown) => ({ id, name, arguments: JSON.stringify(args) });
 
 /** Wall time of `rounds` market rounds with `traders` residents, and the turns and deliveries in them. */
-async function troupeMarket(traders: number, rounds: number): Promise<{ ms: number; turns: number; delivered: number }> {
+export async function troupeMarket(traders: number, rounds: number): Promise<{ ms: number; turns: number; delivered: number }> {
   const trader = defineAgent({
     name: 'trader',
     description: 'Trades.',

@@ -17,7 +17,7 @@ type InspectedSnapshot = Extract<InspectionEvent, { type: '@xstate.snapshot' }>;
 /** An actor the inspector has been told of (or will be, when it connects). */
 interface Known {
   readonly sessionId: string;
-  /** What the inspector shows: its id (a turn's child with its agent's id, `model:agent:x:Xy12#3`). */
+  /** What the inspector shows: its id (an agent's worker with its agent's id, `worker:agent:x:Xy12`). */
   readonly name: string;
   readonly parentId: string | undefined;
   readonly rootId: string;

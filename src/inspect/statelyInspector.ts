@@ -21,7 +21,7 @@ export interface StatelyInspectorOptions {
 /**
  * The Stately inspector for a run: an XState inspection observer and a relay on this machine that a browser page
  * connects to. Open `url`: the page shows the Stately inspector, fed with every actor of the system (the supervisor,
- * `agent:{name}:{key}` agents, groups, each turn's `model:…#3` and `tools:…#3`), their states and the events between
+ * `agent:{name}:{key}` agents, groups, each agent's `worker:agent:…`), their states and the events between
  * them. A page opened late (or again) first gets every actor with its latest state, so it never sees an event from an
  * actor it was not told of; agents that ended stay, in their last state, until `close`.
  */
@@ -32,7 +32,10 @@ export interface StatelyInspector {
   readonly url: Promise<string>;
   /** Resolves with the relay's WebSocket address (what the page connects to), such as `ws://127.0.0.1:41234`. */
   readonly socketUrl: Promise<string>;
-  /** Ends every connection (after the messages queued for it) and stops listening. */
+  /**
+   * Ends every connection and stops listening. Each page first gets the messages queued for it: the relay waits for as
+   * long as a page keeps taking them, and cuts off only one that takes nothing for 5 seconds.
+   */
   close(): Promise<void>;
 }
 

@@ -17,6 +17,9 @@ declare module 'ws' {
     send(data: string, callback?: (error?: Error) => void): void;
     close(code?: number, reason?: string): void;
     terminate(): void;
+    /** Stops reading from the connection (what arrives waits in the network's buffers) until `resume`. */
+    pause(): void;
+    resume(): void;
   }
 
   /** A WebSocket server on an HTTP server: upgrades its requests to connections. */

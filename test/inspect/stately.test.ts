@@ -4,7 +4,7 @@ import WebSocket from 'ws';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createInspector } from '@statelyai/inspect';
 import { ConfigurationError, createRuntime, createStatelyInspector, STATELY_PROTOCOL_VERSION, type Runtime } from 'troupe';
-import { assignCall, callTools, toolCall } from 'troupe/testing';
+import { assignCall, callTools, ScriptedModel, toolCall } from 'troupe/testing';
 import { resident, scriptedPerAgent, simulatedClock, worker } from '../stubs.js';
 
 /** A message of the Stately protocol, as the page gets it. */
@@ -21,7 +21,7 @@ interface Seen {
 }
 
 /** A client of the relay, as the page connects: every message it gets, until the relay closes it. */
-function connect(url: string): { seen: Seen[]; texts: string[]; opened: Promise<unknown>; closed: Promise<unknown> } {
+function connect(url: string): { socket: WebSocket; seen: Seen[]; texts: string[]; opened: Promise<unknown>; closed: Promise<unknown> } {
   const socket = new WebSocket(url);
   const seen: Seen[] = [];
   const texts: string[] = [];
@@ -34,7 +34,7 @@ function connect(url: string): { seen: Seen[]; texts: string[]; opened: Promise<
     socket.once('error', reject);
   });
   const closed = new Promise((resolve) => socket.once('close', resolve));
-  return { seen, texts, opened, closed };
+  return { socket, seen, texts, opened, closed };
 }
 
 const runtimes: Runtime[] = [];
@@ -213,6 +213,30 @@ describe("the Stately inspector (inspect: 'stately')", () => {
     expect([...registered.keys()].filter((name) => name.startsWith('agent:writer:'))).toHaveLength(1);
     // A turn's model call or tool batch is not kept once it ended.
     expect([...registered.keys()].some((name) => name.startsWith('model:') || name.startsWith('tools:'))).toBe(false);
+  });
+
+  it('gives a page that is slow to take the end of a large run all of it before it closes the connection', async () => {
+    const inspector = createStatelyInspector();
+    // Each agent's snapshots carry its task: some 20 MB in all, more than the network's buffers hold for a page that
+    // does not read.
+    const task = `Summarise this: ${'word '.repeat(12_000)}`;
+    const runtime = createRuntime({ model: new ScriptedModel(() => 'Summarised.'), agents: [worker('writer')], inspect: inspector, projectAgentDir: false });
+    runtimes.push(runtime);
+    const socketUrl = await inspector.socketUrl;
+    const [slow, fast] = [connect(socketUrl), connect(socketUrl)];
+    await Promise.all([slow.opened, fast.opened]);
+    slow.socket.pause();
+    await Promise.all(Array.from({ length: 30 }, () => runtime.run('writer', task)));
+    await runtime.shutdown();
+    const closing = inspector.close();
+    // Longer than the fixed second the relay once waited before it cut a page off, losing what it had not taken.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    slow.socket.resume();
+    await closing;
+    await Promise.all([slow.closed, fast.closed]);
+    expect(fast.texts.reduce((bytes, text) => bytes + text.length, 0)).toBeGreaterThan(16_000_000);
+    expect(slow.texts.length).toBe(fast.texts.length);
+    expect(slow.texts.at(-1)).toBe(fast.texts.at(-1));
   });
 
   it("never sends a secret to the page: the runtime's redactor passes over every message", async () => {

@@ -4,7 +4,7 @@
 import { createRuntime, defineAgent } from 'troupe';
 import { ScriptedModel } from 'troupe/testing';
 import { promiseAll, rawXState } from './baselines.js';
-import { heapAfterGc, medianOf, report, timed } from './measure.js';
+import { heapAfterGc, inRounds, medianRound, report, timed } from './measure.js';
 
 const worker = defineAgent({ name: 'worker', description: 'Answers at once.', systemPrompt: 'Answer.' });
 
@@ -55,9 +55,9 @@ export async function agentOverhead(sizes: readonly number[]): Promise<void> {
   const perAgent: number[] = [];
   for (const n of sizes) {
     const runs = n >= 100_000 ? 1 : n >= 10_000 ? 5 : 9;
-    const troupe = await medianOf(runs, () => runAgents(n));
-    const promises = await medianOf(runs, () => promiseAll(n));
-    const xstate = await medianOf(runs, () => rawXState(n));
+    const rounds = await inRounds(runs, { troupe: () => runAgents(n), promises: () => promiseAll(n), xstate: () => rawXState(n) });
+    const { a: troupe, b: xstate, ratio } = medianRound(rounds, 'troupe', 'xstate');
+    const toPromises = medianRound(rounds, 'troupe', 'promises');
     const us = (troupe * 1000) / n;
     perAgent.push(us);
     report({
@@ -67,10 +67,10 @@ export async function agentOverhead(sizes: readonly number[]): Promise<void> {
       unit: 'µs',
       baseline: 'raw XState (children spawned in one assign, one fromPromise each)',
       baselineValue: (xstate * 1000) / n,
-      ratio: troupe / xstate,
+      ratio,
       target: 'at most 1.5× raw XState',
-      pass: troupe / xstate <= 1.5,
-      detail: { promiseAllUs: round3((promises * 1000) / n), ratioToPromiseAll: round3(troupe / promises) },
+      pass: ratio <= 1.5,
+      detail: { promiseAllUs: round3((toPromises.b * 1000) / n), ratioToPromiseAll: round3(toPromises.ratio) },
     });
     const retained = await retainedPerAgent(n);
     report({

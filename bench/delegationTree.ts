@@ -2,7 +2,7 @@
 // against the same number of agents run flat, in µs per agent.
 import { createRuntime, defineAgent, type ModelRequest } from 'troupe';
 import { ScriptedModel } from 'troupe/testing';
-import { inRounds, medianIn, medianRatio, report } from './measure.js';
+import { inRounds, medianIn, medianRound, report } from './measure.js';
 
 const FAN_OUT = 10;
 const levels = ['lead', 'manager', 'team', 'leaf'] as const;
@@ -55,8 +55,7 @@ export async function delegationTree(): Promise<void> {
     await flat();
   }
   const rounds = await inRounds(9, { tree, flat });
-  const treeMs = medianIn(rounds, (round) => round.tree.ms);
-  const flatMs = medianIn(rounds, (round) => round.flat.ms);
+  const { a: treeMs, b: flatMs, ratio } = medianRound(rounds, 'tree', 'flat');
   report({
     bench: 'delegation-tree',
     name: `µs per agent, tree of ${TREE_SIZE} (10 × 10 × 10)`,
@@ -64,7 +63,7 @@ export async function delegationTree(): Promise<void> {
     unit: 'µs',
     baseline: `${TREE_SIZE} agents run flat`,
     baselineValue: (flatMs * 1000) / TREE_SIZE,
-    ratio: medianRatio(rounds, 'tree', 'flat'),
+    ratio,
     detail: {
       treeKB: Number((medianIn(rounds, (round) => round.tree.bytes) / 1024 / TREE_SIZE).toFixed(1)),
       flatKB: Number((medianIn(rounds, (round) => round.flat.bytes) / 1024 / TREE_SIZE).toFixed(1)),

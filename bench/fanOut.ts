@@ -5,7 +5,7 @@ import { createRuntime, defineAgent, type ModelRequest } from 'troupe';
 import { ScriptedModel } from 'troupe/testing';
 import { runAgents } from './agentOverhead.js';
 import { rawXState } from './baselines.js';
-import { inRounds, medianIn, medianRatio, report } from './measure.js';
+import { inRounds, medianIn, medianRound, report } from './measure.js';
 
 const lead = defineAgent({ name: 'lead', description: 'Splits the work.', systemPrompt: 'Split.', tools: ['assign_task'], subagents: ['worker'] });
 const worker = defineAgent({ name: 'worker', description: 'Answers at once.', systemPrompt: 'Answer.' });
@@ -47,12 +47,13 @@ export async function fanOutDelegation(sizes: readonly number[]): Promise<void> 
   for (const n of sizes) {
     const runs = n >= 10_000 ? 3 : 7;
     const rounds = await inRounds(runs, { delegated: () => fanOut(n), flat: () => runAgents(n), raw: () => rawXState(n) });
-    const per = (name: 'delegated' | 'flat' | 'raw') => ({
-      us: (medianIn(rounds, (round) => round[name].ms) * 1000) / n,
-      kb: medianIn(rounds, (round) => round[name].bytes) / 1024 / n,
-    });
-    const [delegated, flat, raw] = [per('delegated'), per('flat'), per('raw')];
-    const ratio = medianRatio(rounds, 'delegated', 'flat');
+    const kb = (name: 'delegated' | 'flat' | 'raw') => medianIn(rounds, (round) => round[name].bytes) / 1024 / n;
+    const median = medianRound(rounds, 'delegated', 'flat');
+    const toRaw = medianRound(rounds, 'delegated', 'raw');
+    const delegated = { us: (median.a * 1000) / n, kb: kb('delegated') };
+    const flat = { us: (median.b * 1000) / n, kb: kb('flat') };
+    const raw = { us: (toRaw.b * 1000) / n, kb: kb('raw') };
+    const { ratio } = median;
     fanned.push(delegated.us);
     const detail = { flatKB: round1(flat.kb), rawXStateKB: round1(raw.kb), rawXStateUs: round1(raw.us) };
     report({ bench: 'fan-out', name: `µs per sub-agent, one turn of ${n} assign_task`, value: delegated.us, unit: 'µs', baseline: `the same ${n} agents run flat`, baselineValue: flat.us, ratio, target: 'at most 1.2× flat', pass: ratio <= 1.2, detail });

@@ -96,7 +96,7 @@ export type Round<K extends string> = Record<K, { ms: number; bytes: number }>;
 /**
  * `runs` rounds, each running every work once, one after another (`allocatedDuring`). On a machine whose speed drifts
  * over seconds, measuring all runs of one work and then all of the next compares them at different speeds; in rounds,
- * each comparison is made within a few seconds, and `medianRatio` takes the ratio per round.
+ * each comparison is made within a few seconds, and `medianRound` picks the round of the median ratio.
  */
 export async function inRounds<K extends string>(runs: number, works: Record<K, () => Promise<unknown>>): Promise<Round<K>[]> {
   const rounds: Round<K>[] = [];
@@ -114,9 +114,13 @@ export function medianIn<K extends string>(rounds: readonly Round<K>[], pick: (r
   return values[Math.floor(values.length / 2)]!;
 }
 
-/** The median, over the rounds, of `a`'s wall time over `b`'s measured in the same round. */
-export function medianRatio<K extends string>(rounds: readonly Round<K>[], a: K, b: K): number {
-  return medianIn(rounds, (round) => round[a].ms / round[b].ms);
+/**
+ * The round whose ratio of `a`'s wall time to `b`'s is the median of the rounds' (the ratio and both times as they were
+ * measured together, so the ratio a figure shows is its value over its baseline).
+ */
+export function medianRound<K extends string>(rounds: readonly Round<K>[], a: K, b: K): { a: number; b: number; ratio: number } {
+  const sorted = rounds.map((round) => ({ a: round[a].ms, b: round[b].ms, ratio: round[a].ms / round[b].ms })).sort((x, y) => x.ratio - y.ratio);
+  return sorted[Math.floor(sorted.length / 2)]!;
 }
 
 /** A seeded pseudo-random generator (mulberry32), so planner batches are the same in every run. */

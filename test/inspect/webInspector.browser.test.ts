@@ -130,7 +130,12 @@ describe('the web inspector in a browser', { timeout: 60_000 }, () => {
     const inspector = createWebInspector({ title: 'a thousand' });
     const page = await openPage(browser, await inspector.url, errors);
     const helper = defineAgent({ name: 'helper', description: 'Answers.', systemPrompt: 'Answer.' });
-    const runtime = createRuntime({ agents: [helper], model: new ScriptedModel(() => 'Done.', { latencyMs: 40 }), maxParallel: 50 });
+    // The last 50 calls wait for the test to let them answer: the run is still going when the click is answered, on a
+    // machine of any speed.
+    let finish = () => {};
+    const held = new Promise<void>((resolve) => (finish = resolve));
+    const model = new ScriptedModel(async (_request, call) => (call < AGENTS - 50 ? 'Done.' : held.then(() => 'Done.')), { latencyMs: 40 });
+    const runtime = createRuntime({ agents: [helper], model, maxParallel: 50 });
     inspector.watch(runtime.events$);
     let finished = 0;
     const results = Array.from({ length: AGENTS }, (_, index) =>
@@ -147,6 +152,7 @@ describe('the web inspector in a browser', { timeout: 60_000 }, () => {
     await page.locator(`[data-testid="agent-panel"][data-agent="${id}"]`).waitFor();
     expect(finished).toBeLessThan(AGENTS);
     await screenshot(page, 'thousand-running');
+    finish();
     await Promise.all(results);
     await runtime.shutdown();
     await page.getByTestId('totals').filter({ hasText: `${count(AGENTS)} agents · 0 running · ${count(AGENTS)} completed` }).waitFor();

@@ -1,6 +1,6 @@
-import { createActor, enqueueActions, setup, type ActorRefFrom } from 'xstate';
+import { createActor, enqueueActions, setup, type ActorRefFrom, type AnyActorRef } from 'xstate';
 import type { AgentActorRef, AgentInput, AgentOutcome } from './agentMachine.js';
-import { AgentTable } from './agentTable.js';
+import { AgentTable, type AgentRecord } from './agentTable.js';
 import { SpawnLogic } from './SpawnLogic.js';
 import { routeMessage } from './routing.js';
 import { abandonWait, beginWait, endWait, giveWakeSlot, park } from './slots.js';
@@ -84,24 +84,7 @@ export const supervisorMachine = setup({
       if (end.type === 'GROUP.END') group.send({ type: 'END', output: end.output });
       else group.send({ type: 'FAIL', reason: end.reason, error: end.error });
     },
-    admit: ({ context }, { request, again = [] }: { request: SpawnRequest; again?: readonly AgentRun[] }) => {
-      const { agents } = context;
-      const { id } = request.input;
-      const actor = agents.actor(id);
-      actor?.start();
-      if (request.deny !== undefined) {
-        actor?.send({ type: 'DENY', error: request.deny });
-      } else if (request.approval) {
-        const record = agents.record(id);
-        if (record) record.held = true;
-        actor?.send({ type: 'HOLD', ...request.approval });
-      } else {
-        agents.queue.push(id, agents.record(id)?.run ?? 1, request.priority);
-      }
-      // A denied agent ends at once: its caller need not lend its slot for it.
-      if (request.waiter !== undefined && request.deny === undefined) beginWait(agents, request.waiter, id);
-      for (const waiter of again) if (agents.record(waiter.id)?.run === waiter.run) beginWait(agents, waiter.id, id);
-    },
+    admit: ({ context }, { request, again = [] }: { request: SpawnRequest; again?: readonly AgentRun[] }) => admit(context, request, again),
     approve: ({ context }, { id }: { id: string }) => {
       const record = context.agents.record(id);
       if (!record?.held) return;
@@ -114,36 +97,7 @@ export const supervisorMachine = setup({
     },
     wait: ({ context }, { id, on }: { id: string; on: string }) => beginWait(context.agents, id, on),
     unwait: ({ context }, { id, on }: { id: string; on: string }) => abandonWait(context.agents, id, on),
-    startQueued: ({ context }) => {
-      const { agents } = context;
-      while (agents.running < context.maxParallel) {
-        const resumer = agents.resuming.shift();
-        if (resumer !== undefined) {
-          const record = agents.record(resumer.id);
-          // Skip agents that ended, were resumed anew, began waiting again, or now wait for messages (a parked agent
-          // gets a slot when it wakes, not before).
-          if (record?.state !== 'running' || record.run !== resumer.run || record.holdsSlot || record.parked || (record.waits ?? 0) > 0) {
-            continue;
-          }
-          agents.takeSlot(record);
-          agents.actor(resumer.id)?.send({ type: 'RESUME' });
-          continue;
-        }
-        const next = agents.queue.take();
-        if (next === undefined) break;
-        const { id } = next;
-        const record = agents.record(id);
-        const actor = agents.actor(id);
-        // Skip entries of runs that ended while they waited (cancelled; their done event may still be in the
-        // mailbox) or that belong to an earlier run of an agent resumed since, and agents held for approval.
-        if (record?.state !== 'pending' || record.run !== next.run || record.held || !actor || actor.getSnapshot().status !== 'active') {
-          continue;
-        }
-        record.state = 'running';
-        agents.takeSlot(record);
-        actor.send({ type: 'START' });
-      }
-    },
+    startQueued: ({ context }) => startQueued(context),
     release: ({ context }, { outcome }: { outcome: AgentOutcome }) => {
       const { agents } = context;
       for (const waiter of agents.release(outcome.id, outcome.status)) endWait(agents, waiter);
@@ -200,30 +154,7 @@ export const supervisorMachine = setup({
               enqueue({ type: 'startGroup', params: { id } });
               return;
             }
-            const { input } = event.request;
-            // A restart: who waited for the failed attempt waits for this one (read before the record is reset).
-            const again = event.request.restart ? context.agents.takeEndedWaiters(input.id) : [];
-            // The actor's id is its kind (`agent:<name>`), its systemId its own id: XState remembers the transitions of
-            // every event type it has seen, and each agent's done event is typed by its actor's id, so an id of its own
-            // would leave an entry behind in the supervisor for every agent ever run.
-            const actor: AgentActorRef = createActor(context.logic.agent, {
-              id: `agent:${input.name}`,
-              systemId: input.id,
-              parent: self,
-              input,
-            });
-            context.agents.add(
-              {
-                id: input.id,
-                name: input.name,
-                parentId: input.parentId,
-                ...(input.toolCallId === null ? {} : { toolCallId: input.toolCallId }),
-                depth: input.depth,
-                state: 'pending',
-                run: 1,
-              },
-              actor,
-            );
+            const again = makeAgent(context, self, event.request);
             enqueue({ type: 'admit', params: { request: event.request, again } });
             enqueue('startQueued');
           }),
@@ -268,6 +199,86 @@ export const supervisorMachine = setup({
     closed: { type: 'final' },
   },
 });
+
+/**
+ * Makes an agent's actor (its id its kind, `agent:<name>`; its systemId its own id; the supervisor its parent) and
+ * records it; returns who waited for the failed attempt it restarts, to wait for this one.
+ */
+function makeAgent(context: SupervisorContext, self: AnyActorRef, request: SpawnRequest): AgentRun[] {
+  const { input } = request;
+  // A restart: who waited for the failed attempt waits for this one (read before the record is reset).
+  const again = request.restart ? context.agents.takeEndedWaiters(input.id) : [];
+  // The actor's id is its kind (`agent:<name>`), its systemId its own id: XState remembers the transitions of every event
+  // type it has seen, and each agent's done event is typed by its actor's id, so an id of its own would leave an entry
+  // behind in the supervisor for every agent ever run.
+  const actor: AgentActorRef = createActor(context.logic.agent, { id: `agent:${input.name}`, systemId: input.id, parent: self, input });
+  const { id, name, parentId, toolCallId, depth } = input;
+  const record: AgentRecord =
+    toolCallId === null ? { id, name, parentId, depth, state: 'pending', run: 1 } : { id, name, parentId, toolCallId, depth, state: 'pending', run: 1 };
+  context.agents.add(record, actor);
+  return again;
+}
+
+/**
+ * Spawns an agent without a step of the supervisor (what the runtime does when no inspector watches the actor system):
+ * the same as a `SPAWN` event's transition, made, admitted and started at once if a slot is free.
+ */
+export function spawnAtOnce(context: SupervisorContext, self: AnyActorRef, request: SpawnRequest): void {
+  admit(context, request, makeAgent(context, self, request));
+  startQueued(context);
+}
+
+/** Starts an agent's actor, then queues it (or holds it for approval, or denies it), and begins its caller's wait. */
+function admit(context: SupervisorContext, request: SpawnRequest, again: readonly AgentRun[]): void {
+  const { agents } = context;
+  const { id } = request.input;
+  const actor = agents.actor(id);
+  actor?.start();
+  if (request.deny !== undefined) {
+    actor?.send({ type: 'DENY', error: request.deny });
+  } else if (request.approval) {
+    const record = agents.record(id);
+    if (record) record.held = true;
+    actor?.send({ type: 'HOLD', ...request.approval });
+  } else {
+    agents.queue.push(id, agents.record(id)?.run ?? 1, request.priority);
+  }
+  // A denied agent ends at once: its caller need not lend its slot for it.
+  if (request.waiter !== undefined && request.deny === undefined) beginWait(agents, request.waiter, id);
+  for (const waiter of again) if (agents.record(waiter.id)?.run === waiter.run) beginWait(agents, waiter.id, id);
+}
+
+/** Gives free slots to agents that want theirs back first, then to queued agents in order. */
+function startQueued(context: SupervisorContext): void {
+  const { agents } = context;
+  while (agents.running < context.maxParallel) {
+    const resumer = agents.resuming.shift();
+    if (resumer !== undefined) {
+      const record = agents.record(resumer.id);
+      // Skip agents that ended, were resumed anew, began waiting again, or now wait for messages (a parked agent
+      // gets a slot when it wakes, not before).
+      if (record?.state !== 'running' || record.run !== resumer.run || record.holdsSlot || record.parked || (record.waits ?? 0) > 0) {
+        continue;
+      }
+      agents.takeSlot(record);
+      agents.actor(resumer.id)?.send({ type: 'RESUME' });
+      continue;
+    }
+    const next = agents.queue.take();
+    if (next === undefined) break;
+    const { id } = next;
+    const record = agents.record(id);
+    const actor = agents.actor(id);
+    // Skip entries of runs that ended while they waited (cancelled; their done event may still be in the
+    // mailbox) or that belong to an earlier run of an agent resumed since, and agents held for approval.
+    if (record?.state !== 'pending' || record.run !== next.run || record.held || !actor || actor.getSnapshot().status !== 'active') {
+      continue;
+    }
+    record.state = 'running';
+    agents.takeSlot(record);
+    actor.send({ type: 'START' });
+  }
+}
 
 /** The outcome carried by an agent's done event, or a failure made from its error event. */
 function outcomeOf(context: SupervisorContext, event: SupervisorEvent): AgentOutcome {

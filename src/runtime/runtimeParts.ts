@@ -25,7 +25,7 @@ import type { AgentContext } from '../machines/agentTypes.js';
 import { routeAtOnce } from '../machines/routing.js';
 import { parkAtOnce } from '../machines/slots.js';
 import { budgetGuards, mailGuards } from '../machines/agentSetup.js';
-import { supervisorMachine, type SupervisorEvent } from '../machines/supervisorMachine.js';
+import { spawnAtOnce, supervisorMachine, type SupervisorActorRef, type SupervisorEvent } from '../machines/supervisorMachine.js';
 import { InMemoryMemory } from '../memory/InMemoryMemory.js';
 import { NoteStore } from '../memory/NoteStore.js';
 import { SessionStore } from '../memory/SessionStore.js';
@@ -76,7 +76,7 @@ export function buildParts(options: RuntimeOptions) {
   const runtimeEvents = pipeline.input; // the runtime's events, and agents' and groups' (no stream each)
   const announceTo = (event: TroupeEvent) => runtimeEvents.next(event);
   let closed = false;
-  const send = (event: SupervisorEvent) => supervisor.send(event);
+  const { send, report } = supervisorLine(() => supervisor, inspection.inspect === undefined);
   const announce = announcerFor(runId, clock, table, runtimeEvents);
 
   const { postOffice, blackboard, messenger } = messagingFor(options, { clock, catalog, send, table, announce, closed: () => closed, inspected: inspection.inspect !== undefined });
@@ -96,6 +96,7 @@ export function buildParts(options: RuntimeOptions) {
     announceTo,
     launcher,
     messenger,
+    report,
   });
   // The trace is the first subscriber: an event is in its file before anyone else (user code too) is told of it.
   const trace: EventRecording | undefined = options.trace ? traceEvents(events$, options.trace, { runId }) : undefined;
@@ -364,17 +365,19 @@ function supervisorFor(
     announceTo: (event: TroupeEvent) => void;
     launcher: Launcher;
     messenger: Messenger;
+    /** Runs what the supervisor's step reports to the runtime (the runtime knows it is inside that step meanwhile). */
+    report: <T>(work: () => T) => T;
   },
 ) {
-  const { agentLogic, clock, postOffice, launcher, messenger } = parts;
+  const { agentLogic, clock, postOffice, launcher, messenger, report } = parts;
   const groupLogic = groupMachine.provide({ actions: { announce: clockedGroupAnnounce<GroupContext, GroupEvent>(clock, parts.announceTo) } });
   return createActor(
     supervisorMachine.provide({
       actions: {
-        reportOutcome: (_, { outcome }) => launcher.settle(outcome),
-        reportRoute: (_, { report }) => messenger.routed(report),
+        reportOutcome: (_, { outcome }) => report(() => launcher.settle(outcome)),
+        reportRoute: (_, params) => report(() => messenger.routed(params.report)),
         // Unwatched, a message is routed without an `enqueueActions` (see routeAtOnce).
-        ...(inspect ? {} : { route: routeAtOnce((report) => messenger.routed(report)) }),
+        ...(inspect ? {} : { route: routeAtOnce((routed) => report(() => messenger.routed(routed))) }),
       },
     }),
     {
@@ -385,6 +388,33 @@ function supervisorFor(
       ...(inspect ? { inspect } : {}),
     },
   );
+}
+
+/**
+ * How the runtime's parts reach the supervisor: `send` an event, and `report`, which runs what the supervisor's own step
+ * reports to the runtime. Unwatched (`atOnce`), an agent is spawned without a step of the supervisor (`spawnAtOnce`),
+ * except from inside the supervisor's step (an outcome reported, a message routed), where the `SPAWN` waits for that
+ * step to end, as XState would have it.
+ */
+function supervisorLine(supervisor: () => SupervisorActorRef, atOnce: boolean) {
+  let reporting = 0;
+  return {
+    send(event: SupervisorEvent): void {
+      if (atOnce && reporting === 0 && event.type === 'SPAWN' && !('group' in event.request)) {
+        const snapshot = supervisor().getSnapshot();
+        if (snapshot.value === 'open') return spawnAtOnce(snapshot.context, supervisor(), event.request);
+      }
+      supervisor().send(event);
+    },
+    report<T>(work: () => T): T {
+      reporting += 1;
+      try {
+        return work();
+      } finally {
+        reporting -= 1;
+      }
+    },
+  };
 }
 
 /** The agents in code and in agent files, and the tools they may list (the file tools rooted at the workspace). */

@@ -3,6 +3,7 @@ import type { AgentActorRef, AgentInput, AgentOutcome } from './agentMachine.js'
 import { AgentTable, type AgentRecord } from './agentTable.js';
 import { SpawnLogic } from './SpawnLogic.js';
 import { routeMessage } from './routing.js';
+import { agentParentLogic } from './agentParent.js';
 import { abandonWait, beginWait, endWait, giveWakeSlot, park } from './slots.js';
 import type { AgentRun } from './agentQueue.js';
 import type { SpawnRequest, SupervisorContext, SupervisorEvent, SupervisorInput } from './supervisorTypes.js';
@@ -50,6 +51,9 @@ export const supervisorMachine = setup({
     input: {} as SupervisorInput,
     events: {} as SupervisorEvent,
   },
+  // The agents' parent with `input.agentParent`; this one passes every event on to the supervisor (the runtime provides
+  // one that ends agents without a step of the supervisor).
+  actors: { agentParent: agentParentLogic((event, system) => system.get('supervisor')?.send(event)) },
   actions: {
     /** Provided by the runtime: deliver an ended agent's outcome. */
     reportOutcome: (_, _params: { outcome: AgentOutcome }) => {},
@@ -98,10 +102,7 @@ export const supervisorMachine = setup({
     wait: ({ context }, { id, on }: { id: string; on: string }) => beginWait(context.agents, id, on),
     unwait: ({ context }, { id, on }: { id: string; on: string }) => abandonWait(context.agents, id, on),
     startQueued: ({ context }) => startQueued(context),
-    release: ({ context }, { outcome }: { outcome: AgentOutcome }) => {
-      const { agents } = context;
-      for (const waiter of agents.release(outcome.id, outcome.status)) endWait(agents, waiter);
-    },
+    release: ({ context }, { outcome }: { outcome: AgentOutcome }) => release(context, outcome),
     /**
      * Routes one message (see `routeMessage`): a copy into each receiver's inbox, and a `MESSAGE` event from the
      * supervisor to each receiver it wakes (to every receiver under an inspector, which sees the message pass from actor
@@ -131,13 +132,17 @@ export const supervisorMachine = setup({
   },
 }).createMachine({
   id: 'supervisor',
-  context: ({ input }) => ({
-    logic: new SpawnLogic(input.agentLogic, input.groupLogic ?? groupMachine),
-    maxParallel: input.maxParallel,
-    agents: new AgentTable(),
-    postOffice: input.postOffice,
-    inspected: input.inspected === true,
-  }),
+  context: ({ input, spawn }) => {
+    const context: SupervisorContext = {
+      logic: new SpawnLogic(input.agentLogic, input.groupLogic ?? groupMachine),
+      maxParallel: input.maxParallel,
+      agents: new AgentTable(),
+      postOffice: input.postOffice,
+      inspected: input.inspected === true,
+    };
+    if (input.agentParent === true) context.agentParent = spawn('agentParent', { id: 'agents' });
+    return context;
+  },
   initial: 'open',
   states: {
     open: {
@@ -211,7 +216,8 @@ function makeAgent(context: SupervisorContext, self: AnyActorRef, request: Spawn
   // The actor's id is its kind (`agent:<name>`), its systemId its own id: XState remembers the transitions of every event
   // type it has seen, and each agent's done event is typed by its actor's id, so an id of its own would leave an entry
   // behind in the supervisor for every agent ever run.
-  const actor: AgentActorRef = createActor(context.logic.agent, { id: `agent:${input.name}`, systemId: input.id, parent: self, input });
+  const parent = context.agentParent ?? self;
+  const actor: AgentActorRef = createActor(context.logic.agent, { id: `agent:${input.name}`, systemId: input.id, parent, input });
   const { id, name, parentId, toolCallId, depth } = input;
   const record: AgentRecord =
     toolCallId === null ? { id, name, parentId, depth, state: 'pending', run: 1 } : { id, name, parentId, toolCallId, depth, state: 'pending', run: 1 };
@@ -226,6 +232,29 @@ function makeAgent(context: SupervisorContext, self: AnyActorRef, request: Spawn
 export function spawnAtOnce(context: SupervisorContext, self: AnyActorRef, request: SpawnRequest): void {
   admit(context, request, makeAgent(context, self, request));
   startQueued(context);
+}
+
+/**
+ * Ends an agent on the supervisor's table without a step of the supervisor (`event` its done or error event, taken by
+ * the runtime's agent parent while the supervisor is open): the same as the supervisor's `xstate.done.actor.*`
+ * transition (release it, report its outcome with `report`, start who waits for a slot).
+ */
+export function endAtOnce(context: SupervisorContext, event: SupervisorEvent, report: (outcome: AgentOutcome) => void): void {
+  const outcome = outcomeOf(context, event);
+  release(context, outcome);
+  report(outcome);
+  startQueued(context);
+}
+
+/** True for an actor's done or error event, as its parent gets it. */
+export function isActorEnd(event: { type: string }): boolean {
+  return event.type.startsWith(DONE) || event.type.startsWith(ERROR);
+}
+
+/** Releases an ended agent's actor and slot, and ends the waits on it. */
+function release(context: SupervisorContext, outcome: AgentOutcome): void {
+  const { agents } = context;
+  for (const waiter of agents.release(outcome.id, outcome.status)) endWait(agents, waiter);
 }
 
 /** Starts an agent's actor, then queues it (or holds it for approval, or denies it), and begins its caller's wait. */

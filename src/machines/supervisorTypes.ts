@@ -1,3 +1,4 @@
+import type { AnyActorRef } from 'xstate';
 import type { AgentInput, AgentOutcome, ApprovalHold, agentMachine } from './agentMachine.js';
 import type { ErrorInfo } from '../failure.js';
 import type { AgentTable } from './agentTable.js';
@@ -81,6 +82,12 @@ export interface SupervisorInput {
    * `MESSAGE` event, even when it only waits in the inbox (default false: only messages that wake a receiver are).
    */
   inspected?: boolean;
+  /**
+   * True: agents' parent is a child of the supervisor (`agentParent` of its actors, which passes every event on to the
+   * supervisor unless provided otherwise) instead of the supervisor itself. The runtime sets it, and provides an
+   * `agentParentLogic` that ends agents without a step of the supervisor, when no inspector watches.
+   */
+  agentParent?: boolean;
 }
 
 /**
@@ -94,4 +101,9 @@ export interface SupervisorContext {
   agents: AgentTable;
   postOffice: PostOffice;
   inspected: boolean;
+  /**
+   * The parent of the agents it spawns, when not itself: the runtime's `agentParentLogic` actor, set by the runtime when
+   * no inspector watches, so an agent's end costs no step of the supervisor (see `endAtOnce`).
+   */
+  agentParent?: AnyActorRef;
 }

@@ -1,7 +1,7 @@
 import type { ToolPolicy } from '../tools/toolApproval.js';
 import type { MemoryPort } from '../memory/MemoryPort.js';
 import { Subject, type Subscription } from 'rxjs';
-import { createActor, toPromise, type InspectionEvent, type Observer } from 'xstate';
+import { createActor, toPromise, type EventObject, type InspectionEvent, type Observer } from 'xstate';
 import { createAgentWorker } from '../actors/agentWorker.js';
 import type { AgentEnvironment } from '../actors/agentEnvironment.js';
 import { AgentCatalog } from '../catalog/AgentCatalog.js';
@@ -18,14 +18,15 @@ import { createWebInspector, isWebInspector, type WebInspector } from '../inspec
 import { stampEvent } from '../machines/agentContext.js';
 import type { Announcement } from '../machines/agentTypes.js';
 import { clockedAgentActions, clockedGroupAnnounce } from '../machines/agentClock.js';
-import { agentMachine } from '../machines/agentMachine.js';
+import { agentMachine, type AgentOutcome } from '../machines/agentMachine.js';
 import { groupMachine, type GroupContext, type GroupEvent } from '../machines/groupMachine.js';
 import type { AgentTable } from '../machines/agentTable.js';
 import type { AgentContext } from '../machines/agentTypes.js';
 import { routeAtOnce } from '../machines/routing.js';
 import { parkAtOnce } from '../machines/slots.js';
 import { budgetGuards, mailGuards } from '../machines/agentSetup.js';
-import { spawnAtOnce, supervisorMachine, type SupervisorActorRef, type SupervisorEvent } from '../machines/supervisorMachine.js';
+import { endAtOnce, isActorEnd, spawnAtOnce, supervisorMachine, type SupervisorActorRef, type SupervisorContext, type SupervisorEvent } from '../machines/supervisorMachine.js';
+import { agentParentLogic } from '../machines/agentParent.js';
 import { InMemoryMemory } from '../memory/InMemoryMemory.js';
 import { NoteStore } from '../memory/NoteStore.js';
 import { SessionStore } from '../memory/SessionStore.js';
@@ -76,27 +77,27 @@ export function buildParts(options: RuntimeOptions) {
   const runtimeEvents = pipeline.input; // the runtime's events, and agents' and groups' (no stream each)
   const announceTo = (event: TroupeEvent) => runtimeEvents.next(event);
   let closed = false;
-  const { send, report } = supervisorLine(() => supervisor, inspection.inspect === undefined);
+  const line = supervisorLine(() => supervisor, inspection.inspect === undefined, () => closed);
   const announce = announcerFor(runId, clock, table, runtimeEvents);
 
-  const { postOffice, blackboard, messenger } = messagingFor(options, { clock, catalog, send, table, announce, closed: () => closed, inspected: inspection.inspect !== undefined });
+  const { postOffice, blackboard, messenger } = messagingFor(options, { clock, catalog, send: line.send, table, announce, closed: () => closed, inspected: inspection.inspect !== undefined });
   const metrics = () => pipeline.live;
   const limits = new RunLimits({ table, metrics, maxAgents: settings.maxAgents, maxPending: settings.maxPending, runBudget: settings.budget });
   const retention = retentionFor(settings.retainFinished, { table, results, limits, metrics, sessions: options.store === undefined ? sessions : undefined });
-  const launcher: Launcher = new Launcher({ settings, limits, retention, checkpoints: options.store !== undefined, runId, catalog, results, approvals, sessions, pool, postOffice, messenger, random, redactor, clock, announce, events$, metrics, table, send });
-  const delegator = delegatorFor(options, { catalog, results, approvals, sessions, clock, maxDepth: settings.maxDepth, table, launcher, send });
+  const launcher: Launcher = new Launcher({ settings, limits, retention, checkpoints: options.store !== undefined, runId, catalog, results, approvals, sessions, pool, postOffice, messenger, random, redactor, clock, announce, events$, metrics, table, send: line.send });
+  const delegator = delegatorFor(options, { catalog, results, approvals, sessions, clock, maxDepth: settings.maxDepth, table, launcher, send: line.send });
   const environment = environmentFor({ access, mcp, prices, launcher, delegator, messenger, blackboard, notes: notesFor(store, redactor, random), runtimeEvents, clock, postOffice, limits, toolPolicy: options.toolPolicy, askPerson: personAskerFor(approvals, random, clock, runtimeEvents) });
   const supervisor = supervisorFor(inspection.inspect, {
     // Watched by an inspector, an agent gives its slot back with an event to the supervisor, for the inspector to see;
     // otherwise at once, without a step of the supervisor (see parkAtOnce).
-    agentLogic: agentLogicFor(environment, postOffice, clock, limits, announceTo, inspection.inspect ? undefined : (id) => parkAtOnce(table(), id, () => send({ type: 'SLOT.RELEASE', id }))),
+    agentLogic: agentLogicFor(environment, postOffice, clock, limits, announceTo, inspection.inspect ? undefined : (id) => parkAtOnce(table(), id, () => line.send({ type: 'SLOT.RELEASE', id }))),
     maxParallel: settings.maxParallel,
     clock,
     postOffice,
     announceTo,
     launcher,
     messenger,
-    report,
+    line,
   });
   // The trace is the first subscriber: an event is in its file before anyone else (user code too) is told of it.
   const trace: EventRecording | undefined = options.trace ? traceEvents(events$, options.trace, { runId }) : undefined;
@@ -365,16 +366,28 @@ function supervisorFor(
     announceTo: (event: TroupeEvent) => void;
     launcher: Launcher;
     messenger: Messenger;
-    /** Runs what the supervisor's step reports to the runtime (the runtime knows it is inside that step meanwhile). */
-    report: <T>(work: () => T) => T;
+    /** How the runtime reaches the supervisor (see supervisorLine). */
+    line: SupervisorLine;
   },
 ) {
-  const { agentLogic, clock, postOffice, launcher, messenger, report } = parts;
+  const { agentLogic, clock, postOffice, launcher, messenger, line } = parts;
+  const { report } = line;
+  const settle = (outcome: AgentOutcome) => report(() => launcher.settle(outcome));
+  // What sends events to agents in the supervisor's own step: an agent that ends meanwhile is ended by that step's
+  // successor, as with the supervisor as its parent, rather than in the middle of it.
+  const inStep = Object.fromEntries(
+    STEPS_THAT_SEND.map((name) => {
+      const action = supervisorMachine.implementations.actions[name] as (...args: unknown[]) => void;
+      return [name, (...args: unknown[]) => report(() => action(...args))];
+    }),
+  );
   const groupLogic = groupMachine.provide({ actions: { announce: clockedGroupAnnounce<GroupContext, GroupEvent>(clock, parts.announceTo) } });
   return createActor(
     supervisorMachine.provide({
+      actors: { agentParent: agentParentLogic((event) => line.take(event, settle)) },
       actions: {
-        reportOutcome: (_, { outcome }) => report(() => launcher.settle(outcome)),
+        ...(inspect ? {} : inStep),
+        reportOutcome: (_, { outcome }) => settle(outcome),
         reportRoute: (_, params) => report(() => messenger.routed(params.report)),
         // Unwatched, a message is routed without an `enqueueActions` (see routeAtOnce).
         ...(inspect ? {} : { route: routeAtOnce((routed) => report(() => messenger.routed(routed))) }),
@@ -383,28 +396,54 @@ function supervisorFor(
     {
       id: 'supervisor',
       systemId: 'supervisor',
-      input: { agentLogic, groupLogic, maxParallel: parts.maxParallel, postOffice, inspected: inspect !== undefined },
+      input: {
+        agentLogic,
+        groupLogic,
+        maxParallel: parts.maxParallel,
+        postOffice,
+        inspected: inspect !== undefined,
+        // Unwatched, agents' parent is an actor that ends them without a step of the supervisor (see agentParentLogic).
+        agentParent: inspect === undefined,
+      },
       clock,
       ...(inspect ? { inspect } : {}),
     },
   );
 }
 
+/** The supervisor's actions that send events to agents (which may end at once) from its own step. */
+const STEPS_THAT_SEND = ['admit', 'startQueued', 'approve', 'deny', 'wake', 'cancelSubtree', 'stopSubtree', 'cancelAll', 'endGroup', 'startGroup'] as const;
+
+/** How the runtime's parts reach the supervisor (see {@link supervisorLine}). */
+type SupervisorLine = ReturnType<typeof supervisorLine>;
+
 /**
- * How the runtime's parts reach the supervisor: `send` an event, and `report`, which runs what the supervisor's own step
- * reports to the runtime. Unwatched (`atOnce`), an agent is spawned without a step of the supervisor (`spawnAtOnce`),
- * except from inside the supervisor's step (an outcome reported, a message routed), where the `SPAWN` waits for that
- * step to end, as XState would have it.
+ * How the runtime's parts reach the supervisor: `send` an event; `report`, which runs what the supervisor's own step
+ * does outside it (an outcome reported, a message routed, events sent to agents); and `take`, what agents send their
+ * parent. Unwatched (`atOnce`), an agent is spawned without a step of the supervisor (`spawnAtOnce`) and its end is
+ * handled without one (`endAtOnce`), except from inside the supervisor's step, where the event waits for that step to
+ * end as XState would have it, and once the runtime closes (the supervisor counts the ends while it shuts down).
  */
-function supervisorLine(supervisor: () => SupervisorActorRef, atOnce: boolean) {
+function supervisorLine(supervisor: () => SupervisorActorRef, atOnce: boolean, closed: () => boolean) {
   let reporting = 0;
+  /** The supervisor's context while work may skip its step; undefined when an event must go through it. */
+  const open = (): SupervisorContext | undefined => {
+    if (!atOnce || reporting > 0 || closed()) return undefined;
+    const snapshot = supervisor().getSnapshot();
+    return snapshot.value === 'open' ? snapshot.context : undefined;
+  };
   return {
     send(event: SupervisorEvent): void {
-      if (atOnce && reporting === 0 && event.type === 'SPAWN' && !('group' in event.request)) {
-        const snapshot = supervisor().getSnapshot();
-        if (snapshot.value === 'open') return spawnAtOnce(snapshot.context, supervisor(), event.request);
+      if (event.type === 'SPAWN' && !('group' in event.request)) {
+        const context = open();
+        if (context) return spawnAtOnce(context, supervisor(), event.request);
       }
       supervisor().send(event);
+    },
+    take(event: EventObject, settle: (outcome: AgentOutcome) => void): void {
+      const context = isActorEnd(event) ? open() : undefined;
+      if (context) endAtOnce(context, event as SupervisorEvent, settle);
+      else supervisor().send(event as SupervisorEvent);
     },
     report<T>(work: () => T): T {
       reporting += 1;

@@ -1,6 +1,6 @@
-import { assign, enqueueActions, sendParent, sendTo, setup } from 'xstate';
+import { assign, sendParent, sendTo, setup, spawnChild } from 'xstate';
 import { createAgentWorker, type WorkerRequest } from '../actors/agentWorker.js';
-import type { ModelTurn } from '../actors/callModel.js';
+import type { CallModelInput, ModelTurn } from '../actors/callModel.js';
 import { missingEnvironment } from '../actors/agentEnvironment.js';
 import type { ToolMessage } from '../actors/runTools.js';
 import { realClock } from '../clock.js';
@@ -145,30 +145,22 @@ function ownPast(context: AgentContext, turn: ModelTurn): boolean {
   );
 }
 
-/** The worker as the agent's actions name it. */
-type WorkerActor = { src: 'worker'; logic: ReturnType<typeof createAgentWorker>; id: string | undefined };
 
 /**
- * Asks the agent's worker for this turn's model call; its `MODEL.DONE` or `MODEL.FAILED` ends `thinking`. The first turn
- * starts the worker with its call (one event fewer for an agent of one turn); it lives until the agent ends.
+ * This turn's model call, as the agent asks its worker for it; its `MODEL.DONE` or `MODEL.FAILED` ends `thinking`.
  */
-const startModelCall = enqueueActions<AgentContext, AgentEvent, undefined, AgentEvent, WorkerActor, never, never, never, TroupeEvent>(
-  ({ context, enqueue }) => {
-    const call: WorkerRequest = {
-      type: 'MODEL.CALL',
-      input: {
-        agentId: context.input.id,
-        agentName: context.input.name,
-        depth: context.input.depth,
-        messages: context.messages,
-        header: { runId: context.input.runId, id: context.input.id, parentId: context.input.parentId, toolCallId: context.input.toolCallId },
-        ...(context.input.retry === undefined ? {} : { retry: context.input.retry }),
-      },
-    };
-    if (context.turns === 1) enqueue.spawnChild('worker', { id: 'worker', input: call });
-    else enqueue.sendTo('worker', call);
-  },
-);
+function modelCall(context: AgentContext): WorkerRequest {
+  const { input } = context;
+  const call: CallModelInput = {
+    agentId: input.id,
+    agentName: input.name,
+    depth: input.depth,
+    messages: context.messages,
+    header: { runId: input.runId, id: input.id, parentId: input.parentId, toolCallId: input.toolCallId },
+  };
+  if (input.retry !== undefined) call.retry = input.retry;
+  return { type: 'MODEL.CALL', input: call };
+}
 
 /**
  * The agent machine's setup: its types, the actor the runtime provides (`worker`: model calls and tool batches), and every guard and
@@ -228,7 +220,11 @@ export const agentSetup = setup({
     // The agent's worker (invoked for as long as it runs) makes each turn's model call and runs its tool batch; leaving
     // `running` stops it, which aborts what it still runs. Only a final state leaves `thinking` or `acting` before their
     // work has answered, so nothing else needs stopping.
-    startModelCall,
+    // The worker lives from the agent's start to its end; each turn asks it for the model call with an event. (Started
+    // with its first call as input, it saved an event for an agent of one turn, but every turn then paid for an
+    // `enqueueActions`.)
+    startWorker: spawnChild('worker', { id: 'worker' }),
+    startModelCall: sendTo('worker', ({ context }) => modelCall(context)),
     /** Asks the worker to run this turn's tool calls; it sends `TOOLS.DONE` or `TOOLS.FAILED` at the batch's end. */
     startTools: sendTo('worker', ({ context }): WorkerRequest => ({
       type: 'TOOLS.RUN',

@@ -55,9 +55,10 @@ describe('agent lifecycle', () => {
     const result = await runtime.run('worker', 'Say hi.');
 
     expect(children).toEqual([{ id: 'worker', parent: result.id }]);
-    // The first turn starts the worker with its call; later turns ask with an event.
+    // The worker starts with the agent; every turn asks it with an event.
     expect(between).toEqual([
       'to worker: xstate.init',
+      'to worker: MODEL.CALL',
       'from worker: MODEL.DONE',
       'to worker: TOOLS.RUN',
       'from worker: TOOLS.DONE',

@@ -381,6 +381,7 @@ function supervisorFor(
       return [name, (...args: unknown[]) => report(() => action(...args))];
     }),
   );
+  const route = routeAtOnce((routed) => messenger.routed(routed));
   const groupLogic = groupMachine.provide({ actions: { announce: clockedGroupAnnounce<GroupContext, GroupEvent>(clock, parts.announceTo) } });
   return createActor(
     supervisorMachine.provide({
@@ -389,8 +390,9 @@ function supervisorFor(
         ...(inspect ? {} : inStep),
         reportOutcome: (_, { outcome }) => settle(outcome),
         reportRoute: (_, params) => report(() => messenger.routed(params.report)),
-        // Unwatched, a message is routed without an `enqueueActions` (see routeAtOnce).
-        ...(inspect ? {} : { route: routeAtOnce((routed) => report(() => messenger.routed(routed))) }),
+        // Unwatched, a message is routed without an `enqueueActions` (see routeAtOnce); the receivers it wakes are sent
+        // their message from the supervisor's step, so the route is marked as that step too.
+        ...(inspect ? {} : { route: (args: RouteArgs) => report(() => route(args)) }),
       },
     }),
     {
@@ -410,6 +412,9 @@ function supervisorFor(
     },
   );
 }
+
+/** What the supervisor's `route` action is called with. */
+type RouteArgs = Parameters<ReturnType<typeof routeAtOnce>>[0];
 
 /** The supervisor's actions that send events to agents (which may end at once) from its own step. */
 const STEPS_THAT_SEND = ['admit', 'startQueued', 'approve', 'deny', 'wake', 'cancelSubtree', 'stopSubtree', 'cancelAll', 'endGroup', 'startGroup'] as const;

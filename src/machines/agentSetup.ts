@@ -145,7 +145,6 @@ function ownPast(context: AgentContext, turn: ModelTurn): boolean {
   );
 }
 
-
 /**
  * This turn's model call, as the agent asks its worker for it; its `MODEL.DONE` or `MODEL.FAILED` ends `thinking`.
  */
@@ -217,12 +216,10 @@ export const agentSetup = setup({
   actions: {
     // Made for the real clock; the runtime provides them made for its own (see clockedAgentActions).
     ...clockedAgentActions(realClock),
-    // The agent's worker (invoked for as long as it runs) makes each turn's model call and runs its tool batch; leaving
-    // `running` stops it, which aborts what it still runs. Only a final state leaves `thinking` or `acting` before their
-    // work has answered, so nothing else needs stopping.
-    // The worker lives from the agent's start to its end; each turn asks it for the model call with an event. (Started
-    // with its first call as input, it saved an event for an agent of one turn, but every turn then paid for an
-    // `enqueueActions`.)
+    // The agent's worker, started on entering `running`, makes each turn's model call and runs its tool batch, asked with
+    // an event each; leaving `running` stops it, which aborts what it still runs. Only a final state leaves `thinking` or
+    // `acting` before their work has answered, so nothing else needs stopping. (Started with its first call as input, it
+    // saved an event for an agent of one turn, but every turn then paid for an `enqueueActions`.)
     startWorker: spawnChild('worker', { id: 'worker' }),
     startModelCall: sendTo('worker', ({ context }) => modelCall(context)),
     /** Asks the worker to run this turn's tool calls; it sends `TOOLS.DONE` or `TOOLS.FAILED` at the batch's end. */

@@ -49,6 +49,27 @@ describe('the supervisor', () => {
     await runtime.shutdown();
   });
 
+  it('gives a free slot to an agent as it is made, and gets it back when it ends, for a resumed agent too', async () => {
+    const clock = simulatedClock();
+    const model = new ScriptedModel((request) => `done: ${String(request.messages.at(-1)?.content)}`, { latencyMs: 100 });
+    const runtime = createRuntime({ model, agents: [worker()], clock, maxParallel: 1, projectAgentDir: false });
+    const first = await advanceUntilSettled(clock, runtime.run('worker', 'first'));
+    // The ended agent comes back under its own id (its record is used again), takes the free slot and holds it: the
+    // next agent waits for it, then gets the slot it gives back.
+    const resumed = await runtime.resume(first.id, 'again');
+    expect(runtime.record(first.id)?.state).toBe('running');
+    const next = runtime.spawn('worker', 'next');
+    expect(runtime.record(next.id)?.state).toBe('pending');
+    const results = await advanceUntilSettled(clock, Promise.all([resumed.result, next.result, runtime.run('worker', 'last')]));
+    expect(results.map((result) => [result.status, result.output])).toEqual([
+      ['completed', 'done: again'],
+      ['completed', 'done: next'],
+      ['completed', 'done: last'],
+    ]);
+    expect(runtime.metrics().total).toMatchObject({ peakRunning: 1, agentsRunning: 0 });
+    await runtime.shutdown();
+  });
+
   it('gives each agent a readable id and records its parent and depth', async () => {
     const model = new ScriptedModel(() => 'ok');
     const runtime = createRuntime({ model, agents: [worker('lead'), worker('helper')] });

@@ -9,7 +9,9 @@ export type { AgentBudget, AgentEvent, AgentInput, AgentOutcome, ApprovalHold } 
 /**
  * One agent's lifecycle: `pending` → `running` (`thinking` ⇄ `acting`) → `completed` | `failed`.
  *
- * - `pending.queued` waits for the supervisor's `START`. A delegation that needs a person's approval waits in
+ * - `pending.queued` waits for the supervisor's `START`. An agent the supervisor admits with a free slot as it makes it
+ *   begins in `running` instead (made from this machine begun there, `SpawnLogic.running`), unless an inspector
+ *   watches, where every agent begins pending. A delegation that needs a person's approval waits in
  *   `pending.awaitingApproval` until `APPROVE`; `DENY` fails it with `denied`, `CANCEL` with `cancelled`.
  * - `running.thinking` asks the agent's worker for a model call (`MODEL.CALL`); a reply with tool calls goes to
  *   `acting`, one without completes the agent with its text. `running.acting` has the worker run the tool calls

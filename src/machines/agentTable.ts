@@ -67,17 +67,18 @@ export class AgentTable {
   }
 
   /**
-   * Adds a pending agent with its actor. An id that is already known is an ended agent resumed with a new task:
-   * its record becomes pending again, under the parent given now.
+   * Adds an agent (pending, or running when it began with a slot) with its actor; returns the record kept. An id that
+   * is already known is an ended agent resumed with a new task: its record is used again, in the given state, under
+   * the parent given now.
    */
-  add(record: AgentRecord, actor: AgentActorRef): void {
+  add(record: AgentRecord, actor: AgentActorRef): AgentRecord {
     const known = this.records.get(record.id);
     if (known) {
       this.unlink(known);
       known.parentId = record.parentId;
       known.toolCallId = record.toolCallId ?? null;
       known.depth = record.depth;
-      known.state = 'pending';
+      known.state = record.state;
       known.run += 1;
       known.holdsSlot = false;
       known.held = false;
@@ -90,6 +91,7 @@ export class AgentTable {
       this.link(record);
     }
     this.actors.set(record.id, actor);
+    return known ?? record;
   }
 
   /** Adds a running group with its actor (a group's id is new each time: groups are never resumed). */

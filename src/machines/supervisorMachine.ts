@@ -88,7 +88,7 @@ export const supervisorMachine = setup({
       if (end.type === 'GROUP.END') group.send({ type: 'END', output: end.output });
       else group.send({ type: 'FAIL', reason: end.reason, error: end.error });
     },
-    admit: ({ context }, { request, again = [] }: { request: SpawnRequest; again?: readonly AgentRun[] }) => admit(context, request, again),
+    admit: ({ context }, { request, admitted }: { request: SpawnRequest; admitted: Admitted }) => admit(context, request, admitted),
     approve: ({ context }, { id }: { id: string }) => {
       const record = context.agents.record(id);
       if (!record?.held) return;
@@ -159,8 +159,8 @@ export const supervisorMachine = setup({
               enqueue({ type: 'startGroup', params: { id } });
               return;
             }
-            const again = makeAgent(context, self, event.request);
-            enqueue({ type: 'admit', params: { request: event.request, again } });
+            const admitted = makeAgent(context, self, event.request);
+            enqueue({ type: 'admit', params: { request: event.request, admitted } });
             enqueue('startQueued');
           }),
         },
@@ -205,24 +205,46 @@ export const supervisorMachine = setup({
   },
 });
 
+/** What making an agent tells its admission: who waited for the failed attempt it restarts, and whether it began running. */
+export interface Admitted {
+  /** The runs that waited for the failed attempt this one restarts: they wait for this one. */
+  readonly again: readonly AgentRun[];
+  /** True when the agent took a free slot as it was made and began in `running`. */
+  readonly running: boolean;
+}
+
 /**
  * Makes an agent's actor (its id its kind, `agent:<name>`; its systemId its own id; the supervisor its parent) and
- * records it; returns who waited for the failed attempt it restarts, to wait for this one.
+ * records it. Unwatched, an agent that a free slot awaits (no queue, nobody waiting for a slot back, no approval or
+ * denial) takes the slot now and is made from the logic that begins in `running` (`SpawnLogic.running`): its first step
+ * enters `running.thinking` at once, without `pending.queued` and a `START` after it. Under an inspector every agent
+ * begins `pending` and gets its `START`, so the inspector draws the whole lifecycle.
  */
-function makeAgent(context: SupervisorContext, self: AnyActorRef, request: SpawnRequest): AgentRun[] {
+function makeAgent(context: SupervisorContext, self: AnyActorRef, request: SpawnRequest): Admitted {
   const { input } = request;
+  const { agents } = context;
   // A restart: who waited for the failed attempt waits for this one (read before the record is reset).
-  const again = request.restart ? context.agents.takeEndedWaiters(input.id) : [];
+  const again = request.restart ? agents.takeEndedWaiters(input.id) : [];
+  const running =
+    !context.inspected &&
+    request.deny === undefined &&
+    request.approval === undefined &&
+    agents.running < context.maxParallel &&
+    agents.resuming.length === 0 &&
+    agents.queue.size === 0;
   // The actor's id is its kind (`agent:<name>`), its systemId its own id: XState remembers the transitions of every event
   // type it has seen, and each agent's done event is typed by its actor's id, so an id of its own would leave an entry
   // behind in the supervisor for every agent ever run.
   const parent = context.agentParent ?? self;
-  const actor: AgentActorRef = createActor(context.logic.agent, { id: `agent:${input.name}`, systemId: input.id, parent, input });
+  const logic = running ? context.logic.running : context.logic.agent;
+  const actor: AgentActorRef = createActor(logic, { id: `agent:${input.name}`, systemId: input.id, parent, input });
   const { id, name, parentId, toolCallId, depth } = input;
+  const state = running ? 'running' : 'pending';
   const record: AgentRecord =
-    toolCallId === null ? { id, name, parentId, depth, state: 'pending', run: 1 } : { id, name, parentId, toolCallId, depth, state: 'pending', run: 1 };
-  context.agents.add(record, actor);
-  return again;
+    toolCallId === null ? { id, name, parentId, depth, state, run: 1 } : { id, name, parentId, toolCallId, depth, state, run: 1 };
+  const kept = agents.add(record, actor);
+  if (running) agents.takeSlot(kept);
+  return { again, running };
 }
 
 /**
@@ -257,8 +279,11 @@ function release(context: SupervisorContext, outcome: AgentOutcome): void {
   for (const waiter of agents.release(outcome.id, outcome.status)) endWait(agents, waiter);
 }
 
-/** Starts an agent's actor, then queues it (or holds it for approval, or denies it), and begins its caller's wait. */
-function admit(context: SupervisorContext, request: SpawnRequest, again: readonly AgentRun[]): void {
+/**
+ * Starts an agent's actor, then queues it (or holds it for approval, or denies it; one that began running holds its
+ * slot already), and begins its caller's wait.
+ */
+function admit(context: SupervisorContext, request: SpawnRequest, { again, running }: Admitted): void {
   const { agents } = context;
   const { id } = request.input;
   const actor = agents.actor(id);
@@ -269,7 +294,7 @@ function admit(context: SupervisorContext, request: SpawnRequest, again: readonl
     const record = agents.record(id);
     if (record) record.held = true;
     actor?.send({ type: 'HOLD', ...request.approval });
-  } else {
+  } else if (!running) {
     agents.queue.push(id, agents.record(id)?.run ?? 1, request.priority);
   }
   // A denied agent ends at once: its caller need not lend its slot for it.

@@ -70,6 +70,31 @@ describe('the supervisor', () => {
     await runtime.shutdown();
   });
 
+  // Unwatched, an agent's work has no worker actor (the runtime keeps it by agent id); under an inspector it has one.
+  it.each([
+    ['without an inspector', undefined],
+    ['under an inspector', () => {}],
+  ])('aborts the model call of an agent cancelled while it thinks, and drops its late answer (%s)', async (_, inspect) => {
+    const calls: { signal: AbortSignal; answer: (reply: ModelReply) => void }[] = [];
+    const model = {
+      name: 'held',
+      complete: (request: { signal: AbortSignal }) => new Promise<ModelReply>((answer) => calls.push({ signal: request.signal, answer })),
+    };
+    const runtime = createRuntime({ model, agents: [worker()], projectAgentDir: false, ...(inspect ? { inspect } : {}) });
+    const [cancelled, kept] = [runtime.spawn('worker', 'Think.'), runtime.spawn('worker', 'Think too.')];
+    while (calls.length < 2) await new Promise((resolve) => setImmediate(resolve));
+    const after = collect(runtime.events$);
+    runtime.cancel(cancelled.id);
+    expect(await cancelled.result).toMatchObject({ status: 'failed', reason: 'cancelled' });
+    expect(calls.map((call) => call.signal.aborted)).toEqual([true, false]);
+    calls[0]!.answer({ content: 'Too late.' });
+    calls[1]!.answer({ content: 'In time.' });
+    expect(await kept.result).toMatchObject({ status: 'completed', output: 'In time.' });
+    // Nothing of the late answer reached the cancelled agent: no reply announced for it after its end.
+    expect(after.filter((event) => event.agentId === cancelled.id).map((event) => event.type)).toEqual(['agent.failed']);
+    await runtime.shutdown();
+  });
+
   it('gives each agent a readable id and records its parent and depth', async () => {
     const model = new ScriptedModel(() => 'ok');
     const runtime = createRuntime({ model, agents: [worker('lead'), worker('helper')] });

@@ -27,55 +27,109 @@ export interface WorkerParts {
 }
 
 /**
- * The worker actor logic: a callback actor an agent invokes for as long as it runs (`worker`), which does the agent's
- * slow work on request: `MODEL.CALL` runs one model turn and answers `MODEL.DONE` or `MODEL.FAILED`; `TOOLS.RUN` runs
- * one batch of tool calls, which sends its progress and its end (`TOOLS.DONE`, `TOOLS.FAILED`) back to the agent. One
- * of each at a time, as the agent's states ask for them. Stopped (the agent ends: completed, failed, cancelled), it
- * aborts the model call and the tool calls still running through their AbortSignal, and what they settle with later
- * is dropped.
+ * One agent's work in progress, as its worker does it: `MODEL.CALL` runs one model turn and answers `MODEL.DONE` or
+ * `MODEL.FAILED` (and `MODEL.RETRY` before each retry's wait); `TOOLS.RUN` runs one batch of tool calls, which sends its
+ * progress and its end (`TOOLS.DONE`, `TOOLS.FAILED`) back. One of each at a time, as the agent's states ask for them.
+ * `stop` aborts the model call and the tool calls still running through their AbortSignal; what they settle with later
+ * is dropped. The worker actor keeps one; without an inspector the runtime keeps one per running agent instead of an
+ * actor (`AgentWorks`).
+ */
+export class AgentWork {
+  private model: Stop | undefined;
+  private stopTools: (() => void) | undefined;
+
+  constructor(
+    private readonly parts: WorkerParts,
+    private readonly reply: (event: WorkerReply) => void,
+  ) {}
+
+  /** Starts what the agent asks for. */
+  handle(request: WorkerRequest): void {
+    if (request.type === 'MODEL.CALL') this.callModel(request.input);
+    else if (request.type === 'TOOLS.RUN') this.stopTools = this.parts.runTools(request.input, this.reply);
+  }
+
+  /** Aborts what still runs; nothing is sent back after this. */
+  stop(): void {
+    const stop = this.model;
+    this.model = undefined;
+    stop?.abort(WORKER_STOPPED);
+    this.stopTools?.();
+  }
+
+  private callModel(input: CallModelInput): void {
+    const stop = new Stop();
+    this.model = stop;
+    this.parts
+      .callModel(input, stop, () => this.model === stop && this.reply({ type: 'MODEL.RETRY' }))
+      .then(
+        (output) => this.settled(stop, { type: 'MODEL.DONE', output }),
+        (error: unknown) => this.settled(stop, { type: 'MODEL.FAILED', error }),
+      );
+  }
+
+  private settled(stop: Stop, answer: WorkerReply): void {
+    if (this.model !== stop) return; // stopped meanwhile
+    this.model = undefined;
+    this.reply(answer);
+  }
+}
+
+/**
+ * The worker actor logic: a callback actor an agent starts when it begins running (`worker`), which does the agent's
+ * slow work on request (an {@link AgentWork}). Stopped (the agent ends: completed, failed, cancelled), it stops that
+ * work.
  *
  * One actor for the agent's whole life rather than a child actor per turn: in XState an actor made, started and
  * stopped costs about as much as the turn's own work (a resident trader's turn spent 24 µs of 40 in its two children).
  */
 export function agentWorker(parts: WorkerParts) {
   return fromCallback<EventObject, WorkerRequest | undefined>(({ input, sendBack, receive }) => {
-    let model: Stop | undefined;
-    let stopTools: (() => void) | undefined;
-    const reply = (event: WorkerReply) => sendBack(event);
-    const handle = (request: WorkerRequest) => {
-      if (request.type === 'MODEL.CALL') {
-        const stop = new Stop();
-        model = stop;
-        const settled = (answer: WorkerReply) => {
-          if (model !== stop) return; // stopped meanwhile
-          model = undefined;
-          reply(answer);
-        };
-        parts
-          .callModel(request.input, stop, () => model === stop && reply({ type: 'MODEL.RETRY' }))
-          .then(
-            (output) => settled({ type: 'MODEL.DONE', output }),
-            (error: unknown) => settled({ type: 'MODEL.FAILED', error }),
-          );
-      } else if (request.type === 'TOOLS.RUN') {
-        stopTools = parts.runTools(request.input, reply);
-      }
-    };
-    receive((event) => handle(event as WorkerRequest));
-    if (input) handle(input);
-    return () => {
-      const stop = model;
-      model = undefined;
-      stop?.abort(WORKER_STOPPED);
-      stopTools?.();
-    };
+    const work = new AgentWork(parts, sendBack);
+    receive((event) => work.handle(event as WorkerRequest));
+    if (input) work.handle(input);
+    return () => work.stop();
   });
+}
+
+/**
+ * The work of every running agent of a runtime that no inspector watches, kept by agent id: an agent's worker without
+ * an actor. An actor costs an agent about 10 KB and two events per turn in XState; what an inspector would draw as the
+ * worker (`MODEL.CALL`, `TOOLS.RUN` to it, its replies back) is here a call and the agent's own events.
+ */
+export class AgentWorks {
+  private readonly works = new Map<string, AgentWork>();
+
+  constructor(private readonly parts: WorkerParts) {}
+
+  /** Starts what the agent `id` asks for; replies go to `agent`. */
+  handle(id: string, agent: { send(event: WorkerReply): void }, request: WorkerRequest): void {
+    let work = this.works.get(id);
+    if (work === undefined) {
+      work = new AgentWork(this.parts, (event) => agent.send(event));
+      this.works.set(id, work);
+    }
+    work.handle(request);
+  }
+
+  /** The agent `id` stopped running: aborts its work and forgets it. */
+  stop(id: string): void {
+    const work = this.works.get(id);
+    if (work === undefined) return;
+    this.works.delete(id);
+    work.stop();
+  }
+}
+
+/** How the runtime's agents do their work: model calls and tool batches over its environment. */
+export function workerParts(environment: AgentEnvironment): WorkerParts {
+  return {
+    callModel: (input, stop, retrying) => callModel(environment, input, stop, retrying),
+    runTools: (input, sendBack) => startToolBatch(environment, input, sendBack),
+  };
 }
 
 /** The worker of agents run by a runtime: model calls and tool batches over its environment. */
 export function createAgentWorker(environment: AgentEnvironment) {
-  return agentWorker({
-    callModel: (input, stop, retrying) => callModel(environment, input, stop, retrying),
-    runTools: (input, sendBack) => startToolBatch(environment, input, sendBack),
-  });
+  return agentWorker(workerParts(environment));
 }

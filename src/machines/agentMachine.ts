@@ -16,7 +16,9 @@ export type { AgentBudget, AgentEvent, AgentInput, AgentOutcome, ApprovalHold } 
  * - `running.thinking` asks the agent's worker for a model call (`MODEL.CALL`); a reply with tool calls goes to
  *   `acting`, one without completes the agent with its text. `running.acting` has the worker run the tool calls
  *   (`TOOLS.RUN`) and goes back to `thinking`, or fails with `max_turns` once `maxTurns` model turns are used. The
- *   worker (`agentWorker`) is one child actor for the agent's life, started when the agent enters `running`.
+ *   worker (`agentWorker`) is one child actor for the agent's life, started when the agent enters `running` and
+ *   stopped with it; without an inspector the runtime does the same work without the actor (`workActions`), stopped
+ *   by `stopWork` when the agent leaves `running`.
  * - An agent that waits for its sub-agents lends its slot to them (`YIELD`, `acting.waitingForAgents`) and gets
  *   one back (`RESUME`) before it thinks again (`running.waitingForSlot` if its tools end first).
  * - An idle timeout on the runtime's clock fails the agent with `timeout`; it restarts on every step and is
@@ -61,6 +63,7 @@ export const agentMachine = agentSetup.createMachine({
     },
     running: {
       entry: ['announceStarted', 'startWorker'],
+      exit: 'stopWork',
       on: {
         CANCEL: { target: 'failed', actions: 'failCancelled' },
         STOP: [

@@ -1,5 +1,5 @@
 import { assign, sendParent, sendTo, setup, spawnChild } from 'xstate';
-import { createAgentWorker, type WorkerRequest } from '../actors/agentWorker.js';
+import { createAgentWorker, type AgentWorks, type WorkerRequest } from '../actors/agentWorker.js';
 import type { CallModelInput, ModelTurn } from '../actors/callModel.js';
 import { missingEnvironment } from '../actors/agentEnvironment.js';
 import type { ToolMessage } from '../actors/runTools.js';
@@ -161,6 +161,37 @@ function modelCall(context: AgentContext): WorkerRequest {
   return { type: 'MODEL.CALL', input: call };
 }
 
+/** This turn's tool calls, as the agent asks its worker to run them; `TOOLS.DONE` or `TOOLS.FAILED` ends `acting`. */
+function toolsRun(context: AgentContext): WorkerRequest {
+  const { input } = context;
+  return {
+    type: 'TOOLS.RUN',
+    input: {
+      agentId: input.id,
+      agentName: input.name,
+      depth: input.depth,
+      messages: context.messages,
+      toolCalls: pendingToolCalls(context.messages),
+      header: { runId: input.runId, id: input.id, parentId: input.parentId, toolCallId: input.toolCallId },
+    },
+  };
+}
+
+/**
+ * The actions that give agents' work to `works` instead of a worker actor each (what the runtime provides when no
+ * inspector watches): no actor is started, each request is a call, the replies come as the agent's own events, and
+ * leaving `running` stops what still runs, as stopping the worker actor would.
+ */
+export function workActions(works: AgentWorks) {
+  type Args = { context: AgentContext; self: { send(event: AgentEvent): void } };
+  return {
+    startWorker: () => {},
+    startModelCall: ({ context, self }: Args) => works.handle(context.input.id, self, modelCall(context)),
+    startTools: ({ context, self }: Args) => works.handle(context.input.id, self, toolsRun(context)),
+    stopWork: ({ context }: Args) => works.stop(context.input.id),
+  };
+}
+
 /**
  * The agent machine's setup: its types, the actor the runtime provides (`worker`: model calls and tool batches), and every guard and
  * action by name. The states are built on it in `agentMachine.ts`, `agentThinking.ts` and `agentActing.ts`.
@@ -178,6 +209,9 @@ export const agentSetup = setup({
   },
   guards: {
     wantsTools: (_, turn: ModelTurn) => turn.toolCalls.length > 0,
+    /** A final answer with text, of an agent that is not resident and has called every required tool. */
+    plainAnswer: ({ context }, turn: ModelTurn) =>
+      turn.toolCalls.length === 0 && context.input.resident !== true && context.required.length === 0 && turn.content.trim() !== '',
     emptyAnswer: (_, turn: ModelTurn) => turn.toolCalls.length === 0 && turn.content.trim() === '',
     ...budgetGuards(),
     turnsUsed: ({ context }) => context.turns >= context.input.maxTurns,
@@ -220,20 +254,13 @@ export const agentSetup = setup({
     // an event each; leaving `running` stops it, which aborts what it still runs. Only a final state leaves `thinking` or
     // `acting` before their work has answered, so nothing else needs stopping. (Started with its first call as input, it
     // saved an event for an agent of one turn, but every turn then paid for an `enqueueActions`.)
+    // Unwatched, the runtime provides the four from `workActions` instead: the agent's work without an actor.
     startWorker: spawnChild('worker', { id: 'worker' }),
     startModelCall: sendTo('worker', ({ context }) => modelCall(context)),
     /** Asks the worker to run this turn's tool calls; it sends `TOOLS.DONE` or `TOOLS.FAILED` at the batch's end. */
-    startTools: sendTo('worker', ({ context }): WorkerRequest => ({
-      type: 'TOOLS.RUN',
-      input: {
-        agentId: context.input.id,
-        agentName: context.input.name,
-        depth: context.input.depth,
-        messages: context.messages,
-        toolCalls: pendingToolCalls(context.messages),
-        header: { runId: context.input.runId, id: context.input.id, parentId: context.input.parentId, toolCallId: context.input.toolCallId },
-      },
-    })),
+    startTools: sendTo('worker', ({ context }) => toolsRun(context)),
+    /** Leaving `running`: the worker actor stops with the agent, so nothing to do here. */
+    stopWork: () => {},
     takeSlot: assign({ holdsSlot: true }),
     yieldSlot: assign({ holdsSlot: false }),
     /** Keeps the approval request a `HOLD` brings. */

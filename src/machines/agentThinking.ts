@@ -23,6 +23,13 @@ export const thinkingState = agentSetup.createStateConfig({
     // after recording it.
     'MODEL.DONE': [
       {
+        // The common end first, so it is found with one guard: a final answer of an agent that is not resident and owes
+        // no required tool (none of the branches below would take it before the last).
+        guard: { type: 'plainAnswer', params: turn },
+        target: '#agent.completed',
+        actions: [{ type: 'recordAnswer', params: turn }, reply],
+      },
+      {
         guard: { type: 'residentOverBudget', params: turn },
         target: '#agent.completed',
         actions: [{ type: 'recordResidentAnswer', params: turn }, 'dropToolCalls', reply, 'settle'],

@@ -2,7 +2,7 @@ import type { ToolPolicy } from '../tools/toolApproval.js';
 import type { MemoryPort } from '../memory/MemoryPort.js';
 import { Subject, type Subscription } from 'rxjs';
 import { createActor, toPromise, type EventObject, type InspectionEvent, type Observer } from 'xstate';
-import { createAgentWorker } from '../actors/agentWorker.js';
+import { AgentWorks, createAgentWorker, workerParts } from '../actors/agentWorker.js';
 import type { AgentEnvironment } from '../actors/agentEnvironment.js';
 import { AgentCatalog } from '../catalog/AgentCatalog.js';
 import { AgentFiles } from '../catalog/AgentFiles.js';
@@ -24,7 +24,7 @@ import type { AgentTable } from '../machines/agentTable.js';
 import type { AgentContext } from '../machines/agentTypes.js';
 import { routeAtOnce } from '../machines/routing.js';
 import { parkAtOnce } from '../machines/slots.js';
-import { budgetGuards, mailGuards } from '../machines/agentSetup.js';
+import { budgetGuards, mailGuards, workActions } from '../machines/agentSetup.js';
 import { endAtOnce, isActorEnd, spawnAtOnce, supervisorMachine, type SupervisorActorRef, type SupervisorContext, type SupervisorEvent } from '../machines/supervisorMachine.js';
 import { agentParentLogic } from '../machines/agentParent.js';
 import { InMemoryMemory } from '../memory/InMemoryMemory.js';
@@ -296,8 +296,9 @@ function personAskerFor(approvals: Approvals, random: RandomSource, clock: Runti
 }
 
 /**
- * The agent machine with the runtime's actors, its clock, its post office's mail, the run's budgets, and (`park`) how
- * it gives its slot back when that is not the machine's own `SLOT.RELEASE` event.
+ * The agent machine with the runtime's actors, its clock, its post office's mail and the run's budgets. Unwatched (no
+ * inspector, `park` given), an agent gives its slot back with `park` instead of its `SLOT.RELEASE` event, and does its
+ * work without a worker actor (`workActions`).
  */
 function agentLogicFor(
   environment: AgentEnvironment,
@@ -307,13 +308,19 @@ function agentLogicFor(
   announceTo: (event: TroupeEvent) => void,
   park?: (id: string) => void,
 ) {
+  const unwatched = park
+    ? { releaseSlot: ({ context }: { context: AgentContext }) => park(context.input.id), ...workActions(new AgentWorks(workerParts(environment))) }
+    : {};
   return agentMachine.provide({
     actors: { worker: createAgentWorker(environment) },
     guards: {
       ...mailGuards((agentId) => postOffice.ready(agentId)),
       ...budgetGuards((agentId, turn) => limits.crosses(agentId, turn)),
     },
-    actions: { ...clockedAgentActions(clock, postOffice, announceTo), ...(park ? { releaseSlot: ({ context }: { context: AgentContext }) => park(context.input.id) } : {}) },
+    actions: {
+      ...clockedAgentActions(clock, postOffice, announceTo),
+      ...unwatched,
+    },
   });
 }
 

@@ -2,7 +2,7 @@
 // records what the worker sends back.
 import { describe, expect, it } from 'vitest';
 import { createActor, setup, spawnChild, stopChild, type EventObject } from 'xstate';
-import { agentWorker, type WorkerParts, type WorkerRequest } from '../../src/actors/agentWorker.js';
+import { AgentWorks, agentWorker, type WorkerParts, type WorkerReply, type WorkerRequest } from '../../src/actors/agentWorker.js';
 import type { CallModelInput, ModelTurn } from '../../src/actors/callModel.js';
 
 const input: CallModelInput = {
@@ -100,6 +100,70 @@ describe('agentWorker', () => {
     actor.send({ type: 'RUN' });
     expect(stopped).toBe(0);
     actor.send({ type: 'HALT' });
+    expect(stopped).toBe(1);
+  });
+});
+
+// Without an inspector the runtime keeps each running agent's work by id instead of a worker actor.
+describe('AgentWorks', () => {
+  const call: WorkerRequest = { type: 'MODEL.CALL', input };
+  const agent = () => {
+    const received: WorkerReply[] = [];
+    return { received, send: (event: WorkerReply) => void received.push(event) };
+  };
+
+  it("sends each agent its own model call's end, and a retry while it runs", async () => {
+    const { calls, parts } = pendingCalls();
+    const works = new AgentWorks(parts);
+    const [a, b] = [agent(), agent()];
+    works.handle('agent:a:1', a, call);
+    works.handle('agent:b:1', b, call);
+    calls[0]!.retrying();
+    calls[1]!.reject(new Error('down'));
+    calls[0]!.resolve(turn('one'));
+    await settle();
+    expect(a.received).toEqual([{ type: 'MODEL.RETRY' }, { type: 'MODEL.DONE', output: turn('one') }]);
+    expect(b.received).toEqual([{ type: 'MODEL.FAILED', error: new Error('down') }]);
+    // The next turn of the same agent is asked of the same work.
+    works.handle('agent:a:1', a, call);
+    calls[2]!.resolve(turn('two'));
+    await settle();
+    expect(a.received.at(-1)).toEqual({ type: 'MODEL.DONE', output: turn('two') });
+  });
+
+  it('aborts only the stopped agent\'s call, drops what it settles with later, and forgets it', async () => {
+    const { calls, parts } = pendingCalls();
+    const works = new AgentWorks(parts);
+    const [a, b] = [agent(), agent()];
+    works.handle('agent:a:1', a, call);
+    works.handle('agent:b:1', b, call);
+    works.stop('agent:a:1');
+    expect(calls.map((pending) => pending.signal.aborted)).toEqual([true, false]);
+    calls[0]!.retrying();
+    calls[0]!.resolve(turn('too late'));
+    calls[1]!.resolve(turn('in time'));
+    await settle();
+    expect(a.received).toEqual([]);
+    expect(b.received).toEqual([{ type: 'MODEL.DONE', output: turn('in time') }]);
+    works.stop('agent:a:1'); // stopping twice, or an agent with no work, does nothing
+    works.stop('agent:c:1');
+  });
+
+  it("stops a running tool batch with its agent, and passes the batch's events to the agent", () => {
+    let stopped = 0;
+    const parts: WorkerParts = {
+      callModel: () => new Promise(() => {}),
+      runTools: (_, sendBack) => {
+        sendBack({ type: 'TOOL.WAITING', callId: 'c1' });
+        return () => void (stopped += 1);
+      },
+    };
+    const works = new AgentWorks(parts);
+    const a = agent();
+    works.handle('agent:a:1', a, { type: 'TOOLS.RUN', input: { agentId: 'agent:a:1', agentName: 'a', depth: 0, messages: [], toolCalls: [], header: input.header } });
+    expect(a.received).toEqual([{ type: 'TOOL.WAITING', callId: 'c1' }]);
+    expect(stopped).toBe(0);
+    works.stop('agent:a:1');
     expect(stopped).toBe(1);
   });
 });

@@ -95,6 +95,26 @@ describe('the supervisor', () => {
     await runtime.shutdown();
   });
 
+  it("gives a launch its own limits over its definition's, and never lends them to the next launch", async () => {
+    const looper = defineAgent({ name: 'looper', description: 'Loops.', systemPrompt: 'Loop.', tools: ['echo'], maxTurns: 3 });
+    const model = new ScriptedModel(() => callTools(toolCall('echo', { text: 'again' })));
+    const runtime = createRuntime({ model, agents: [looper], tools: [echoTool().tool], projectAgentDir: false });
+    // The definition's limits are made once and serve every launch that overrides none of them.
+    const results = [
+      await runtime.run('looper', 'Loop.', { maxTurns: 1 }),
+      await runtime.run('looper', 'Loop.'),
+      await runtime.run('looper', 'Loop.', { maxTurns: 2 }),
+      await runtime.run('looper', 'Loop.'),
+    ];
+    expect(results.map((result) => [result.reason, result.turns])).toEqual([
+      ['max_turns', 1],
+      ['max_turns', 3],
+      ['max_turns', 2],
+      ['max_turns', 3],
+    ]);
+    await runtime.shutdown();
+  });
+
   it('gives each agent a readable id and records its parent and depth', async () => {
     const model = new ScriptedModel(() => 'ok');
     const runtime = createRuntime({ model, agents: [worker('lead'), worker('helper')] });

@@ -12,17 +12,14 @@ type Body<T extends TroupeEventType> = Omit<TroupeEventOf<T>, keyof EventHeader>
 /** `agent.spawned`: who the agent is and what it was asked. */
 export function spawned(context: AgentContext): Body<'agent.spawned'> {
   const { input } = context;
-  return {
-    type: 'agent.spawned',
-    name: input.name,
-    depth: input.depth,
-    task: input.task,
-    ...(input.description === undefined ? {} : { description: input.description }),
-    ...(input.background ? { background: true } : {}),
-    ...(input.resumed ? { resumed: true } : {}),
-    ...(input.resident ? { resident: true } : {}),
-    ...(input.attempt === undefined ? {} : { attempt: input.attempt }),
-  };
+  const body: Body<'agent.spawned'> = { type: 'agent.spawned', name: input.name, depth: input.depth, task: input.task };
+  // Set one by one, in this order (a spread of `cond ? {} : { field }` makes an object each, for every agent).
+  if (input.description !== undefined) body.description = input.description;
+  if (input.background) body.background = true;
+  if (input.resumed) body.resumed = true;
+  if (input.resident) body.resident = true;
+  if (input.attempt !== undefined) body.attempt = input.attempt;
+  return body;
 }
 
 /** `agent.started`: it got its slot. */
@@ -67,7 +64,7 @@ export function modelRequest(context: AgentContext): Body<'model.request'> {
 
 /** `model.response`: a turn's reply, its usage, cost and duration. */
 export function modelResponse(context: AgentContext, turn: ModelTurn): Body<'model.response'> {
-  return {
+  const body: Body<'model.response'> = {
     type: 'model.response',
     turn: context.turns,
     model: turn.model,
@@ -75,8 +72,9 @@ export function modelResponse(context: AgentContext, turn: ModelTurn): Body<'mod
     costUsd: turn.costUsd,
     durationMs: turn.durationMs,
     toolCalls: turn.toolCalls.length,
-    ...(turn.content === '' ? {} : { content: turn.content }),
   };
+  if (turn.content !== '') body.content = turn.content;
+  return body;
 }
 
 /** `agent.waiting`: parked until a message comes (`idle`), or until a tool call's wait ends (`tool_call`). */

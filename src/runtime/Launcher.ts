@@ -47,7 +47,7 @@ interface LiveRun {
   /** For a top-level agent: the key its conversation is stored under too. */
   conversationKey?: string;
   /** Its mailbox, opened anew for each attempt when it is restarted. */
-  mailbox: { inbox: { capacity: number; overflow: 'reject' | 'drop-oldest' }; topics: readonly string[] };
+  mailbox: { readonly inbox: { capacity: number; overflow: 'reject' | 'drop-oldest' }; readonly topics: readonly string[] };
 }
 
 /** The parts of the runtime a launcher works with. */
@@ -108,6 +108,8 @@ export class Launcher {
   closed = false;
   /** Restarts of failed agents, and escalations. */
   private readonly restarts: Restarts;
+  /** Each definition's limits for the launches that override none of them (most do not): made once per definition. */
+  private readonly definitionLimits = new WeakMap<ResolvedAgent['definition'], Limits>();
 
   constructor(private readonly parts: LauncherParts) {
     this.restarts = new Restarts({
@@ -168,6 +170,19 @@ export class Launcher {
     }
   }
 
+  /** An agent's limits for one launch: its definition's, made once, when the request overrides none. */
+  private limitsFor(request: LaunchRequest, definition: ResolvedAgent['definition']): Limits {
+    for (let i = 0; i < LIMIT_FIELDS.length; i++) {
+      if (request[LIMIT_FIELDS[i]!] !== undefined) return limitsOf(request, definition, this.parts.settings);
+    }
+    let limits = this.definitionLimits.get(definition);
+    if (limits === undefined) {
+      limits = limitsOf(request, definition, this.parts.settings);
+      this.definitionLimits.set(definition, limits);
+    }
+    return limits;
+  }
+
   /** Saves an agent's conversation as it stands once its turn is recorded (after the step that announced it). */
   private checkpoint(id: string): void {
     queueMicrotask(() => {
@@ -178,7 +193,7 @@ export class Launcher {
 
   /** Starts an agent (or resumes an ended one, or reuses a pooled one): checks, makes the input, sends `SPAWN`. */
   launch(request: LaunchRequest): AgentHandle {
-    const { results, pool, sessions, settings } = this.parts;
+    const { results, pool, sessions } = this.parts;
     const table = this.parts.table();
     if (this.closed) throw new RuntimeClosedError();
     const agent = this.agentNamed(request.agent);
@@ -189,7 +204,7 @@ export class Launcher {
     if (request.parentId != null && !parent) throw new UnknownAgentError(request.parentId);
     const definition = agent.definition;
     // Every check before the first change, so a refused launch leaves nothing behind.
-    const limits = limitsOf(request, definition, settings);
+    const limits = this.limitsFor(request, definition);
     checkBudget(request.budget, 'budget');
     const byAgent = parent !== undefined && parent.group !== true;
     this.parts.limits.check(parent?.id ?? null, byAgent);
@@ -218,12 +233,11 @@ export class Launcher {
       (parent && this.groups.get(parent.id)) ?? parent?.id ?? (stored !== undefined ? stored : (request.conversationKey ?? 'main'));
     const conversationKey =
       !parent && sessionParent !== null && !sessionParent.startsWith('agent:') ? sessionParent : undefined;
-    this.live.set(id, {
-      agent,
-      mailbox: { inbox, topics },
-      ...(poolKey === undefined ? {} : { poolKey }),
-      ...(conversationKey === undefined ? {} : { conversationKey }),
-    });
+    // The limits are the mailbox's options (its inbox and topics), shared and read only.
+    const run: LiveRun = { agent, mailbox: limits };
+    if (poolKey !== undefined) run.poolKey = poolKey;
+    if (conversationKey !== undefined) run.conversationKey = conversationKey;
+    this.live.set(id, run);
     this.liveRuns.set(agent.name, (this.liveRuns.get(agent.name) ?? 0) + 1);
     sessions.spawned({ id, agentType: agent.name, parentConversationId: sessionParent, taskDescription: request.task });
     this.parts.postOffice.open(id, agent.name, inbox, topics);
@@ -243,11 +257,11 @@ export class Launcher {
     }
     const spawn: SpawnRequest = {
       priority: request.priority,
-      ...(approval ? { approval } : {}),
-      ...(request.deny === undefined ? {} : { deny: request.deny }),
-      ...(request.waiter === undefined ? {} : { waiter: request.waiter }),
-      input: inputOf(request, agent, limits, { id, runId: this.parts.runId, parent, resumed: resume !== undefined, ...(history ? { history } : {}) }),
+      input: inputOf(request, agent, limits, { id, runId: this.parts.runId, parent, resumed: resume !== undefined, history }),
     };
+    if (approval) spawn.approval = approval;
+    if (request.deny !== undefined) spawn.deny = request.deny;
+    if (request.waiter !== undefined) spawn.waiter = request.waiter;
     this.restarts.launched(spawn, limits.restart, limits.restartIntensity);
     this.parts.send({ type: 'SPAWN', request: spawn });
     return { id, result, events$: watcher ? watcher.observable : this.parts.events$ };
@@ -393,8 +407,14 @@ function depthUnder(parent: { depth: number; group?: true } | undefined): number
   return parent.group ? parent.depth : parent.depth + 1;
 }
 
+/** The fields of a launch request that override its definition's limits (see `limitsOf`). */
+const LIMIT_FIELDS = ['resident', 'maxTurns', 'idleTimeoutMs', 'historyLimit', 'inbox', 'retry', 'restart', 'restartIntensity', 'subscribe'] as const;
+
+/** An agent's limits and mailbox, as `limitsOf` makes them; read only (one may serve every launch of a definition). */
+type Limits = Readonly<ReturnType<typeof limitsOf>>;
+
 /** An agent's limits and mailbox for one launch: the request's, else its definition's, else the runtime's. */
-function limitsOf(request: LaunchRequest, definition: ResolvedAgent['definition'], settings: Settings) {
+function limitsOf(request: Pick<LaunchRequest, (typeof LIMIT_FIELDS)[number]>, definition: ResolvedAgent['definition'], settings: Settings) {
   const resident = request.resident ?? definition.resident === true;
   const maxTurns = positive(request.maxTurns, 'maxTurns') ?? definition.maxTurns ?? (resident ? RESIDENT_MAX_TURNS : settings.maxTurns);
   const idleTimeoutMs = positive(request.idleTimeoutMs, 'idleTimeoutMs') ?? definition.idleTimeoutMs ?? settings.idleTimeoutMs;
@@ -425,11 +445,11 @@ function limitsOf(request: LaunchRequest, definition: ResolvedAgent['definition'
 function inputOf(
   request: LaunchRequest,
   agent: ResolvedAgent,
-  limits: ReturnType<typeof limitsOf>,
-  placed: { id: string; runId: string; parent: AgentRecord | undefined; resumed: boolean; history?: ChatMessage[] },
+  limits: Limits,
+  placed: { id: string; runId: string; parent: AgentRecord | undefined; resumed: boolean; history: ChatMessage[] | undefined },
 ): AgentInput {
   const { parent, history } = placed;
-  return {
+  const input: AgentInput = {
     id: placed.id,
     name: agent.name,
     runId: placed.runId,
@@ -437,19 +457,21 @@ function inputOf(
     toolCallId: request.toolCallId ?? null,
     depth: depthUnder(parent),
     task: request.task,
-    ...(request.description === undefined ? {} : { description: request.description }),
-    ...(request.background ? { background: true } : {}),
-    ...(placed.resumed ? { resumed: true } : {}),
-    ...(limits.resident ? { resident: true } : {}),
     systemPrompt: agent.definition.systemPrompt,
     model: agent.modelName ?? agent.model.name,
     tools: toolNamesOf(agent),
     maxTurns: limits.maxTurns,
     idleTimeoutMs: limits.idleTimeoutMs,
     retry: limits.retry,
-    ...(request.budget ? { budget: request.budget } : {}),
-    ...(limits.historyLimit === undefined ? {} : { historyLimit: limits.historyLimit }),
-    ...(history ? { history } : {}),
-    ...(agent.definition.requiredToolCalls?.length ? { requiredToolCalls: [...agent.definition.requiredToolCalls] } : {}),
   };
+  // Optional fields set one by one: a spread of `cond ? {} : { field }` makes an object each, for every agent.
+  if (request.description !== undefined) input.description = request.description;
+  if (request.background) input.background = true;
+  if (placed.resumed) input.resumed = true;
+  if (limits.resident) input.resident = true;
+  if (request.budget) input.budget = request.budget;
+  if (limits.historyLimit !== undefined) input.historyLimit = limits.historyLimit;
+  if (history) input.history = history;
+  if (agent.definition.requiredToolCalls?.length) input.requiredToolCalls = [...agent.definition.requiredToolCalls];
+  return input;
 }

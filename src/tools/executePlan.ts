@@ -33,6 +33,7 @@ export async function executePlan(
 ): Promise<void> {
   const limit = concurrencyLimit(options.maxConcurrency);
   if (isChain(plan.dependsOn)) return runInTurn(plan.dependsOn.length, run, options.signal);
+  if (isFree(plan.dependsOn)) return runFree(plan.dependsOn.length, run, limit, options.signal);
   const dependents = dependentsOf(plan.dependsOn);
   const waitingFor = plan.dependsOn.map((deps) => distinct(deps).length);
   const ready = waitingFor.flatMap((count, index) => (count === 0 ? [index] : []));
@@ -80,6 +81,32 @@ function isChain(dependsOn: readonly (readonly number[])[]): boolean {
 /** Runs calls 0 … n − 1 one after another, each once the one before has settled; none starts once `signal` aborts. */
 async function runInTurn(n: number, run: (index: number) => Promise<void>, signal: ExecutePlanOptions['signal']): Promise<void> {
   for (let index = 0; index < n && !signal?.aborted; index++) await startSettled(run, index);
+}
+
+/** True when no call waits for another (a fan-out of `assign_task`, reads side by side): no graph to keep. */
+function isFree(dependsOn: readonly (readonly number[])[]): boolean {
+  for (let index = 0; index < dependsOn.length; index++) if (dependsOn[index]!.length !== 0) return false;
+  return true;
+}
+
+/** Runs calls 0 … n − 1, at most `limit` at a time, each started in index order as a slot frees; none once `signal` aborts. */
+function runFree(n: number, run: (index: number) => Promise<void>, limit: number, signal: ExecutePlanOptions['signal']): Promise<void> {
+  return new Promise<void>((resolve) => {
+    let next = 0;
+    let running = 0;
+    const settle = (): void => {
+      running--;
+      pump();
+    };
+    const pump = (): void => {
+      while (running < limit && next < n && !signal?.aborted) {
+        running++;
+        startSettled(run, next++, settle);
+      }
+      if (running === 0) resolve();
+    };
+    pump();
+  });
 }
 
 /** Starts one call; `after` runs once it settles, however it settles, and the returned promise fulfils after that. */

@@ -165,6 +165,34 @@ describe('executePlan', () => {
     expect(started).toEqual([0, 1]);
   });
 
+  it('starts nothing new once aborted when no call waits for another, and resolves when the running ones settle', async () => {
+    const { run, started, calls } = controlledRun();
+    const controller = new AbortController();
+    const state = track(executePlan(plan([[], [], [], []]), run, { maxConcurrency: 2, signal: controller.signal }));
+    expect(started).toEqual([0, 1]);
+    calls.get(0)?.resolve();
+    await flush();
+    expect(started).toEqual([0, 1, 2]);
+    controller.abort();
+    calls.get(1)?.resolve();
+    await flush();
+    expect(started).toEqual([0, 1, 2]);
+    expect(state.done).toBe(false);
+    calls.get(2)?.resolve();
+    await flush();
+    expect(state.done).toBe(true);
+  });
+
+  it('runs every call of a plan without dependencies once, however many fail', async () => {
+    const ran: number[] = [];
+    const run = async (index: number) => {
+      ran.push(index);
+      if (index % 3 === 0) throw new Error(`call ${index} failed`);
+    };
+    await executePlan(plan(Array.from({ length: 10 }, () => [])), run, { maxConcurrency: 3 });
+    expect(ran).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  });
+
   it.each([0, -1, 0.5, Number.NaN])('rejects maxConcurrency %s before starting anything', async (maxConcurrency) => {
     const run = vi.fn(async () => {});
     await expect(executePlan(plan([[]]), run, { maxConcurrency })).rejects.toBeInstanceOf(ConfigurationError);

@@ -87,17 +87,12 @@ export function buildParts(options: RuntimeOptions) {
   const launcher: Launcher = new Launcher({ settings, limits, retention, checkpoints: options.store !== undefined, runId, catalog, results, approvals, sessions, pool, postOffice, messenger, random, redactor, clock, announce, events$, metrics, table, send: line.send });
   const delegator = delegatorFor(options, { catalog, results, approvals, sessions, clock, maxDepth: settings.maxDepth, table, launcher, send: line.send });
   const environment = environmentFor({ access, mcp, prices, launcher, delegator, messenger, blackboard, notes: notesFor(store, redactor, random), runtimeEvents, clock, postOffice, limits, toolPolicy: options.toolPolicy, askPerson: personAskerFor(approvals, random, clock, runtimeEvents) });
+  const unwatched = inspection.inspect ? undefined : unwatchedParts(environment, table, line);
   const supervisor = supervisorFor(inspection.inspect, {
-    // Watched by an inspector, an agent gives its slot back with an event to the supervisor, for the inspector to see;
-    // otherwise at once, without a step of the supervisor (see parkAtOnce).
-    agentLogic: agentLogicFor(environment, postOffice, clock, limits, announceTo, inspection.inspect ? undefined : (id) => parkAtOnce(table(), id, () => line.send({ type: 'SLOT.RELEASE', id }))),
+    agentLogic: agentLogicFor(environment, postOffice, clock, limits, announceTo, unwatched),
+    works: unwatched?.works,
     maxParallel: settings.maxParallel,
-    clock,
-    postOffice,
-    announceTo,
-    launcher,
-    messenger,
-    line,
+    clock, postOffice, announceTo, launcher, messenger, line,
   });
   // The trace is the first subscriber: an event is in its file before anyone else (user code too) is told of it.
   const trace: EventRecording | undefined = options.trace ? traceEvents(events$, options.trace, { runId }) : undefined;
@@ -296,9 +291,20 @@ function personAskerFor(approvals: Approvals, random: RandomSource, clock: Runti
 }
 
 /**
+ * What agents do at once when no inspector watches: their work without a worker actor (see AgentWorks), and their slot
+ * given back without a step of the supervisor (see parkAtOnce). Watched by an inspector, both are events it sees.
+ */
+function unwatchedParts(environment: AgentEnvironment, table: () => AgentTable, line: SupervisorLine) {
+  return {
+    works: new AgentWorks(workerParts(environment)),
+    park: (id: string) => parkAtOnce(table(), id, () => line.send({ type: 'SLOT.RELEASE', id })),
+  };
+}
+
+/**
  * The agent machine with the runtime's actors, its clock, its post office's mail and the run's budgets. Unwatched (no
- * inspector, `park` given), an agent gives its slot back with `park` instead of its `SLOT.RELEASE` event, and does its
- * work without a worker actor (`workActions`).
+ * inspector), an agent gives its slot back with `park` instead of its `SLOT.RELEASE` event, and does its work in `works`
+ * without a worker actor (`workActions`).
  */
 function agentLogicFor(
   environment: AgentEnvironment,
@@ -306,10 +312,10 @@ function agentLogicFor(
   clock: RuntimeClock,
   limits: RunLimits,
   announceTo: (event: TroupeEvent) => void,
-  park?: (id: string) => void,
+  unwatched?: { works: AgentWorks; park: (id: string) => void },
 ) {
-  const unwatched = park
-    ? { releaseSlot: ({ context }: { context: AgentContext }) => park(context.input.id), ...workActions(new AgentWorks(workerParts(environment))) }
+  const atOnce = unwatched
+    ? { releaseSlot: ({ context }: { context: AgentContext }) => unwatched.park(context.input.id), ...workActions(unwatched.works) }
     : {};
   return agentMachine.provide({
     actors: { worker: createAgentWorker(environment) },
@@ -319,7 +325,7 @@ function agentLogicFor(
     },
     actions: {
       ...clockedAgentActions(clock, postOffice, announceTo),
-      ...unwatched,
+      ...atOnce,
     },
   });
 }
@@ -366,6 +372,8 @@ function supervisorFor(
   inspect: Inspect | undefined,
   parts: {
     agentLogic: ReturnType<typeof agentLogicFor>;
+    /** Unwatched, the agents' work (see AgentWorks). */
+    works: AgentWorks | undefined;
     maxParallel: number;
     clock: RuntimeClock;
     postOffice: PostOffice;
@@ -377,9 +385,13 @@ function supervisorFor(
     line: SupervisorLine;
   },
 ) {
-  const { agentLogic, clock, postOffice, launcher, messenger, line } = parts;
+  const { agentLogic, works, clock, postOffice, launcher, messenger, line } = parts;
   const { report } = line;
-  const settle = (outcome: AgentOutcome) => report(() => launcher.settle(outcome));
+  const settle = (outcome: AgentOutcome) => {
+    // An agent stops its work as it leaves `running`; one whose actor crashed left no state, so its work stops here.
+    works?.stop(outcome.id);
+    report(() => launcher.settle(outcome));
+  };
   // What sends events to agents in the supervisor's own step: an agent that ends meanwhile is ended by that step's
   // successor, as with the supervisor as its parent, rather than in the middle of it.
   const inStep = Object.fromEntries(

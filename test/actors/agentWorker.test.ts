@@ -111,13 +111,18 @@ describe('AgentWorks', () => {
     const received: WorkerReply[] = [];
     return { received, send: (event: WorkerReply) => void received.push(event) };
   };
-
-  it("sends each agent its own model call's end, and a retry while it runs", async () => {
+  /** Two agents, each waiting for its model call (calls[0] is a's, calls[1] b's). */
+  const twoThinking = () => {
     const { calls, parts } = pendingCalls();
     const works = new AgentWorks(parts);
     const [a, b] = [agent(), agent()];
     works.handle('agent:a:1', a, call);
     works.handle('agent:b:1', b, call);
+    return { calls, works, a, b };
+  };
+
+  it("sends each agent its own model call's end, and a retry while it runs", async () => {
+    const { calls, works, a, b } = twoThinking();
     calls[0]!.retrying();
     calls[1]!.reject(new Error('down'));
     calls[0]!.resolve(turn('one'));
@@ -132,11 +137,7 @@ describe('AgentWorks', () => {
   });
 
   it('aborts only the stopped agent\'s call, drops what it settles with later, and forgets it', async () => {
-    const { calls, parts } = pendingCalls();
-    const works = new AgentWorks(parts);
-    const [a, b] = [agent(), agent()];
-    works.handle('agent:a:1', a, call);
-    works.handle('agent:b:1', b, call);
+    const { calls, works, a, b } = twoThinking();
     works.stop('agent:a:1');
     expect(calls.map((pending) => pending.signal.aborted)).toEqual([true, false]);
     calls[0]!.retrying();

@@ -26,8 +26,8 @@ function deferred(): Deferred {
   return { promise, resolve, reject };
 }
 
-/** A `run` whose calls stay pending until the test settles them by index. */
-function controlledRun(): { run: (index: number) => Promise<void>; started: number[]; calls: Map<number, Deferred> } {
+/** A `run` whose calls stay pending until the test settles them by index (`finish` fulfils some, then flushes). */
+function controlledRun() {
   const started: number[] = [];
   const calls = new Map<number, Deferred>();
   const run = (index: number): Promise<void> => {
@@ -36,7 +36,11 @@ function controlledRun(): { run: (index: number) => Promise<void>; started: numb
     calls.set(index, call);
     return call.promise;
   };
-  return { run, started, calls };
+  const finish = async (...indexes: number[]): Promise<void> => {
+    for (const index of indexes) calls.get(index)?.resolve();
+    await flush();
+  };
+  return { run, started, calls, finish };
 }
 
 /** Tracks whether the promise has settled, to check it at quiescent points. */
@@ -64,18 +68,15 @@ describe('executePlan', () => {
   });
 
   it('starts a call only once its dependencies have settled', async () => {
-    const { run, started, calls } = controlledRun();
+    const { run, started, finish } = controlledRun();
     const state = track(executePlan(plan([[], [], [0, 1]]), run, {}));
     expect(started).toEqual([0, 1]);
-    calls.get(0)?.resolve();
-    await flush();
+    await finish(0);
     expect(started).toEqual([0, 1]);
-    calls.get(1)?.resolve();
-    await flush();
+    await finish(1);
     expect(started).toEqual([0, 1, 2]);
     expect(state.done).toBe(false);
-    calls.get(2)?.resolve();
-    await flush();
+    await finish(2);
     expect(state.done).toBe(true);
   });
 
@@ -166,20 +167,17 @@ describe('executePlan', () => {
   });
 
   it('starts nothing new once aborted when no call waits for another, and resolves when the running ones settle', async () => {
-    const { run, started, calls } = controlledRun();
+    const { run, started, finish } = controlledRun();
     const controller = new AbortController();
     const state = track(executePlan(plan([[], [], [], []]), run, { maxConcurrency: 2, signal: controller.signal }));
     expect(started).toEqual([0, 1]);
-    calls.get(0)?.resolve();
-    await flush();
+    await finish(0);
     expect(started).toEqual([0, 1, 2]);
     controller.abort();
-    calls.get(1)?.resolve();
-    await flush();
+    await finish(1);
     expect(started).toEqual([0, 1, 2]);
     expect(state.done).toBe(false);
-    calls.get(2)?.resolve();
-    await flush();
+    await finish(2);
     expect(state.done).toBe(true);
   });
 

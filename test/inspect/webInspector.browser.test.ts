@@ -26,6 +26,19 @@ async function rowStates(page: Page): Promise<Record<string, string>> {
   return page.$$eval('[data-agent][data-state]', (rows) => Object.fromEntries(rows.map((row) => [row.getAttribute('data-agent'), row.getAttribute('data-state')])));
 }
 
+/**
+ * Clicks the `nth` agent row and returns the agent it showed, both in one task of the page: while events flood in, the
+ * tree redraws between any two steps of the test, so a row read first and clicked after may show another agent by then.
+ */
+async function clickRow(page: Page, nth: number): Promise<string | null> {
+  const row = page.locator('.agent-row').nth(nth);
+  await row.waitFor();
+  return row.evaluate((element) => {
+    (element as unknown as { click(): void }).click();
+    return element.getAttribute('data-agent');
+  });
+}
+
 describe('the web inspector in a browser', { timeout: 60_000 }, () => {
   it('shows a live run as it goes: agents appear and complete; an agent shows its statechart, figures and conversation; the log filters', async () => {
     const errors: string[] = [];
@@ -146,9 +159,7 @@ describe('the web inspector in a browser', { timeout: 60_000 }, () => {
     );
     // While the run goes on: rows appear (only those in view are drawn), and a click on one selects it.
     await page.locator('.agent-row').nth(20).waitFor();
-    const row = page.locator('.agent-row').nth(5);
-    const id = await row.getAttribute('data-agent');
-    await row.click();
+    const id = await clickRow(page, 5);
     await page.locator(`[data-testid="agent-panel"][data-agent="${id}"]`).waitFor();
     expect(finished).toBeLessThan(AGENTS);
     await screenshot(page, 'thousand-running');
@@ -185,9 +196,7 @@ describe('the web inspector in a browser', { timeout: 60_000 }, () => {
       inspector.end();
     })();
     await page.locator('.agent-row').nth(10).waitFor();
-    const row = page.locator('.agent-row').nth(3);
-    const id = await row.getAttribute('data-agent');
-    await row.click();
+    const id = await clickRow(page, 3);
     await page.locator(`[data-testid="agent-panel"][data-agent="${id}"]`).waitFor();
     await page.getByLabel('filter by type').selectOption('agent.completed');
     expect(fed).toBeLessThan(events.length); // all of that while the flood went on

@@ -71,8 +71,10 @@ export interface Caller {
   /**
    * The caller's stop, read without making a signal of its own for the call (a tool call's signal is made on first
    * read): whether it has stopped, and a promise that rejects when it does. Absent where `signal` is all there is.
+   * `withAgent` is true when it can stop only as the calling agent ends (a tool call without a time limit): the call's
+   * batch then ends at once and the runtime ends the agent's waits, so a wait need not race it.
    */
-  stop?: { readonly aborted: boolean; readonly promise: Promise<never> };
+  stop?: { readonly aborted: boolean; readonly promise: Promise<never>; readonly withAgent?: boolean };
   /**
    * Sends a message out through the calling agent's actor (which passes it to the supervisor), so an inspector sees it
    * leave the sender; absent where a caller has no actor.

@@ -178,7 +178,7 @@ async function runBatch(batch: Batch): Promise<ToolMessage[]> {
   });
   const plan = schedule(ready.map(({ ready: r }) => r.planned));
   if (ready.length > 1) announcePlan(batch, ready, plan);
-  await executePlan(
+  const done = executePlan(
     plan,
     async (position) => {
       const entry = ready[position];
@@ -186,6 +186,10 @@ async function runBatch(batch: Batch): Promise<ToolMessage[]> {
     },
     { maxConcurrency: batch.agent.maxToolConcurrency, signal: batch.signal },
   );
+  // The batch's stop ends it at once, raced here once rather than by every call: a wide turn would otherwise hang a
+  // reaction per call on the one stop promise, kept (with the call's result) until the batch ends. A call still running
+  // when the batch stops ends on its own signal; what it says then goes nowhere (`send` is closed).
+  await Promise.race([done, batch.stopped]);
   if (batch.signal.aborted) throw new AbortedError();
   return messages;
 }
@@ -236,7 +240,7 @@ async function runOne(batch: Batch, ready: ReadyCall): Promise<ToolMessage> {
   const { environment, clock, send } = batch;
   const started = clock.now();
   send({ type: 'tool.call', callId: call.id, tool: call.name, arguments: call.arguments });
-  const own = new CallSignal(batch);
+  const own = new CallSignal(batch, tool.timeoutMs);
   const context = new CallContext(batch, own, call.id) as unknown as ToolContext;
   let message: ToolMessage;
   try {
@@ -259,18 +263,18 @@ async function runOne(batch: Batch, ready: ReadyCall): Promise<ToolMessage> {
   return message;
 }
 
-/** Runs one approved call within its limits (the batch's stop, the tool's timeout) and announces its result. */
+/** Runs one approved call within its time limit, if it has one, and announces its result. */
 async function execute(batch: Batch, { call, tool, args }: ReadyCall, context: ToolContext, own: CallSignal, started: number): Promise<ToolMessage> {
   const { input, environment, clock, send } = batch;
   if (tool.interactive) send({ type: 'TOOL.WAITING', callId: call.id });
   try {
     const running = Promise.resolve().then(() => tool.execute(args as never, context));
     const { timeoutMs } = tool;
+    // The batch's stop is raced by the batch (`runBatch`); only a time limit is raced here.
     const output = await (timeoutMs === undefined
-      ? Promise.race([running, batch.stopped])
+      ? running
       : Promise.race([
           running,
-          batch.stopped,
           sleep(clock, timeoutMs, own.signal).then(() => {
             const timeout = new ToolTimeoutError(tool.name, timeoutMs);
             own.abort(timeout);
@@ -436,7 +440,10 @@ async function approval(batch: Batch, { call, tool, args, planned }: ReadyCall, 
 class CallSignal {
   private controller: AbortController | undefined;
 
-  constructor(private readonly batch: Batch) {}
+  constructor(
+    private readonly batch: Batch,
+    private readonly timeoutMs: number | undefined,
+  ) {}
 
   get signal(): AbortSignal {
     return this.made().signal;
@@ -448,6 +455,11 @@ class CallSignal {
 
   get promise(): Promise<never> {
     return this.controller ? whenAborted(this.controller.signal) : this.batch.stopped;
+  }
+
+  /** True when the call can stop only with its batch (its agent's end): it has no time limit of its own. */
+  get withAgent(): boolean {
+    return this.timeoutMs === undefined;
   }
 
   abort(reason: unknown): void {

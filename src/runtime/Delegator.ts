@@ -11,6 +11,7 @@ import type { AgentResult, AgentResults } from './AgentResults.js';
 import type { Approvals } from './Approvals.js';
 import type { SessionStore } from '../memory/SessionStore.js';
 import type {
+  AgentSummary,
   Delegation,
   DelegationPolicy,
   DelegationRequest,
@@ -73,15 +74,13 @@ export class Delegator {
 
   /** The delegation service a tool gets, bound to the agent that called it. */
   forCaller(caller: Caller): Delegation {
-    return {
-      agents: () =>
-        caller.depth >= this.host.maxDepth
-          ? []
-          : this.host.catalog.delegatesOf(who(caller)).map((agent) => this.host.catalog.summary(agent)),
-      delegate: (request) => this.delegate(caller, request),
-      taskOutput: (agentId, options) => this.taskOutput(agentId, options, caller),
-      spawnAgent: (request) => this.spawnAgent(caller, request),
-    };
+    return new CallerDelegation(this, caller);
+  }
+
+  /** The agents the caller may delegate to (none at the depth limit), as it sees them. */
+  agentsFor(caller: Caller): AgentSummary[] {
+    const { catalog, maxDepth } = this.host;
+    return caller.depth >= maxDepth ? [] : catalog.delegatesOf(who(caller)).map((agent) => catalog.summary(agent));
   }
 
   /** Hands a task to an agent on the caller's behalf (see {@link Delegation.delegate}). */
@@ -131,9 +130,8 @@ export class Delegator {
     if (!background) launch.waiter = caller.agentId;
     const id = this.host.launch(launch);
     if (background) return this.running(id);
-    const result = taskResult(await this.until(id, caller)) as DelegationResult;
-    result.executionTimeMs = Math.max(0, clockNow(this.host.clock) - started);
-    return result;
+    const ended = await this.until(id, caller);
+    return taskResult(ended, Math.max(0, clockNow(this.host.clock) - started)) as DelegationResult;
   }
 
   /** The agents the caller may delegate to, as the text of a refusal names them. */
@@ -293,6 +291,9 @@ export class Delegator {
   private async until(id: string, caller: Caller): Promise<AgentResult> {
     const result = this.host.results.wait(id)!;
     if (stopped(caller)) throw new AbortedError('The caller stopped.');
+    // A tool call that stops only with its agent has its batch end at once when it does, and the supervisor ends an
+    // ended agent's waits: racing the stop here too would hang a reaction per call of a wide turn on the batch's stop.
+    if (caller.stop?.withAgent) return result;
     try {
       // The caller's signal is shared by every call of its batch: race its one abort promise, add no listener.
       return await Promise.race([result, whenStopped(caller)]);
@@ -326,6 +327,33 @@ export class Delegator {
       agentId: id,
       agentName: record?.name ?? id,
     };
+  }
+}
+
+/**
+ * The delegation service of one caller ({@link Delegator.forCaller}): its methods are the prototype's, so a tool call
+ * that delegates costs one small object, not a closure per method.
+ */
+class CallerDelegation implements Delegation {
+  constructor(
+    private readonly delegator: Delegator,
+    private readonly caller: Caller,
+  ) {}
+
+  agents(): AgentSummary[] {
+    return this.delegator.agentsFor(this.caller);
+  }
+
+  delegate(request: DelegateRequest): Promise<DelegationResult | TaskRunning> {
+    return this.delegator.delegate(this.caller, request);
+  }
+
+  taskOutput(agentId: string, options?: TaskOutputOptions): Promise<TaskOutput> {
+    return this.delegator.taskOutput(agentId, options, this.caller);
+  }
+
+  spawnAgent(request: SpawnAgentRequest): Promise<DelegationResult | TaskRunning> {
+    return this.delegator.spawnAgent(this.caller, request);
   }
 }
 
@@ -371,9 +399,16 @@ function whenStopped(caller: Caller): Promise<never> {
   return caller.stop?.promise ?? whenAborted(caller.signal);
 }
 
-/** A result as a caller sees it. */
-export function taskResult(result: AgentResult): TaskResult {
-  const task: TaskResult = { status: result.status, agentId: result.id, agentName: result.agent, toolCallsExecuted: result.toolCallsExecuted, metrics: result.metrics };
+/** A result as a caller sees it; a delegation that waited for it gives the time it took (`executionTimeMs`). */
+export function taskResult(result: AgentResult): TaskResult;
+export function taskResult(result: AgentResult, executionTimeMs: number): DelegationResult;
+export function taskResult(result: AgentResult, executionTimeMs?: number): TaskResult {
+  const { status, id: agentId, agent: agentName, toolCallsExecuted, metrics } = result;
+  // The time in the literal rather than added after: one object of one shape.
+  const task: TaskResult =
+    executionTimeMs === undefined
+      ? { status, agentId, agentName, toolCallsExecuted, metrics }
+      : ({ status, agentId, agentName, toolCallsExecuted, metrics, executionTimeMs } as DelegationResult);
   if (result.output !== undefined) task.output = result.output;
   if (result.reason !== undefined && result.error !== undefined) {
     task.reason = result.reason;

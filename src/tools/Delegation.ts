@@ -139,7 +139,8 @@ export type DelegationPolicy = (request: DelegationRequest) => DelegationDecisio
 /**
  * What a running tool may do with other agents, on behalf of the agent that called it (`context.delegation`).
  * The built-in delegation tools use it; a tool of your own may too. Refusals throw a `DelegationError`, which
- * becomes an error result the model sees.
+ * becomes an error result the model sees. Call its methods on it (`context.delegation.delegate(…)`): they are not
+ * bound functions.
  */
 export interface Delegation {
   /** The agents the caller may delegate to (none when it is at the depth limit). */

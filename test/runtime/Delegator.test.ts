@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { SimulatedClock } from 'xstate';
 import { DelegationError, ending, InMemoryMemory, type DelegationPolicy } from 'troupe';
 import { ScriptedModel } from 'troupe/testing';
+import { whenAborted } from '../../src/abort.js';
 import type { Caller } from '../../src/actors/agentEnvironment.js';
 import { AgentCatalog } from '../../src/catalog/AgentCatalog.js';
 import { emptyFigures } from '../../src/events/metrics.js';
@@ -190,6 +191,23 @@ describe('waiting', () => {
 
     await expect(pending).rejects.toMatchObject({ code: 'aborted' });
     expect(sent).toEqual([{ type: 'UNWAIT', id: 'agent:lead:1', on: 'agent:helper:1' }]);
+  });
+
+  it('a tool call that stops only with its agent waits for the sub-agent, whose end comes as the subtree is cancelled', async () => {
+    const { delegator, sent, end } = setup();
+    const stop = new AbortController();
+    // A batch's call without a time limit: its stop comes only as its agent ends (the batch then ends at once).
+    const withAgent = { get aborted() { return stop.signal.aborted; }, promise: whenAborted(stop.signal), withAgent: true };
+    const pending = delegator.delegate(caller({ signal: stop.signal, stop: withAgent }), { agent: 'helper', task: 'Slow.' });
+    await tick();
+
+    stop.abort();
+    await tick();
+    // No wait is given back: the supervisor ends the waits of an agent that has ended.
+    expect(sent).toEqual([]);
+    end('agent:helper:1', { status: 'failed', reason: 'cancelled', error: ending('cancelled', 'The parent stopped.', 'user') });
+
+    await expect(pending).resolves.toMatchObject({ status: 'failed', reason: 'cancelled', agentId: 'agent:helper:1' });
   });
 
   it("refuses task_output for an agent that is not one of the caller's sub-agents", async () => {

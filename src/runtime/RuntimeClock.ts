@@ -14,8 +14,6 @@ interface Timer {
   due: number;
   fn: () => void;
   kind: TimerKind;
-  /** The wrapped clock's timer (real time only; a simulated clock gets one wake-up timer for all). */
-  inner: unknown;
   /** Its position in the heap of all timers, and in the heap of work and watchdog timers (-1: not there). */
   all: number;
   fore: number;
@@ -38,10 +36,13 @@ export interface SettableClock extends TroupeClock {
  * clock's private fields. Every timer of the runtime goes through it: XState's delayed events, idle timeouts, tool
  * timeouts, scripted latencies and message waits.
  *
- * On a simulated clock it sets one timer of the wrapped clock at a time, for its earliest due timer, and fires its own
- * timers from there in order (due time, then the order they were set): XState's `SimulatedClock` sorts all of its
- * timers whenever time moves, which costs too much with thousands of agents waiting. Moving the wrapped clock by hand
- * (`clock.set(t)`) still fires everything due by `t`.
+ * It sets one timer of the wrapped clock at a time (its wake-up), for its earliest due timer, and fires its own timers
+ * from there in order (due time, then the order they were set). On a simulated clock: XState's `SimulatedClock` sorts
+ * all of its timers whenever time moves, which costs too much with thousands of agents waiting; moving the wrapped clock
+ * by hand (`clock.set(t)`) still fires everything due by `t`. In real time: a host timer per agent turn (its idle
+ * timeout, set and cleared) cost more than the rest of the timer's book; a timer cleared before the wake-up leaves it
+ * set (it finds nothing due and sets the next), and the wake-up keeps the process alive only while a work or watchdog
+ * timer is set.
  */
 export class RuntimeClock implements TroupeClock {
   /** Every timer, earliest first: the order they fire in. */
@@ -88,12 +89,12 @@ export class RuntimeClock implements TroupeClock {
   setTimeout(fn: (...args: any[]) => void, ms: number, kind: TimerKind = 'work'): number {
     const id = this.nextId++;
     const delay = ms > 0 ? ms : 0; // as the host's timers do, a negative or NaN delay is none (NaN would break the heap)
-    const timer: Timer = { id, due: this.now() + delay, fn, kind, inner: undefined, all: -1, fore: -1 };
+    const timer: Timer = { id, due: this.now() + delay, fn, kind, all: -1, fore: -1 };
     this.timers.set(id, timer);
     this.heap.push(timer);
     if (kind !== 'background') this.foreground.push(timer);
     if (this.simulated) this.arm();
-    else this.setHostTimer(timer, delay);
+    else this.wakeBy(timer);
     return id;
   }
 
@@ -102,21 +103,7 @@ export class RuntimeClock implements TroupeClock {
     if (!timer) return;
     this.remove(timer);
     if (this.simulated) this.arm(); // no wake-up timer is left for timers that were all cleared
-    else this.inner.clearTimeout(timer.inner);
-  }
-
-  /**
-   * Real time: one timer of the wrapped clock. The host fires a delay longer than about 24.8 days (2^31 − 1 ms) at
-   * once, so a longer one is set in steps.
-   */
-  private setHostTimer(timer: Timer, delay: number): void {
-    timer.inner = this.inner.setTimeout(() => {
-      if (delay > MAX_HOST_DELAY) return this.setHostTimer(timer, timer.due - this.now());
-      this.remove(timer);
-      timer.fn();
-    }, Math.min(delay, MAX_HOST_DELAY));
-    // A background timer must not keep the process alive on its own.
-    if (timer.kind === 'background') (timer.inner as { unref?: () => void } | undefined)?.unref?.();
+    else this.idle();
   }
 
   /** Simulated time: makes the wrapped clock's one timer due with the earliest of ours. */
@@ -131,14 +118,52 @@ export class RuntimeClock implements TroupeClock {
     this.wake = { due, handle: this.inner.setTimeout(() => this.fireDue(), Math.max(0, due - this.now())) };
   }
 
-  /** Simulated time: fires every timer due by now, earliest first, then arms the next. */
+  /** Real time: the wake-up comes no later than `timer` (and keeps the process alive if `timer` must). */
+  private wakeBy(timer: Timer): void {
+    const { wake } = this;
+    if (wake && wake.due <= timer.due) {
+      if (timer.kind !== 'background') hold(wake.handle, true);
+      return;
+    }
+    if (wake) this.inner.clearTimeout(wake.handle);
+    this.setWake(timer.due);
+  }
+
+  /**
+   * Real time: a wake-up for `due`, holding the process while a work or watchdog timer is set. The host fires a delay
+   * longer than about 24.8 days (2^31 − 1 ms) at once, so a longer one wakes up early, finds nothing due, and goes on.
+   */
+  private setWake(due: number): void {
+    const delay = Math.min(Math.max(0, due - this.now()), MAX_HOST_DELAY);
+    const handle = this.inner.setTimeout(() => this.fireDue(), delay);
+    this.wake = { due: this.now() + delay, handle };
+    if (this.foreground.size === 0) hold(handle, false);
+  }
+
+  /** Real time, after a timer was cleared: no wake-up without timers, and none that holds the process for background ones. */
+  private idle(): void {
+    const { wake } = this;
+    if (!wake) return;
+    if (this.heap.size === 0) {
+      this.inner.clearTimeout(wake.handle);
+      this.wake = undefined;
+    } else if (this.foreground.size === 0) {
+      hold(wake.handle, false);
+    }
+  }
+
+  /** Fires every timer due by now, earliest first, then sets the wake-up for the next. */
   private fireDue(): void {
     this.wake = undefined;
-    for (let first = this.heap.first(); first && first.due <= this.now(); first = this.heap.first()) {
-      this.remove(first);
-      first.fn();
+    try {
+      for (let first = this.heap.first(); first && first.due <= this.now(); first = this.heap.first()) {
+        this.remove(first);
+        first.fn();
+      }
+    } finally {
+      if (this.simulated) this.arm();
+      else if (!this.wake && this.heap.size > 0) this.setWake(this.heap.first()!.due);
     }
-    this.arm();
   }
 
   /** How many timers are set (background ones included). */
@@ -184,6 +209,10 @@ class TimerHeap {
 
   first(): Timer | undefined {
     return this.items[0];
+  }
+
+  get size(): number {
+    return this.items.length;
   }
 
   push(timer: Timer): void {
@@ -239,4 +268,11 @@ class TimerHeap {
     items[index] = timer;
     timer[slot] = index;
   }
+}
+
+/** Lets a host timer keep the process alive, or not (a browser's timer, a number, has no say in it). */
+function hold(handle: unknown, alive: boolean): void {
+  const timer = handle as { ref?: () => void; unref?: () => void } | undefined;
+  if (alive) timer?.ref?.();
+  else timer?.unref?.();
 }

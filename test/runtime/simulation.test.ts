@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { createRuntime, DeadlockError, defineTool, readRecording, realClock, RECORDING_SCHEMA_VERSION, RuntimeClock, type ModelReply, type ModelRequest } from 'troupe';
+import { createRuntime, DeadlockError, defineTool, readRecording, realClock, RECORDING_SCHEMA_VERSION, RuntimeClock, type ModelReply, type ModelRequest, type TroupeClock } from 'troupe';
 import { ScriptedModel, callTools, toolCall } from 'troupe/testing';
 import { lastMessage, readMessages, resident, scriptedPerAgent, simulatedClock, worker } from '../stubs.js';
 import { eachTestTempDir } from '../support/tempDir.js';
@@ -148,6 +148,48 @@ describe('the runtime clock', () => {
     expect(clock.now()).toBe(20);
   });
 
+  it('in real time, keeps one host timer for all of its timers, and none once its timers are cleared or fired', async () => {
+    const host = hostTimers();
+    const clock = new RuntimeClock(host.clock);
+    const fired: string[] = [];
+    const done = new Promise<void>((resolve) => {
+      clock.setTimeout(() => fired.push('b@30'), 30);
+      clock.setTimeout(() => fired.push('a@10'), 10);
+      const dropped = clock.setTimeout(() => fired.push('dropped@20'), 20);
+      clock.setTimeout(() => {
+        fired.push('c@40');
+        resolve();
+      }, 40);
+      clock.clearTimeout(dropped);
+    });
+    // Idle timeouts set and cleared on every turn: one host timer, not one each.
+    for (let turn = 0; turn < 100; turn++) clock.clearTimeout(clock.setTimeout(() => fired.push('idle'), 60_000, 'watchdog'));
+
+    expect(host.live.size).toBe(1);
+    await done;
+
+    expect(fired).toEqual(['a@10', 'b@30', 'c@40']);
+    expect(clock.pending).toBe(0);
+    expect(host.live.size).toBe(0);
+  });
+
+  it('in real time, holds the process only while a work or watchdog timer is set', () => {
+    const host = hostTimers();
+    const clock = new RuntimeClock(host.clock);
+    const housekeeping = clock.setTimeout(() => {}, 60_000, 'background');
+    const wakeUp = () => [...host.live][0]!;
+    expect(wakeUp().hasRef()).toBe(false);
+
+    const work = clock.setTimeout(() => {}, 30_000);
+    expect(wakeUp().hasRef()).toBe(true);
+    clock.clearTimeout(work);
+    expect(host.live.size).toBe(1);
+    expect(wakeUp().hasRef()).toBe(false);
+
+    clock.clearTimeout(housekeeping);
+    expect(host.live.size).toBe(0);
+  });
+
   it('in real time, does not fire a timer longer than the host’s limit (about 24.8 days) at once', async () => {
     const clock = new RuntimeClock(realClock);
     let fired = false;
@@ -253,3 +295,24 @@ describe('reproducible runs', () => {
     expect(other.hash).not.toBe(first.hash);
   });
 });
+
+/** The real clock, with the host timers it has set and not yet fired or cleared. */
+function hostTimers() {
+  const live = new Set<NodeJS.Timeout>();
+  const clock: TroupeClock = {
+    now: () => performance.now(),
+    setTimeout: (fn, ms) => {
+      const timer = setTimeout(() => {
+        live.delete(timer);
+        fn();
+      }, ms);
+      live.add(timer);
+      return timer;
+    },
+    clearTimeout: (timer: NodeJS.Timeout) => {
+      live.delete(timer);
+      clearTimeout(timer);
+    },
+  };
+  return { clock, live };
+}

@@ -8,6 +8,7 @@ import {
   TroupeEvent,
   UnknownAgentError,
   type ModelReply,
+  type ModelRequest,
 } from 'troupe';
 import { ScriptedModel, advanceUntilSettled, nextTimerAt, callTools, toolCall } from 'troupe/testing';
 import { collect, echoTool, scripted, simulatedClock, worker } from './stubs.js';
@@ -181,6 +182,26 @@ describe('the supervisor', () => {
 });
 
 describe('events and metrics', () => {
+  it.each([false, true])(
+    "counts an agent's turns and running time from its first turn, begun at once or after a wait for a slot (inspected: %s)",
+    async (inspected) => {
+      // Unwatched, the first agent is made in `running` with its first turn begun in its initial context; the second,
+      // and every agent under an inspector, begins its turn on `START`.
+      const clock = simulatedClock();
+      const reply = (request: ModelRequest) => (request.messages.some((message) => message.role === 'tool') ? 'done' : callTools(toolCall('echo', { text: 'a' })));
+      const model = new ScriptedModel(reply, { latencyMs: 250 });
+      const inspect = inspected ? () => {} : undefined;
+      const runtime = createRuntime({ model, agents: [worker('worker', ['echo'])], tools: [echoTool().tool], clock, maxParallel: 1, projectAgentDir: false, inspect });
+      const results = await advanceUntilSettled(clock, Promise.all([runtime.run('worker', 'First.'), runtime.run('worker', 'Second.')]));
+
+      expect(results.map((result) => [result.status, result.turns, result.metrics.own.durationMs])).toEqual([
+        ['completed', 2, 500],
+        ['completed', 2, 500],
+      ]);
+      await runtime.shutdown();
+    },
+  );
+
   it('totals equal the sum of every reply usage and cost', async () => {
     const replies: ModelReply[] = [];
     let n = 0;

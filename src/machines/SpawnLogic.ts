@@ -1,5 +1,6 @@
 import { createMachine } from 'xstate';
 import type { agentMachine } from './agentMachine.js';
+import type { AgentContext, AgentInput } from './agentTypes.js';
 import type { groupMachine } from './groupMachine.js';
 
 /**
@@ -11,7 +12,9 @@ export class SpawnLogic {
   /**
    * The agent logic begun in `running` rather than `pending`, with the same implementations: for an agent admitted
    * with a free slot when it is made. Its first step enters `running.thinking` directly; a step through
-   * `pending.queued` and a `START` after it cost about 10 KB and a macrostep per agent.
+   * `pending.queued` and a `START` after it cost about 10 KB and a macrostep per agent. Its initial context has its
+   * first turn begun (`firstTurn`): the transition that enters `thinking` begins the turn, and this one has no step but
+   * the initial one, whose assign of the context then does it (an assign more costs about 3 KB).
    */
   readonly running: typeof agentMachine;
 
@@ -20,8 +23,12 @@ export class SpawnLogic {
     readonly agent: typeof agentMachine,
     /** The logic of groups (pattern runs). */
     readonly group: typeof groupMachine,
+    /** An agent's initial context with its first turn begun (what `beginTurn` assigns), as it is made. */
+    firstTurn: (context: AgentContext) => AgentContext,
   ) {
-    this.running = createMachine({ ...agent.config, initial: 'running' }, agent.implementations) as unknown as typeof agentMachine;
+    const initial = agent.config.context as (args: { input: AgentInput }) => AgentContext;
+    const config = { ...agent.config, initial: 'running', context: (args: { input: AgentInput }) => firstTurn(initial(args)) };
+    this.running = createMachine(config as typeof agent.config, agent.implementations) as unknown as typeof agentMachine;
   }
 
   /** What inspectors and logs see: the ids of the two machines. */

@@ -20,7 +20,7 @@ export const actingState = agentSetup.createStateConfig({
           target: '#agent.failed',
           actions: [...endOfBatch, 'failRequiredTools'],
         },
-        { guard: 'finishesTooEarlyWithSlot', target: 'thinking', actions: remindAfterFinish },
+        { guard: 'finishesTooEarlyWithSlot', target: 'thinking', actions: [...remindAfterFinish, 'beginTurn'] },
         { guard: 'finishesTooEarly', target: 'waitingForSlot', actions: remindAfterFinish },
         {
           guard: 'finishesWithAnswer',
@@ -44,7 +44,7 @@ export const actingState = agentSetup.createStateConfig({
           actions: [...endOfBatch, 'failOutOfTurns'],
         },
         { guard: 'waitsWithoutMail', target: 'waiting', actions: parkAfterBatch },
-        { guard: 'holdsSlot', target: 'thinking', actions: endOfBatch },
+        { guard: 'holdsSlot', target: 'thinking', actions: [...endOfBatch, 'beginTurn'] },
         { target: 'waitingForSlot', actions: endOfBatch },
       ],
       'TOOLS.FAILED': {

@@ -24,12 +24,7 @@ export function clockedAgentActions(clock: TroupeClock, mailbox?: Mailbox, annou
      * A turn begins, in one assign (each assign copies the context and the snapshot): the turn counted, the slot held,
      * the running time started on the first turn, and any mail that came read into the conversation.
      */
-    beginTurn: assign<AgentContext, AgentEvent, undefined, AgentEvent, never>(({ context }) => {
-      const begun = { turns: context.turns + 1, holdsSlot: true, startedAt: context.startedAt ?? now() };
-      if (!mailbox?.hasMail(context.input.id)) return begun;
-      const { answers, mail } = mailbox.take(context.input.id);
-      return { ...begun, messages: withMail(context.messages, answers, mail) };
-    }),
+    beginTurn: assign<AgentContext, AgentEvent, undefined, AgentEvent, never>(({ context }) => turnBegun(context, now(), mailbox)),
     startIdleTimer: ({ context, self }: { context: AgentContext; self: Parameters<typeof startIdleTimer>[0] }) =>
       startIdleTimer(self, clock, context.input.idleTimeoutMs),
     stopIdleTimer: ({ self }: { self: Parameters<typeof stopIdleTimer>[0] }) => stopIdleTimer(self, clock),
@@ -67,6 +62,18 @@ export function clockedAgentActions(clock: TroupeClock, mailbox?: Mailbox, annou
     if (announceTo) return ({ context, event }: { context: AgentContext; event: AgentEvent }) => announceTo(stamp(context, now(), body(context, event)));
     return emit<AgentContext, AgentEvent, undefined, AgentEvent, TroupeEvent>(({ context, event }) => stamp(context, now(), body(context, event)));
   }
+}
+
+/**
+ * What beginning a turn changes in an agent's context at `now`: the turn counted, the slot held, the running time
+ * started on the first turn, and any mail that came read into the conversation (taken from `mailbox`). The `beginTurn`
+ * action assigns it; an agent begun in `running` has it in its initial context (see `SpawnLogic`).
+ */
+export function turnBegun(context: AgentContext, now: number, mailbox?: Mailbox): Partial<AgentContext> {
+  const begun = { turns: context.turns + 1, holdsSlot: true, startedAt: context.startedAt ?? now };
+  if (!mailbox?.hasMail(context.input.id)) return begun;
+  const { answers, mail } = mailbox.take(context.input.id);
+  return { ...begun, messages: withMail(context.messages, answers, mail) };
 }
 
 /** The group machine's one clocked action, `announce`, made for one clock (see {@link clockedAgentActions}). */

@@ -52,7 +52,7 @@ export const agentMachine = agentSetup.createMachine({
       states: {
         queued: {
           on: {
-            START: '#agent.running',
+            START: { target: '#agent.running', actions: 'beginTurn' },
             HOLD: { target: 'awaitingApproval', actions: ['hold', 'announceApprovalRequested'] },
           },
         },
@@ -89,7 +89,7 @@ export const agentMachine = agentSetup.createMachine({
         },
         waitingForSlot: {
           // The turn begins holding the slot (`beginTurn`).
-          on: { RESUME: 'thinking' },
+          on: { RESUME: { target: 'thinking', actions: 'beginTurn' } },
         },
       },
     },

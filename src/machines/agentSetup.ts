@@ -56,7 +56,7 @@ export const wake = [
   { guard: 'outOfTurnsWithMailAndAnswer' as const, target: '#agent.completed' as const, actions: 'settle' as const },
   { guard: 'outOfTurnsWithMail' as const, target: '#agent.failed' as const, actions: 'failOutOfTurns' as const },
   // The supervisor had a slot free and gave it with the message: think at once (the turn begins holding it).
-  { guard: 'slotGivenWithMail' as const, target: 'thinking' as const },
+  { guard: 'slotGivenWithMail' as const, target: 'thinking' as const, actions: 'beginTurn' as const },
   { guard: 'mailReady' as const, target: 'waitingForSlot' as const, actions: 'requestSlot' as const },
   // A slot given for mail this agent does not wake for goes back.
   { guard: 'slotGiven' as const, actions: 'releaseSlot' as const },

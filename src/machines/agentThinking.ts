@@ -16,7 +16,8 @@ const reply = { type: 'announceReply' as const, params: turn };
  * crossed, a model error, no progress, required tools never called).
  */
 export const thinkingState = agentSetup.createStateConfig({
-  entry: ['beginTurn', 'startIdleTimer', 'announceModelRequest', 'startModelCall'],
+  // The turn was begun (`beginTurn`) by the transition that entered `thinking`, in its own step's assign where it has one.
+  entry: ['startIdleTimer', 'announceModelRequest', 'startModelCall'],
   exit: 'stopIdleTimer',
   on: {
     // The turn's model call answered (the worker's `MODEL.DONE`). Every branch announces the reply (`model.response`)
@@ -60,7 +61,7 @@ export const thinkingState = agentSetup.createStateConfig({
         guard: 'residentWithMail',
         target: 'thinking',
         reenter: true,
-        actions: [{ type: 'recordResidentAnswer', params: turn }, reply],
+        actions: [{ type: 'recordResidentAnswer', params: turn }, reply, 'beginTurn'],
       },
       {
         guard: 'resident',
@@ -77,7 +78,7 @@ export const thinkingState = agentSetup.createStateConfig({
         guard: 'answersTooEarly',
         target: 'thinking',
         reenter: true,
-        actions: [{ type: 'remindRequired', params: turn }, reply],
+        actions: [{ type: 'remindRequired', params: turn }, reply, 'beginTurn'],
       },
       {
         guard: { type: 'emptyAnswer', params: turn },

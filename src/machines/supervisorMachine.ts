@@ -2,6 +2,7 @@ import { createActor, enqueueActions, setup, type ActorRefFrom, type AnyActorRef
 import type { AgentActorRef, AgentInput, AgentOutcome } from './agentMachine.js';
 import { AgentTable, type AgentRecord } from './agentTable.js';
 import { SpawnLogic } from './SpawnLogic.js';
+import { turnBegun } from './agentClock.js';
 import { routeMessage } from './routing.js';
 import { agentParentLogic } from './agentParent.js';
 import { abandonWait, beginWait, endWait, giveWakeSlot, park } from './slots.js';
@@ -134,7 +135,10 @@ export const supervisorMachine = setup({
   id: 'supervisor',
   context: ({ input, spawn }) => {
     const context: SupervisorContext = {
-      logic: new SpawnLogic(input.agentLogic, input.groupLogic ?? groupMachine),
+      logic: new SpawnLogic(input.agentLogic, input.groupLogic ?? groupMachine, (initial) => {
+        const { postOffice } = input;
+        return { ...initial, ...turnBegun(initial, postOffice.now(), postOffice) };
+      }),
       maxParallel: input.maxParallel,
       agents: new AgentTable(),
       postOffice: input.postOffice,

@@ -1,4 +1,4 @@
-import type { Clock } from '../clock.js';
+import { clockNow, type Clock } from '../clock.js';
 import { Inbox, type Overflow } from './Inbox.js';
 import { RUNTIME_ADDRESS, TOPIC_PREFIX, agentNameOf, renderMessage, type Message } from './Message.js';
 
@@ -97,6 +97,11 @@ export class PostOffice {
     /** Called when an agent's waits have all ended (met or timed out), so it can wake. */
     private readonly wake: (agentId: string) => void,
   ) {}
+
+  /** The time on the runtime's clock, which the post office's timers run on. */
+  now(): number {
+    return clockNow(this.clock);
+  }
 
   /** Opens an agent's mailbox (when it is spawned), subscribed to the given topics. */
   open(id: string, name: string, options: InboxOptions, topics: readonly string[] = []): void {

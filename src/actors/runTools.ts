@@ -178,14 +178,11 @@ async function runBatch(batch: Batch): Promise<ToolMessage[]> {
   });
   const plan = schedule(ready.map(({ ready: r }) => r.planned));
   if (ready.length > 1) announcePlan(batch, ready, plan);
-  const done = executePlan(
-    plan,
-    async (position) => {
-      const entry = ready[position];
-      if (entry) messages[entry.index] = await runOne(batch, entry.ready);
-    },
-    { maxConcurrency: batch.agent.maxToolConcurrency, signal: batch.signal },
-  );
+  // Each call puts its message in its place itself: no async function per call waits here for it.
+  const done = executePlan(plan, (position) => runOne(batch, ready[position]!, messages), {
+    maxConcurrency: batch.agent.maxToolConcurrency,
+    signal: batch.signal,
+  });
   // The batch's stop ends it at once, raced here once rather than by every call: a wide turn would otherwise hang a
   // reaction per call on the one stop promise, kept (with the call's result) until the batch ends. A call still running
   // when the batch stops ends on its own signal; what it says then goes nowhere (`send` is closed).
@@ -235,7 +232,8 @@ function check(
   return { ready: { call, tool, args: parsed.data, planned } };
 }
 
-async function runOne(batch: Batch, ready: ReadyCall): Promise<ToolMessage> {
+/** Runs one call that passed its checks and puts its tool message at its index in `messages`. */
+async function runOne(batch: Batch, { index, ready }: { index: number; ready: ReadyCall }, messages: ToolMessage[]): Promise<void> {
   const { call, tool } = ready;
   const { environment, clock, send } = batch;
   const started = clock.now();
@@ -249,9 +247,9 @@ async function runOne(batch: Batch, ready: ReadyCall): Promise<ToolMessage> {
       send({ type: 'tool.denied', callId: call.id, tool: call.name, reason: 'denied', error: refused });
       message = { role: 'tool', toolCallId: call.id, content: `Error: ${refused}`, isError: true };
       send({ type: 'tool.result', callId: call.id, tool: call.name, status: 'error', durationMs: clock.now() - started, error: refused });
-      return message;
+    } else {
+      message = await execute(batch, ready, context, own, started);
     }
-    message = await execute(batch, ready, context, own, started);
   } catch (error) {
     environment.dropWait(batch.input.agentId, call.id);
     const text = errorMessage(error);
@@ -260,18 +258,22 @@ async function runOne(batch: Batch, ready: ReadyCall): Promise<ToolMessage> {
   } finally {
     own.end(); // clears its timeout timer
   }
-  return message;
+  messages[index] = message;
 }
 
-/** Runs one approved call within its time limit, if it has one, and announces its result. */
-async function execute(batch: Batch, { call, tool, args }: ReadyCall, context: ToolContext, own: CallSignal, started: number): Promise<ToolMessage> {
-  const { input, environment, clock, send } = batch;
+/**
+ * Runs one approved call within its time limit, if it has one; its message once it has ended (see {@link callEnded}).
+ * A promise chain rather than an async function: nothing of the call is kept suspended while its tool runs.
+ */
+function execute(batch: Batch, ready: ReadyCall, context: ToolContext, own: CallSignal, started: number): Promise<ToolMessage> {
+  const { call, tool, args } = ready;
+  const { clock, send } = batch;
   if (tool.interactive) send({ type: 'TOOL.WAITING', callId: call.id });
-  try {
-    const running = Promise.resolve().then(() => tool.execute(args as never, context));
-    const { timeoutMs } = tool;
-    // The batch's stop is raced by the batch (`runBatch`); only a time limit is raced here.
-    const output = await (timeoutMs === undefined
+  const running = Promise.resolve().then(() => tool.execute(args as never, context));
+  const { timeoutMs } = tool;
+  // The batch's stop is raced by the batch (`runBatch`); only a time limit is raced here.
+  const output =
+    timeoutMs === undefined
       ? running
       : Promise.race([
           running,
@@ -280,24 +282,28 @@ async function execute(batch: Batch, { call, tool, args }: ReadyCall, context: T
             own.abort(timeout);
             throw timeout;
           }),
-        ]));
-    if (isToolSignal(output)) {
-      if (output.kind === 'wait') batch.waiting = true;
-      else batch.finish = output.answer === undefined ? {} : { answer: output.answer };
-    }
-    // A tool that registered a wait but did not return its signal: the wait would hold the agent for ever.
-    if (!(isToolSignal(output) && output.kind === 'wait')) environment.dropWait(input.agentId, call.id);
-    const message = toMessage(call.id, output);
-    const durationMs = clock.now() - started;
-    send(
-      message.isError === true
-        ? { type: 'tool.result', callId: call.id, tool: call.name, status: 'error', durationMs, error: message.content }
-        : { type: 'tool.result', callId: call.id, tool: call.name, status: 'ok', durationMs, content: message.content },
-    );
-    return message;
-  } finally {
-    if (tool.interactive) send({ type: 'TOOL.RESUMED', callId: call.id });
+        ]);
+  const ended = output.then((value) => callEnded(batch, call, value, started));
+  return tool.interactive ? ended.finally(() => send({ type: 'TOOL.RESUMED', callId: call.id })) : ended;
+}
+
+/** A call's tool returned `output`: what it signals is noted in the batch, its result announced, its message made. */
+function callEnded(batch: Batch, call: ToolCall, output: unknown, started: number): ToolMessage {
+  const { input, environment, clock, send } = batch;
+  if (isToolSignal(output)) {
+    if (output.kind === 'wait') batch.waiting = true;
+    else batch.finish = output.answer === undefined ? {} : { answer: output.answer };
   }
+  // A tool that registered a wait but did not return its signal: the wait would hold the agent for ever.
+  if (!(isToolSignal(output) && output.kind === 'wait')) environment.dropWait(input.agentId, call.id);
+  const message = toMessage(call.id, output);
+  const durationMs = clock.now() - started;
+  send(
+    message.isError === true
+      ? { type: 'tool.result', callId: call.id, tool: call.name, status: 'error', durationMs, error: message.content }
+      : { type: 'tool.result', callId: call.id, tool: call.name, status: 'ok', durationMs, content: message.content },
+  );
+  return message;
 }
 
 /**

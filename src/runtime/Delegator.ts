@@ -84,9 +84,22 @@ export class Delegator {
   }
 
   /** Hands a task to an agent on the caller's behalf (see {@link Delegation.delegate}). */
-  async delegate(caller: Caller, request: DelegateRequest): Promise<DelegationResult | TaskRunning> {
+  delegate(caller: Caller, request: DelegateRequest): Promise<DelegationResult | TaskRunning> {
+    try {
+      const started = clockNow(this.host.clock);
+      const agent = this.target(caller, request);
+      // With no session to load and no policy to ask, nothing is awaited before the launch, and no async function is
+      // kept suspended while the sub-agent runs (a fan-out keeps one per call).
+      if (request.resume !== undefined || this.host.policy) return this.delegateAfterWaits(caller, request, agent, started);
+      return this.handOver(caller, request, agent, this.sharedHistory(caller, agent), undefined, started);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** The agent a delegation goes to, once the caller may delegate to it (else a `DelegationError`). */
+  private target(caller: Caller, request: DelegateRequest): ResolvedAgent {
     const { catalog, maxDepth } = this.host;
-    const started = clockNow(this.host.clock);
     if (caller.depth >= maxDepth) {
       throw new DelegationError(
         'depth_limit',
@@ -100,38 +113,55 @@ export class Delegator {
     if (!catalog.mayDelegateTo(who(caller), agent.name)) {
       throw new DelegationError('not_allowed', `Agent "${caller.agentName}" may not delegate to "${agent.name}". ${this.listingFor(caller)}`);
     }
-    let history: ChatMessage[] | undefined;
-    if (request.resume !== undefined) {
-      history = await this.resumable(request.resume, agent.name, caller);
-    } else if (agent.definition.shareContext) {
-      const { shareContext } = agent.definition;
-      history = sharedContext(caller.messages, typeof shareContext === 'number' ? shareContext : undefined);
-    }
-    const background = request.background === true;
-    const task = taskWithContext(request.task, request.context, caller.agentName);
+    return agent;
+  }
+
+  /** The caller's conversation as the agent shares it (`shareContext`), or none. */
+  private sharedHistory(caller: Caller, agent: ResolvedAgent): ChatMessage[] | undefined {
+    const { shareContext } = agent.definition;
+    if (!shareContext) return undefined;
+    return sharedContext(caller.messages, typeof shareContext === 'number' ? shareContext : undefined);
+  }
+
+  /** A delegation that first loads the session it resumes, or asks the policy, then hands over. */
+  private async delegateAfterWaits(caller: Caller, request: DelegateRequest, agent: ResolvedAgent, started: number): Promise<DelegationResult | TaskRunning> {
+    const history = request.resume !== undefined ? await this.resumable(request.resume, agent.name, caller) : this.sharedHistory(caller, agent);
     const decision = this.host.policy
       ? await this.decide({
           caller: who(caller, true),
           agent: agent.name,
-          task,
+          task: taskWithContext(request.task, request.context, caller.agentName),
           depth: caller.depth + 1,
-          background,
+          background: request.background === true,
           ...(request.resume === undefined ? {} : { resume: request.resume }),
         })
-      : {};
+      : undefined;
+    return this.handOver(caller, request, agent, history, decision, started);
+  }
+
+  /** Launches the sub-agent under the caller; in the background returns its id at once, else waits for its result. */
+  private handOver(
+    caller: Caller,
+    request: DelegateRequest,
+    agent: ResolvedAgent,
+    history: ChatMessage[] | undefined,
+    decision: Pick<Launch, 'approval' | 'deny'> | undefined,
+    started: number,
+  ): Promise<DelegationResult | TaskRunning> {
     if (stopped(caller)) throw new AbortedError('The caller stopped before the delegation started.');
+    const background = request.background === true;
+    const task = taskWithContext(request.task, request.context, caller.agentName);
     // Optional parts set one by one: a fan-out launches thousands, and each spread of a part costs an object.
     const launch: Launch = { agent: agent.name, task, parentId: caller.agentId, toolCallId: caller.toolCallId, background };
     if (request.description !== undefined) launch.description = request.description;
     if (request.resume !== undefined) launch.resume = request.resume;
     if (history !== undefined) launch.history = history;
-    if (decision.approval !== undefined) launch.approval = decision.approval;
-    if (decision.deny !== undefined) launch.deny = decision.deny;
+    if (decision?.approval !== undefined) launch.approval = decision.approval;
+    if (decision?.deny !== undefined) launch.deny = decision.deny;
     if (!background) launch.waiter = caller.agentId;
     const id = this.host.launch(launch);
-    if (background) return this.running(id);
-    const ended = await this.until(id, caller);
-    return taskResult(ended, Math.max(0, clockNow(this.host.clock) - started)) as DelegationResult;
+    if (background) return Promise.resolve(this.running(id));
+    return this.until(id, caller).then((ended) => taskResult(ended, Math.max(0, clockNow(this.host.clock) - started)));
   }
 
   /** The agents the caller may delegate to, as the text of a refusal names them. */
@@ -288,12 +318,16 @@ export class Delegator {
   }
 
   /** Waits for an agent's result; if the caller stops first, stops waiting (and gives the wait back). */
-  private async until(id: string, caller: Caller): Promise<AgentResult> {
+  private until(id: string, caller: Caller): Promise<AgentResult> {
     const result = this.host.results.wait(id)!;
-    if (stopped(caller)) throw new AbortedError('The caller stopped.');
+    if (stopped(caller)) return Promise.reject(new AbortedError('The caller stopped.'));
     // A tool call that stops only with its agent has its batch end at once when it does, and the supervisor ends an
     // ended agent's waits: racing the stop here too would hang a reaction per call of a wide turn on the batch's stop.
-    if (caller.stop?.withAgent) return result;
+    return caller.stop?.withAgent ? result : this.untilStopped(id, caller, result);
+  }
+
+  /** Waits for `result` unless the caller stops first (then gives the wait back). */
+  private async untilStopped(id: string, caller: Caller, result: Promise<AgentResult>): Promise<AgentResult> {
     try {
       // The caller's signal is shared by every call of its batch: race its one abort promise, add no listener.
       return await Promise.race([result, whenStopped(caller)]);

@@ -35,17 +35,18 @@ export const assignTask = defineTool({
     return agents.length > 0 && describeAssignTask(agents);
   },
   plan: (args, lookup) => planDelegation(args, lookup),
-  execute: async (args, { delegation }) =>
-    delegationReply(
-      await delegation.delegate({
+  // A promise chain rather than an async function: nothing of the call is kept suspended while the sub-agent runs.
+  execute: (args, { delegation }) =>
+    delegation
+      .delegate({
         agent: args.agent,
         task: args.task,
         description: args.description,
         background: args.run_in_background === true,
         ...(args.resume === undefined ? {} : { resume: args.resume }),
         ...(args.context === undefined ? {} : { context: args.context }),
-      }),
-    ),
+      })
+      .then(delegationReply),
 });
 
 /** The description of `assign_task` as a caller sees it: only the agents it may delegate to are listed. */

@@ -1,4 +1,4 @@
-import { agentSetup, endOfBatch, parkAfterBatch, remindAfterFinish } from './agentSetup.js';
+import { agentSetup, endOfBatch, endOfBatchThenThink, parkAfterBatch, remindAfterFinish } from './agentSetup.js';
 
 /**
  * `running.acting`: one batch of tool calls, run by the agent's worker (`TOOLS.RUN`, see `startToolBatch`). It waits for a person
@@ -44,7 +44,7 @@ export const actingState = agentSetup.createStateConfig({
           actions: [...endOfBatch, 'failOutOfTurns'],
         },
         { guard: 'waitsWithoutMail', target: 'waiting', actions: parkAfterBatch },
-        { guard: 'holdsSlot', target: 'thinking', actions: [...endOfBatch, 'beginTurn'] },
+        { guard: 'holdsSlot', target: 'thinking', actions: endOfBatchThenThink },
         { target: 'waitingForSlot', actions: endOfBatch },
       ],
       'TOOLS.FAILED': {

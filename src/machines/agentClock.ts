@@ -5,7 +5,7 @@ import type { TroupeClock } from '../clock.js';
 import type { TroupeEvent } from '../events/events.js';
 import * as announcements from './agentAnnouncements.js';
 import type { PostOffice } from '../messaging/PostOffice.js';
-import { settled, stamp, stampEvent, withMail, withTurn } from './agentContext.js';
+import { settled, stamp, stampEvent, withBatch, withMail, withTurn, type BatchEnd } from './agentContext.js';
 import type { ActorHeader, AgentContext, AgentEvent, Announcement } from './agentTypes.js';
 
 /** Where an agent's mail waits: the runtime's post office (an agent machine without one gets no mail). */
@@ -25,6 +25,14 @@ export function clockedAgentActions(clock: TroupeClock, mailbox?: Mailbox, annou
      * the running time started on the first turn, and any mail that came read into the conversation.
      */
     beginTurn: assign<AgentContext, AgentEvent, undefined, AgentEvent, never>(({ context }) => turnBegun(context, now(), mailbox)),
+    /**
+     * A batch's end and the next turn's beginning, in one assign (an agent that holds its slot thinks again at once):
+     * the batch recorded (`withBatch`), then the turn begun on the conversation with its tool messages.
+     */
+    endBatchAndBeginTurn: assign<AgentContext, AgentEvent, BatchEnd, AgentEvent, never>(({ context }, done) => {
+      const batch = withBatch(context, done);
+      return { ...batch, ...turnBegun(context, now(), mailbox, batch.messages) };
+    }),
     startIdleTimer: ({ context, self }: { context: AgentContext; self: Parameters<typeof startIdleTimer>[0] }) =>
       startIdleTimer(self, clock, context.input.idleTimeoutMs),
     stopIdleTimer: ({ self }: { self: Parameters<typeof stopIdleTimer>[0] }) => stopIdleTimer(self, clock),
@@ -66,14 +74,14 @@ export function clockedAgentActions(clock: TroupeClock, mailbox?: Mailbox, annou
 
 /**
  * What beginning a turn changes in an agent's context at `now`: the turn counted, the slot held, the running time
- * started on the first turn, and any mail that came read into the conversation (taken from `mailbox`). The `beginTurn`
+ * started on the first turn, and any mail that came read into the conversation (`messages`, taken from `mailbox`). The `beginTurn`
  * action assigns it; an agent begun in `running` has it in its initial context (see `SpawnLogic`).
  */
-export function turnBegun(context: AgentContext, now: number, mailbox?: Mailbox): Partial<AgentContext> {
+export function turnBegun(context: AgentContext, now: number, mailbox?: Mailbox, messages = context.messages): Partial<AgentContext> {
   const begun = { turns: context.turns + 1, holdsSlot: true, startedAt: context.startedAt ?? now };
   if (!mailbox?.hasMail(context.input.id)) return begun;
   const { answers, mail } = mailbox.take(context.input.id);
-  return { ...begun, messages: withMail(context.messages, answers, mail) };
+  return { ...begun, messages: withMail(messages, answers, mail) };
 }
 
 /** The group machine's one clocked action, `announce`, made for one clock (see {@link clockedAgentActions}). */

@@ -98,6 +98,18 @@ export function withoutPendingToolCalls(messages: ChatMessage[]): ChatMessage[] 
   return [...messages.slice(0, -1), { role: 'assistant', content: last.content }];
 }
 
+/** What a batch's end gives the actions that record it. */
+export type BatchEnd = { messages: ToolMessage[]; ended: number; failed: number };
+
+/** The context after a batch: its tool messages appended, its calls counted, required tools it called crossed off. */
+export function withBatch(context: AgentContext, done: BatchEnd): Pick<AgentContext, 'messages' | 'own' | 'required'> {
+  return {
+    messages: withToolMessages(context.messages, done.messages),
+    own: { ...context.own, toolCalls: context.own.toolCalls + done.ended, toolErrors: context.own.toolErrors + done.failed },
+    required: requiredAfter(context, done),
+  };
+}
+
 /** The conversation with one turn's tool messages appended. */
 export function withToolMessages(messages: ChatMessage[], answers: readonly ToolMessage[]): ChatMessage[] {
   return [...messages, ...answers];

@@ -2,7 +2,6 @@ import { assign, sendParent, sendTo, setup, spawnChild } from 'xstate';
 import { createAgentWorker, type AgentWorks, type WorkerRequest } from '../actors/agentWorker.js';
 import type { CallModelInput, ModelTurn } from '../actors/callModel.js';
 import { missingEnvironment } from '../actors/agentEnvironment.js';
-import type { ToolMessage } from '../actors/runTools.js';
 import { realClock } from '../clock.js';
 import { BudgetSpentError } from '../errors.js';
 import type { TroupeEvent } from '../events/events.js';
@@ -21,8 +20,9 @@ import {
   pendingToolCalls,
   stopped,
   withAnswer,
-  withToolMessages,
+  withBatch,
   withTurn,
+  type BatchEnd,
   withoutPendingToolCalls,
   missingRequired,
   requiredAfter,
@@ -41,6 +41,9 @@ const batchEnd = ({ event }: { event: Extract<AgentEvent, { type: 'TOOLS.DONE' }
 
 /** What every end of a tool batch does first: append its tool messages and count its calls. */
 export const endOfBatch = [{ type: 'appendToolMessages' as const, params: batchEnd }];
+
+/** The same for a batch after which the agent, holding its slot, thinks again: the next turn begun in the same assign. */
+export const endOfBatchThenThink = [{ type: 'endBatchAndBeginTurn' as const, params: batchEnd }];
 
 /** A batch that called `finish` before the required tools: recorded, and the agent told which are missing. */
 export const remindAfterFinish = [{ type: 'remindAfterFinish' as const, params: batchEnd }];
@@ -88,18 +91,6 @@ export function mailGuards(ready: (agentId: string) => boolean) {
 
 function hasAnswer(context: AgentContext): boolean {
   return context.output !== null && context.output.trim() !== '';
-}
-
-/** What a batch's end gives the actions that record it. */
-type BatchEnd = { messages: ToolMessage[]; ended: number; failed: number };
-
-/** The context after a batch: its tool messages appended, its calls counted, required tools it called crossed off. */
-function withBatch(context: AgentContext, done: BatchEnd): Pick<AgentContext, 'messages' | 'own' | 'required'> {
-  return {
-    messages: withToolMessages(context.messages, done.messages),
-    own: { ...context.own, toolCalls: context.own.toolCalls + done.ended, toolErrors: context.own.toolErrors + done.failed },
-    required: requiredAfter(context, done),
-  };
 }
 
 /** A batch that calls `finish` while required tools are still not called, this batch's calls counted. */

@@ -2,7 +2,8 @@
 // and end when stopped, when they call finish, or when their turns run out.
 import { describe, expect, it } from 'vitest';
 import { filter, firstValueFrom } from 'rxjs';
-import { createRuntime, UndeliverableError, type Message, type ModelReply, type ModelRequest } from 'troupe';
+import { z } from 'zod';
+import { createRuntime, defineTool, UndeliverableError, type Message, type MessageReceipt, type ModelReply, type ModelRequest } from 'troupe';
 import { ScriptedModel, callTools, toolCall } from 'troupe/testing';
 import { collect, lastMessage, ofType, readMessages, resident, scriptedPerAgent, simulatedClock, toolMessageFor, worker } from '../stubs.js';
 
@@ -86,6 +87,36 @@ describe('resident agents', () => {
     expect(callsOf(model, sink.id)).toHaveLength(2); // all three in one turn
     runtime.stop(sink.id);
     expect(await sink.result).toMatchObject({ status: 'completed', output: 'second answer' });
+    await runtime.shutdown();
+  });
+
+  it('read mail that came while their tools ran after the tool messages, at the turn the batch ends in', async () => {
+    const clock = simulatedClock();
+    const sent: MessageReceipt[] = [];
+    // A tool during whose run a message comes to the agent that called it.
+    const busy = defineTool({
+      name: 'busy',
+      description: 'Works while mail comes.',
+      parameters: z.object({}),
+      kind: 'read',
+      execute: async (_args, context) => {
+        sent.push(await runtime.send(context.agentId, 'news'));
+        return 'busy done';
+      },
+    });
+    const model = scriptedPerAgent({ worker: [callTools(toolCall('busy', {}, 'c1')), 'answered'] });
+    const runtime = createRuntime({ model, agents: [worker('worker', ['busy'])], tools: [busy], clock, projectAgentDir: false });
+    const handle = runtime.spawn('worker', 'Work.');
+
+    await runtime.runUntilIdle();
+
+    const [, second] = callsOf(model, handle.id);
+    expect(second!.messages.slice(-3)).toEqual([
+      { role: 'assistant', content: '', toolCalls: [{ id: 'c1', name: 'busy', arguments: '{}' }] },
+      { role: 'tool', toolCallId: 'c1', content: 'busy done' },
+      { role: 'user', content: `[message ${sent[0]!.id} from runtime] news` },
+    ]);
+    expect(await handle.result).toMatchObject({ status: 'completed', output: 'answered', turns: 2 });
     await runtime.shutdown();
   });
 

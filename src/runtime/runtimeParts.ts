@@ -1,6 +1,6 @@
 import type { ToolPolicy } from '../tools/toolApproval.js';
 import type { MemoryPort } from '../memory/MemoryPort.js';
-import { Subject, type Subscription } from 'rxjs';
+import type { Subscription } from 'rxjs';
 import { createActor, toPromise, type EventObject, type InspectionEvent, type Observer } from 'xstate';
 import { AgentWorks, createAgentWorker, workerParts } from '../actors/agentWorker.js';
 import type { AgentEnvironment } from '../actors/agentEnvironment.js';
@@ -11,7 +11,7 @@ import { Workspace } from '../tools/files/Workspace.js';
 import { realClockFromNow } from '../clock.js';
 import { ConfigurationError } from '../errors.js';
 import type { TroupeEvent } from '../events/events.js';
-import { createEventPipeline } from '../events/eventPipeline.js';
+import { createEventPipeline, type EventInput } from '../events/eventPipeline.js';
 import type { MetricsSnapshot } from '../events/metrics.js';
 import { createStatelyInspector, isStatelyInspector, type StatelyInspector } from '../inspect/statelyInspector.js';
 import { createWebInspector, isWebInspector, type WebInspector } from '../inspect/webInspector.js';
@@ -73,7 +73,7 @@ export function buildParts(options: RuntimeOptions) {
   const sessions = new SessionStore(store, { isLive: (id) => launcher.isLive(id), redactor });
   const pool = new AgentPool(clock, options.pool);
   const pipeline = createEventPipeline({ redactor });
-  const { events$, metrics$ } = pipeline;
+  const { events$, internal$, metrics$ } = pipeline;
   const runtimeEvents = pipeline.input; // the runtime's events, and agents' and groups' (no stream each)
   const announceTo = (event: TroupeEvent) => runtimeEvents.next(event);
   let closed = false;
@@ -94,14 +94,15 @@ export function buildParts(options: RuntimeOptions) {
     maxParallel: settings.maxParallel,
     clock, postOffice, announceTo, launcher, messenger, line,
   });
-  // The trace is the first subscriber: an event is in its file before anyone else (user code too) is told of it.
-  const trace: EventRecording | undefined = options.trace ? traceEvents(events$, options.trace, { runId }) : undefined;
+  // The runtime's own consumers, in this order, before any subscriber of events$. The trace is the first: an event is
+  // in its file before anyone else (user code too) is told of it.
+  const trace: EventRecording | undefined = options.trace ? traceEvents(internal$, options.trace, { runId }) : undefined;
   const subscriptions: Subscription[] = [
     pipeline.fold(),
-    events$.subscribe((event) => launcher.observe(event)),
+    internal$.subscribe((event) => launcher.observe(event)),
   ];
-  const recording: EventRecording | undefined = options.record ? recordEvents(events$, options.record, { runId }) : undefined;
-  if (inspection.ui) subscriptions.push(inspection.ui.watch(events$));
+  const recording: EventRecording | undefined = options.record ? recordEvents(internal$, options.record, { runId }) : undefined;
+  if (inspection.ui) subscriptions.push(inspection.ui.watch(internal$));
   supervisor.start();
   return {
     settings,
@@ -167,7 +168,7 @@ function notesFor(store: MemoryPort, redactor: Redactor, random: RandomSource): 
 }
 
 /** How the runtime announces its own events (messages, the blackboard): with the header of the agent's record. */
-function announcerFor(runId: string, clock: RuntimeClock, table: () => AgentTable, runtimeEvents: Subject<TroupeEvent>) {
+function announcerFor(runId: string, clock: RuntimeClock, table: () => AgentTable, runtimeEvents: EventInput) {
   return (agentId: string, body: Announcement) => {
     const record = table().record(agentId);
     const header = { runId, id: agentId, parentId: record?.parentId ?? null, toolCallId: record?.toolCallId ?? null };
@@ -239,7 +240,7 @@ function environmentFor(parts: {
   messenger: Messenger;
   blackboard: Blackboard;
   notes: NoteStore;
-  runtimeEvents: Subject<TroupeEvent>;
+  runtimeEvents: EventInput;
   clock: RuntimeClock;
   postOffice: PostOffice;
   limits: RunLimits;
@@ -272,7 +273,7 @@ function environmentFor(parts: {
  * How a tool call asks a person: its request kept in `approvals` (listed by `pendingApprovals`, answered by `approve` and
  * `deny`) and announced as `approval.requested` on the calling agent; withdrawn when the call's batch stops first.
  */
-function personAskerFor(approvals: Approvals, random: RandomSource, clock: RuntimeClock, runtimeEvents: Subject<TroupeEvent>): NonNullable<AgentEnvironment['askPerson']> {
+function personAskerFor(approvals: Approvals, random: RandomSource, clock: RuntimeClock, runtimeEvents: EventInput): NonNullable<AgentEnvironment['askPerson']> {
   const keys = random.fork('tool-approvals');
   return (ask, stop) =>
     new Promise((resolve, reject) => {

@@ -74,8 +74,8 @@ export function clockedAgentActions(clock: TroupeClock, mailbox?: Mailbox, annou
 
 /**
  * What beginning a turn changes in an agent's context at `now`: the turn counted, the slot held, the running time
- * started on the first turn, and any mail that came read into the conversation (`messages`, taken from `mailbox`). The `beginTurn`
- * action assigns it; an agent begun in `running` has it in its initial context (see `SpawnLogic`).
+ * started on the first turn, and any mail that came read into the conversation (`messages`, taken from `mailbox`).
+ * The `beginTurn` action assigns it; an agent begun in `running` has it in its initial context (see `SpawnLogic`).
  */
 export function turnBegun(context: AgentContext, now: number, mailbox?: Mailbox, messages = context.messages): Partial<AgentContext> {
   const begun = { turns: context.turns + 1, holdsSlot: true, startedAt: context.startedAt ?? now };

@@ -9,11 +9,11 @@ const turn = ({ event }: { event: { output: ModelTurn } }) => event.output;
 const reply = { type: 'announceReply' as const, params: turn };
 
 /**
- * `running.thinking`: one model turn. It begins the turn (counted, its mail read into the conversation), starts the
- * idle timer, asks the agent's worker for the model call (`MODEL.CALL`), and sends the reply (`MODEL.DONE`) where it
- * belongs: to `acting` for tool calls, to `waiting` for a resident's answer, back to `thinking` with a reminder for a
- * final answer before the required tools, to `completed` for a final answer (or `failed`: an empty answer, a budget
- * crossed, a model error, no progress, required tools never called).
+ * `running.thinking`: one model turn, begun (counted, its mail read into the conversation) by the transition that
+ * enters it. It starts the idle timer, asks the agent's worker for the model call (`MODEL.CALL`), and sends the reply
+ * (`MODEL.DONE`) where it belongs: to `acting` for tool calls, to `waiting` for a resident's answer, back to `thinking`
+ * with a reminder for a final answer before the required tools, to `completed` for a final answer (or `failed`: an
+ * empty answer, a budget crossed, a model error, no progress, required tools never called).
  */
 export const thinkingState = agentSetup.createStateConfig({
   // The turn was begun (`beginTurn`) by the transition that entered `thinking`, in its own step's assign where it has one.

@@ -89,6 +89,21 @@ export function mailGuards(ready: (agentId: string) => boolean) {
   };
 }
 
+/**
+ * The guards that ask whether an agent holds a slot, made for `holds`. On its own an agent knows from its context
+ * (`holdsSlot`, kept by `YIELD`, `RESUME` and its turns); without an inspector the runtime tells most agents of a lent
+ * or returned slot without an event (`quietSlotNotices`) and gives `holds` from the supervisor's table instead.
+ */
+export function slotGuards(holds: (context: AgentContext) => boolean) {
+  return {
+    holdsSlot: ({ context }: { context: AgentContext }) => holds(context),
+    /** `finish` too early (see the function of that name), holding a slot. */
+    finishesTooEarlyWithSlot: ({ context, event }: { context: AgentContext; event: AgentEvent }) => finishesTooEarly(context, event) && holds(context),
+    /** The last person the agent waited for answered, and it holds a slot. */
+    lastPersonAnsweredWithSlot: ({ context }: { context: AgentContext }) => context.waitingForPeople <= 1 && holds(context),
+  };
+}
+
 function hasAnswer(context: AgentContext): boolean {
   return context.output !== null && context.output.trim() !== '';
 }
@@ -223,7 +238,6 @@ export const agentSetup = setup({
     /** `finish` too early (see the function of that name), on the last turn, or holding a slot. */
     finishesTooEarly: ({ context, event }) => finishesTooEarly(context, event),
     finishesTooEarlyOnLastTurn: ({ context, event }) => finishesTooEarly(context, event) && context.turns >= context.input.maxTurns,
-    finishesTooEarlyWithSlot: ({ context, event }) => finishesTooEarly(context, event) && context.holdsSlot,
     // Named guards rather than and([...]) where every batch's end is checked: and() costs allocations each time.
     /** The batch called `finish`, and there is an answer (its own, or the agent's last). */
     finishesWithAnswer: ({ context, event }) =>
@@ -233,10 +247,9 @@ export const agentSetup = setup({
       context.input.resident === true && context.turns >= context.input.maxTurns && context.output !== null && context.output.trim() !== '',
     // Provided by the runtime for its post office (see mailGuards); on its own an agent's mail is never ready.
     ...mailGuards(() => false),
-    holdsSlot: ({ context }) => context.holdsSlot,
+    ...slotGuards((context) => context.holdsSlot),
     slotGiven: ({ event }) => (event.type === 'MESSAGE' || event.type === 'WAKE') && event.slot === true,
     lastPersonAnswered: ({ context }) => context.waitingForPeople <= 1,
-    lastPersonAnsweredWithSlot: ({ context }) => context.waitingForPeople <= 1 && context.holdsSlot,
   },
   actions: {
     // Made for the real clock; the runtime provides them made for its own (see clockedAgentActions).

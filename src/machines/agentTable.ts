@@ -43,6 +43,24 @@ export interface AgentRecord {
 }
 
 /**
+ * How the supervisor tells a running agent that its slot was lent to the sub-agents it waits for, or given back to it.
+ * By default with an event each (`YIELD`, `RESUME`: {@link slotEvents}), which an inspector sees; without an inspector
+ * the runtime tells most agents without a step of theirs (`quietSlotNotices`).
+ */
+export interface SlotNotices {
+  /** The agent's slot is lent to its sub-agents (the table no longer counts it as the agent's). */
+  lent(agent: AgentActorRef): void;
+  /** The agent has a slot again (the table counts it as the agent's). */
+  returned(agent: AgentActorRef): void;
+}
+
+/** Slot notices as events to the agent: `YIELD` when its slot is lent, `RESUME` when it has one again. */
+export const slotEvents: SlotNotices = {
+  lent: (agent) => agent.send({ type: 'YIELD' }),
+  returned: (agent) => agent.send({ type: 'RESUME' }),
+};
+
+/**
  * The supervisor's book of agents: a record for every agent it spawned (kept after the agent ends), the actor of
  * every live agent (released when it ends), the queue of agents waiting for a slot, and the agents that want
  * their slot back after waiting for their sub-agents. The supervisor keeps the actors here rather than as XState
@@ -60,6 +78,11 @@ export class AgentTable {
   readonly resuming: AgentRun[] = [];
   /** Agents now holding a slot. */
   running = 0;
+
+  constructor(
+    /** How agents are told that their slot is lent or given back (default: with events). */
+    private readonly notices: SlotNotices = slotEvents,
+  ) {}
 
   /** Agents and groups not yet ended (pending or running). */
   get active(): number {
@@ -155,6 +178,20 @@ export class AgentTable {
   takeSlot(record: AgentRecord): void {
     record.holdsSlot = true;
     this.running += 1;
+  }
+
+  /** Lends a running agent's slot to the sub-agents it waits for, and tells it. */
+  lendSlot(record: AgentRecord): void {
+    this.freeSlot(record);
+    const actor = this.actors.get(record.id);
+    if (actor) this.notices.lent(actor);
+  }
+
+  /** Gives a running agent that lent its slot a slot again, and tells it. */
+  returnSlot(record: AgentRecord): void {
+    this.takeSlot(record);
+    const actor = this.actors.get(record.id);
+    if (actor) this.notices.returned(actor);
   }
 
   /** Takes an agent's slot away (it waits, or it ended). */

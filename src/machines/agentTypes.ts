@@ -172,7 +172,11 @@ export interface AgentContext {
   failure: Failure | null;
   /** Interactive tool calls now waiting for a person; the idle timeout is paused while any are. */
   waitingForPeople: number;
-  /** True while the agent holds one of the supervisor's `maxParallel` slots. */
+  /**
+   * True while the agent holds one of the supervisor's `maxParallel` slots, as it was last told (`YIELD`, `RESUME`, its
+   * turns). Without an inspector an agent is not told of a slot lent and returned while its tools run
+   * (`quietSlotNotices`), and its slot guards ask the supervisor's table instead.
+   */
   holdsSlot: boolean;
   /** The approval request the agent waits for, while it does. */
   approval: ApprovalHold | null;

@@ -1,5 +1,7 @@
+import { startIdleTimer, stopIdleTimer } from '../actors/idleTimer.js';
+import type { Clock } from '../clock.js';
 import type { AgentRun } from './agentQueue.js';
-import type { AgentTable } from './agentTable.js';
+import type { AgentTable, SlotNotices } from './agentTable.js';
 import type { SupervisorContext } from './supervisorTypes.js';
 
 // Slots: at most `maxParallel` agents hold one. An agent that waits for its sub-agents lends its slot and gets one back
@@ -43,10 +45,7 @@ export function beginWait(agents: AgentTable, waiterId: string, childId: string)
   if (waiter?.state !== 'running' || !child || !agents.actor(childId)) return;
   (child.waiters ??= []).push({ id: waiterId, run: waiter.run });
   waiter.waits = (waiter.waits ?? 0) + 1;
-  if (waiter.waits === 1 && waiter.holdsSlot) {
-    agents.freeSlot(waiter);
-    agents.actor(waiterId)?.send({ type: 'YIELD' });
-  }
+  if (waiter.waits === 1 && waiter.holdsSlot) agents.lendSlot(waiter);
 }
 
 /** Agent `waiterId` gives up waiting for `childId` before it ended. */
@@ -64,4 +63,29 @@ export function endWait(agents: AgentTable, { id, run }: AgentRun): void {
   if (!waiter || waiter.run !== run || waiter.state !== 'running' || !waiter.waits) return;
   waiter.waits -= 1;
   if (waiter.waits === 0 && !waiter.holdsSlot) agents.resuming.push({ id, run });
+}
+
+/**
+ * Slot notices without a step of the agent where its state would change only for an inspector to draw (what the
+ * runtime gives when none watches). An agent whose slot is lent while its tools run stays in `acting.working` with its
+ * idle timer paused, rather than stepping to `acting.waitingForAgents` (`YIELD`); given a slot back there, its idle
+ * timer runs again, rather than stepping back (`RESUME`). Given one back while it waits for a person, it is not told
+ * either. Its slot guards then ask the supervisor's table (`slotGuards`), not its context. Anywhere else (thinking,
+ * waiting for a slot or for messages) it is told with the event, whose transition it needs. Two XState steps fewer per
+ * delegating turn: about 14 KB each time.
+ */
+export function quietSlotNotices(clock: Clock): SlotNotices {
+  const working = { running: { acting: 'working' } } as const;
+  const waitingForPerson = { running: { acting: 'waitingForPerson' } } as const;
+  return {
+    lent(agent) {
+      if (agent.getSnapshot().matches(working)) stopIdleTimer(agent, clock);
+      else agent.send({ type: 'YIELD' });
+    },
+    returned(agent) {
+      const snapshot = agent.getSnapshot();
+      if (snapshot.matches(working)) startIdleTimer(agent, clock, snapshot.context.input.idleTimeoutMs);
+      else if (!snapshot.matches(waitingForPerson)) agent.send({ type: 'RESUME' });
+    },
+  };
 }

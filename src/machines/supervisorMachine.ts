@@ -140,7 +140,7 @@ export const supervisorMachine = setup({
         return { ...initial, ...turnBegun(initial, postOffice.now(), postOffice) };
       }),
       maxParallel: input.maxParallel,
-      agents: new AgentTable(),
+      agents: new AgentTable(input.slotNotices),
       postOffice: input.postOffice,
       inspected: input.inspected === true,
     };
@@ -318,8 +318,7 @@ function startQueued(context: SupervisorContext): void {
       if (record?.state !== 'running' || record.run !== resumer.run || record.holdsSlot || record.parked || (record.waits ?? 0) > 0) {
         continue;
       }
-      agents.takeSlot(record);
-      agents.actor(resumer.id)?.send({ type: 'RESUME' });
+      agents.returnSlot(record);
       continue;
     }
     const next = agents.queue.take();

@@ -1,7 +1,7 @@
 import type { AnyActorRef } from 'xstate';
 import type { AgentInput, AgentOutcome, ApprovalHold, agentMachine } from './agentMachine.js';
 import type { ErrorInfo } from '../failure.js';
-import type { AgentTable } from './agentTable.js';
+import type { AgentTable, SlotNotices } from './agentTable.js';
 import type { GroupInput, groupMachine } from './groupMachine.js';
 import type { FailureReason } from '../events/events.js';
 import type { PostOffice } from '../messaging/PostOffice.js';
@@ -88,6 +88,11 @@ export interface SupervisorInput {
    * `agentParentLogic` that ends agents without a step of the supervisor, when no inspector watches.
    */
   agentParent?: boolean;
+  /**
+   * How running agents are told that their slot is lent to their sub-agents or given back: by default with `YIELD`
+   * and `RESUME` events; the runtime gives `quietSlotNotices` when no inspector watches.
+   */
+  slotNotices?: SlotNotices;
 }
 
 /**

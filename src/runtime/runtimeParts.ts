@@ -23,8 +23,8 @@ import { groupMachine, type GroupContext, type GroupEvent } from '../machines/gr
 import type { AgentTable } from '../machines/agentTable.js';
 import type { AgentContext } from '../machines/agentTypes.js';
 import { routeAtOnce } from '../machines/routing.js';
-import { parkAtOnce } from '../machines/slots.js';
-import { budgetGuards, mailGuards, workActions } from '../machines/agentSetup.js';
+import { parkAtOnce, quietSlotNotices } from '../machines/slots.js';
+import { budgetGuards, mailGuards, slotGuards, workActions } from '../machines/agentSetup.js';
 import { endAtOnce, isActorEnd, spawnAtOnce, supervisorMachine, type SupervisorActorRef, type SupervisorContext, type SupervisorEvent } from '../machines/supervisorMachine.js';
 import { agentParentLogic } from '../machines/agentParent.js';
 import { InMemoryMemory } from '../memory/InMemoryMemory.js';
@@ -292,13 +292,15 @@ function personAskerFor(approvals: Approvals, random: RandomSource, clock: Runti
 }
 
 /**
- * What agents do at once when no inspector watches: their work without a worker actor (see AgentWorks), and their slot
- * given back without a step of the supervisor (see parkAtOnce). Watched by an inspector, both are events it sees.
+ * What agents do at once when no inspector watches: their work without a worker actor (see AgentWorks), their slot
+ * given back without a step of the supervisor (see parkAtOnce), and whether they hold one as the supervisor's table
+ * says (their slot guards: see quietSlotNotices). Watched by an inspector, these are events it sees.
  */
 function unwatchedParts(environment: AgentEnvironment, table: () => AgentTable, line: SupervisorLine) {
   return {
     works: new AgentWorks(workerParts(environment)),
     park: (id: string) => parkAtOnce(table(), id, () => line.send({ type: 'SLOT.RELEASE', id })),
+    holdsSlot: (id: string) => table().record(id)?.holdsSlot === true,
   };
 }
 
@@ -313,16 +315,19 @@ function agentLogicFor(
   clock: RuntimeClock,
   limits: RunLimits,
   announceTo: (event: TroupeEvent) => void,
-  unwatched?: { works: AgentWorks; park: (id: string) => void },
+  unwatched?: ReturnType<typeof unwatchedParts>,
 ) {
   const atOnce = unwatched
     ? { releaseSlot: ({ context }: { context: AgentContext }) => unwatched.park(context.input.id), ...workActions(unwatched.works) }
     : {};
+  // Unwatched, agents are told of most lent and returned slots without an event (see quietSlotNotices): the table knows.
+  const slots = unwatched ? slotGuards((context) => unwatched.holdsSlot(context.input.id)) : {};
   return agentMachine.provide({
     actors: { worker: createAgentWorker(environment) },
     guards: {
       ...mailGuards((agentId) => postOffice.ready(agentId)),
       ...budgetGuards((agentId, turn) => limits.crosses(agentId, turn)),
+      ...slots,
     },
     actions: {
       ...clockedAgentActions(clock, postOffice, announceTo),
@@ -424,8 +429,10 @@ function supervisorFor(
         maxParallel: parts.maxParallel,
         postOffice,
         inspected: inspect !== undefined,
-        // Unwatched, agents' parent is an actor that ends them without a step of the supervisor (see agentParentLogic).
+        // Unwatched, agents' parent is an actor that ends them without a step of the supervisor (see agentParentLogic),
+        // and agents are told of most lent and returned slots without a step of theirs (see quietSlotNotices).
         agentParent: inspect === undefined,
+        ...(inspect ? {} : { slotNotices: quietSlotNotices(clock) }),
       },
       clock,
       ...(inspect ? { inspect } : {}),

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { AbortedError, createRuntime, defineAgent, defineTool, ModelError, type TroupeEvent } from 'troupe';
 import { ScriptedModel, advanceUntilSettled, callTools, toolCall } from 'troupe/testing';
 import { agentMachine } from '../../src/machines/agentMachine.js';
-import { collect, echoTool, neverEnding, scripted, scriptedPerAgent, simulatedClock, worker } from '../stubs.js';
+import { collect, echoTool, leader, neverEnding, scripted, scriptedPerAgent, simulatedClock, tick, worker } from '../stubs.js';
 
 describe('agent lifecycle', () => {
   it('emits spawned, started, each model turn and tool call, then completed, in that order', async () => {
@@ -307,6 +307,65 @@ describe('idle timeout in simulated time', () => {
     answer('yes');
     const result = await advanceUntilSettled(clock, run);
     expect(result).toMatchObject({ status: 'completed', output: 'Shipped.' });
+    await runtime.shutdown();
+  });
+
+  // Unwatched, a delegating agent is told of its lent and returned slot without a step of its own (quietSlotNotices):
+  // it stays in `acting.working` with its idle timer paused, and its slot guards ask the supervisor's table.
+  const slowWorker = defineAgent({ name: 'worker', description: 'Works slowly.', systemPrompt: 'Work.', idleTimeoutMs: 60_000 });
+  const hangs = defineTool({
+    name: 'hang',
+    description: 'Hangs until aborted.',
+    parameters: z.object({}),
+    kind: 'read',
+    execute: (_, { signal }) => new Promise((_resolve, reject) => signal.addEventListener('abort', () => reject(new Error('aborted')))),
+  });
+  const slowly = (request: { agentName: string }) => (request.agentName === 'worker' ? 10_000 : 0);
+
+  it.each([false, true])('pauses while the agent waits for its sub-agents, its slot lent (inspected: %s)', async (inspected) => {
+    const clock = simulatedClock();
+    const model = scriptedPerAgent({ lead: [callTools(toolCall('assign_task', { description: 'd', agent: 'worker', task: 'Work.' })), 'Led.'], worker: ['Worked.'] }, { latencyMs: slowly });
+    const runtime = createRuntime({ model, agents: [leader('lead', { subagents: ['worker'] }), slowWorker], clock, idleTimeoutMs: 5_000, maxParallel: 1, inspect: inspected ? () => {} : undefined });
+    const result = await advanceUntilSettled(clock, runtime.run('lead', 'Lead.'));
+    expect(result).toMatchObject({ status: 'completed', output: 'Led.' });
+    expect(clock.now()).toBe(10_000);
+    await runtime.shutdown();
+  });
+
+  it.each([false, true])('runs again once its sub-agents end while another of its tools still hangs (inspected: %s)', async (inspected) => {
+    const clock = simulatedClock();
+    const model = scriptedPerAgent(
+      { lead: [callTools(toolCall('assign_task', { description: 'd', agent: 'worker', task: 'Work.' }), toolCall('hang', {}))], worker: ['Worked.'] },
+      { latencyMs: slowly },
+    );
+    const lead = leader('lead', { subagents: ['worker'], tools: ['assign_task', hangs] });
+    const runtime = createRuntime({ model, agents: [lead, slowWorker], clock, idleTimeoutMs: 5_000, maxParallel: 1, inspect: inspected ? () => {} : undefined });
+    const result = await advanceUntilSettled(clock, runtime.run('lead', 'Lead.'));
+    // Paused for the worker's 10 s, then 5 s of no progress once it ended.
+    expect(result).toMatchObject({ status: 'failed', reason: 'timeout' });
+    expect(clock.now()).toBe(15_000);
+    await runtime.shutdown();
+  });
+
+  it.each([false, true])('waits on for its sub-agent after a person approves a tool, its slot still lent (inspected: %s)', async (inspected) => {
+    const clock = simulatedClock();
+    // Asked for after the worker is spawned (the approval is decided first), so the lead waits for the person with its
+    // slot already lent.
+    const check = defineTool({ name: 'check', description: 'Checks.', parameters: z.object({}), kind: 'read', needsApproval: true, execute: () => 'checked' });
+    const model = scriptedPerAgent(
+      { lead: [callTools(toolCall('assign_task', { description: 'd', agent: 'worker', task: 'Work.' }), toolCall('check', {})), 'Led.'], worker: ['Worked.'] },
+      { latencyMs: slowly },
+    );
+    const lead = leader('lead', { subagents: ['worker'], tools: ['assign_task', check] });
+    const runtime = createRuntime({ model, agents: [lead, slowWorker], clock, idleTimeoutMs: 5_000, maxParallel: 1, inspect: inspected ? () => {} : undefined });
+    const run = runtime.run('lead', 'Lead.');
+    await tick();
+    clock.increment(500);
+    // Approved before the worker ends: the lead waits on for it, without a slot and without its idle timer.
+    runtime.approve(runtime.pendingApprovals()[0]!.requestId);
+    const result = await advanceUntilSettled(clock, run);
+    expect(result).toMatchObject({ status: 'completed', output: 'Led.' });
+    expect(clock.now()).toBe(10_000);
     await runtime.shutdown();
   });
 

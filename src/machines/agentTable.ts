@@ -48,10 +48,10 @@ export interface AgentRecord {
  * the runtime tells most agents without a step of theirs (`quietSlotNotices`).
  */
 export interface SlotNotices {
-  /** The agent's slot is lent to its sub-agents (the table no longer counts it as the agent's). */
-  lent(agent: AgentActorRef): void;
-  /** The agent has a slot again (the table counts it as the agent's). */
-  returned(agent: AgentActorRef): void;
+  /** The agent's slot is lent to its sub-agents (the table no longer counts it as the agent's: see `record`). */
+  lent(agent: AgentActorRef, record: AgentRecord): void;
+  /** The agent has a slot again (the table counts it as the agent's: see `record`). */
+  returned(agent: AgentActorRef, record: AgentRecord): void;
 }
 
 /** Slot notices as events to the agent: `YIELD` when its slot is lent, `RESUME` when it has one again. */
@@ -184,14 +184,14 @@ export class AgentTable {
   lendSlot(record: AgentRecord): void {
     this.freeSlot(record);
     const actor = this.actors.get(record.id);
-    if (actor) this.notices.lent(actor);
+    if (actor) this.notices.lent(actor, record);
   }
 
   /** Gives a running agent that lent its slot a slot again, and tells it. */
   returnSlot(record: AgentRecord): void {
     this.takeSlot(record);
     const actor = this.actors.get(record.id);
-    if (actor) this.notices.returned(actor);
+    if (actor) this.notices.returned(actor, record);
   }
 
   /** Takes an agent's slot away (it waits, or it ended). */

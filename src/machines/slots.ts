@@ -1,7 +1,8 @@
 import { startIdleTimer, stopIdleTimer } from '../actors/idleTimer.js';
 import type { Clock } from '../clock.js';
 import type { AgentRun } from './agentQueue.js';
-import type { AgentTable, SlotNotices } from './agentTable.js';
+import type { AgentActorRef } from './agentMachine.js';
+import type { AgentRecord, AgentTable, SlotNotices } from './agentTable.js';
 import type { SupervisorContext } from './supervisorTypes.js';
 
 // Slots: at most `maxParallel` agents hold one. An agent that waits for its sub-agents lends its slot and gets one back
@@ -73,19 +74,28 @@ export function endWait(agents: AgentTable, { id, run }: AgentRun): void {
  * either. Its slot guards then ask the supervisor's table (`slotGuards`), not its context. Anywhere else (thinking,
  * waiting for a slot or for messages) it is told with the event, whose transition it needs. Two XState steps fewer per
  * delegating turn: about 14 KB each time.
+ *
+ * A slot is lent from a tool's body, never during the agent's own step. One may come back during it (its step tells
+ * someone who frees a slot at once), when its snapshot still shows the state it is leaving: so an agent that seems to
+ * be working is looked at again once the step is over (a microtask later), and told then as it is.
  */
 export function quietSlotNotices(clock: Clock): SlotNotices {
   const working = { running: { acting: 'working' } } as const;
   const waitingForPerson = { running: { acting: 'waitingForPerson' } } as const;
+  const tell = (agent: AgentActorRef, record: AgentRecord) => {
+    const snapshot = agent.getSnapshot();
+    if (snapshot.status !== 'active' || record.holdsSlot !== true) return; // ended, or lent again meanwhile
+    if (snapshot.matches(working)) startIdleTimer(agent, clock, snapshot.context.input.idleTimeoutMs);
+    else if (!snapshot.matches(waitingForPerson)) agent.send({ type: 'RESUME' });
+  };
   return {
     lent(agent) {
       if (agent.getSnapshot().matches(working)) stopIdleTimer(agent, clock);
       else agent.send({ type: 'YIELD' });
     },
-    returned(agent) {
-      const snapshot = agent.getSnapshot();
-      if (snapshot.matches(working)) startIdleTimer(agent, clock, snapshot.context.input.idleTimeoutMs);
-      else if (!snapshot.matches(waitingForPerson)) agent.send({ type: 'RESUME' });
+    returned(agent, record) {
+      if (agent.getSnapshot().matches(working)) queueMicrotask(() => tell(agent, record));
+      else tell(agent, record);
     },
   };
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createActor, type InspectionEvent } from 'xstate';
 import { z } from 'zod';
-import { AbortedError, createRuntime, defineAgent, defineTool, ModelError, type TroupeEvent } from 'troupe';
+import { AbortedError, createRuntime, defineAgent, defineTool, ModelError, type Tool, type ToolCall, type TroupeEvent } from 'troupe';
 import { ScriptedModel, advanceUntilSettled, callTools, toolCall } from 'troupe/testing';
 import { agentMachine } from '../../src/machines/agentMachine.js';
 import { collect, echoTool, leader, neverEnding, scripted, scriptedPerAgent, simulatedClock, tick, worker } from '../stubs.js';
@@ -313,7 +313,7 @@ describe('idle timeout in simulated time', () => {
   // Unwatched, a delegating agent is told of its lent and returned slot without a step of its own (quietSlotNotices):
   // it stays in `acting.working` with its idle timer paused, and its slot guards ask the supervisor's table.
   const slowWorker = defineAgent({ name: 'worker', description: 'Works slowly.', systemPrompt: 'Work.', idleTimeoutMs: 60_000 });
-  const hangs = defineTool({
+  const hang = defineTool({
     name: 'hang',
     description: 'Hangs until aborted.',
     parameters: z.object({}),
@@ -321,11 +321,19 @@ describe('idle timeout in simulated time', () => {
     execute: (_, { signal }) => new Promise((_resolve, reject) => signal.addEventListener('abort', () => reject(new Error('aborted')))),
   });
   const slowly = (request: { agentName: string }) => (request.agentName === 'worker' ? 10_000 : 0);
+  const assignWork = toolCall('assign_task', { description: 'd', agent: 'worker', task: 'Work.' });
+
+  /** A lead under maxParallel 1 and a 5 s idle timeout, whose first turn assigns the slow worker's task and `calls`. */
+  function leadWithSlowWorker(inspected: boolean, { calls = [], tools = [], then = [] }: { calls?: ToolCall[]; tools?: Tool[]; then?: string[] }) {
+    const clock = simulatedClock();
+    const model = scriptedPerAgent({ lead: [callTools(assignWork, ...calls), ...then], worker: ['Worked.'] }, { latencyMs: slowly });
+    const lead = leader('lead', { subagents: ['worker'], tools: ['assign_task', ...tools] });
+    const runtime = createRuntime({ model, agents: [lead, slowWorker], clock, idleTimeoutMs: 5_000, maxParallel: 1, inspect: inspected ? () => {} : undefined });
+    return { clock, runtime };
+  }
 
   it.each([false, true])('pauses while the agent waits for its sub-agents, its slot lent (inspected: %s)', async (inspected) => {
-    const clock = simulatedClock();
-    const model = scriptedPerAgent({ lead: [callTools(toolCall('assign_task', { description: 'd', agent: 'worker', task: 'Work.' })), 'Led.'], worker: ['Worked.'] }, { latencyMs: slowly });
-    const runtime = createRuntime({ model, agents: [leader('lead', { subagents: ['worker'] }), slowWorker], clock, idleTimeoutMs: 5_000, maxParallel: 1, inspect: inspected ? () => {} : undefined });
+    const { clock, runtime } = leadWithSlowWorker(inspected, { then: ['Led.'] });
     const result = await advanceUntilSettled(clock, runtime.run('lead', 'Lead.'));
     expect(result).toMatchObject({ status: 'completed', output: 'Led.' });
     expect(clock.now()).toBe(10_000);
@@ -333,13 +341,7 @@ describe('idle timeout in simulated time', () => {
   });
 
   it.each([false, true])('runs again once its sub-agents end while another of its tools still hangs (inspected: %s)', async (inspected) => {
-    const clock = simulatedClock();
-    const model = scriptedPerAgent(
-      { lead: [callTools(toolCall('assign_task', { description: 'd', agent: 'worker', task: 'Work.' }), toolCall('hang', {}))], worker: ['Worked.'] },
-      { latencyMs: slowly },
-    );
-    const lead = leader('lead', { subagents: ['worker'], tools: ['assign_task', hangs] });
-    const runtime = createRuntime({ model, agents: [lead, slowWorker], clock, idleTimeoutMs: 5_000, maxParallel: 1, inspect: inspected ? () => {} : undefined });
+    const { clock, runtime } = leadWithSlowWorker(inspected, { calls: [toolCall('hang', {})], tools: [hang] });
     const result = await advanceUntilSettled(clock, runtime.run('lead', 'Lead.'));
     // Paused for the worker's 10 s, then 5 s of no progress once it ended.
     expect(result).toMatchObject({ status: 'failed', reason: 'timeout' });
@@ -348,16 +350,10 @@ describe('idle timeout in simulated time', () => {
   });
 
   it.each([false, true])('waits on for its sub-agent after a person approves a tool, its slot still lent (inspected: %s)', async (inspected) => {
-    const clock = simulatedClock();
     // Asked for after the worker is spawned (the approval is decided first), so the lead waits for the person with its
     // slot already lent.
     const check = defineTool({ name: 'check', description: 'Checks.', parameters: z.object({}), kind: 'read', needsApproval: true, execute: () => 'checked' });
-    const model = scriptedPerAgent(
-      { lead: [callTools(toolCall('assign_task', { description: 'd', agent: 'worker', task: 'Work.' }), toolCall('check', {})), 'Led.'], worker: ['Worked.'] },
-      { latencyMs: slowly },
-    );
-    const lead = leader('lead', { subagents: ['worker'], tools: ['assign_task', check] });
-    const runtime = createRuntime({ model, agents: [lead, slowWorker], clock, idleTimeoutMs: 5_000, maxParallel: 1, inspect: inspected ? () => {} : undefined });
+    const { clock, runtime } = leadWithSlowWorker(inspected, { calls: [toolCall('check', {})], tools: [check], then: ['Led.'] });
     const run = runtime.run('lead', 'Lead.');
     await tick();
     clock.increment(500);
@@ -371,13 +367,6 @@ describe('idle timeout in simulated time', () => {
 
   it('still times out a non-interactive tool that hangs', async () => {
     const clock = simulatedClock();
-    const hang = defineTool({
-      name: 'hang',
-      description: 'Hangs.',
-      parameters: z.object({}),
-      kind: 'read',
-      execute: (_, { signal }) => new Promise((_resolve, reject) => signal.addEventListener('abort', () => reject(new Error('aborted')))),
-    });
     let aborted = false;
     const watch = defineTool({ ...hang, name: 'watch', execute: (_, { signal }) => new Promise(() => signal.addEventListener('abort', () => (aborted = true))) });
     const model = scripted([callTools(toolCall('hang', {}), toolCall('watch', {}))]);

@@ -32,6 +32,15 @@ export function simulatedClock(): TestClock {
   return new TestClock();
 }
 
+/** A read tool named `hang` that never answers: its call ends only when aborted (rejected then). */
+export const hang = defineTool({
+  name: 'hang',
+  description: 'Hangs until aborted.',
+  parameters: z.object({}),
+  kind: 'read',
+  execute: (_, { signal }) => new Promise((_resolve, reject) => signal.addEventListener('abort', () => reject(new Error('aborted')))),
+});
+
 /** Collects every event of a stream into an array. */
 export function collect(events$: Observable<TroupeEvent>): TroupeEvent[] {
   const seen: TroupeEvent[] = [];

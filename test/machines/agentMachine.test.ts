@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { AbortedError, createRuntime, defineAgent, defineTool, ModelError, type Tool, type ToolCall, type TroupeEvent } from 'troupe';
 import { ScriptedModel, advanceUntilSettled, callTools, toolCall } from 'troupe/testing';
 import { agentMachine } from '../../src/machines/agentMachine.js';
-import { collect, echoTool, leader, neverEnding, scripted, scriptedPerAgent, simulatedClock, tick, worker } from '../stubs.js';
+import { collect, echoTool, hang, leader, neverEnding, scripted, scriptedPerAgent, simulatedClock, tick, worker } from '../stubs.js';
 
 describe('agent lifecycle', () => {
   it('emits spawned, started, each model turn and tool call, then completed, in that order', async () => {
@@ -313,13 +313,6 @@ describe('idle timeout in simulated time', () => {
   // Unwatched, a delegating agent is told of its lent and returned slot without a step of its own (quietSlotNotices):
   // it stays in `acting.working` with its idle timer paused, and its slot guards ask the supervisor's table.
   const slowWorker = defineAgent({ name: 'worker', description: 'Works slowly.', systemPrompt: 'Work.', idleTimeoutMs: 60_000 });
-  const hang = defineTool({
-    name: 'hang',
-    description: 'Hangs until aborted.',
-    parameters: z.object({}),
-    kind: 'read',
-    execute: (_, { signal }) => new Promise((_resolve, reject) => signal.addEventListener('abort', () => reject(new Error('aborted')))),
-  });
   const slowly = (request: { agentName: string }) => (request.agentName === 'worker' ? 10_000 : 0);
   const assignWork = toolCall('assign_task', { description: 'd', agent: 'worker', task: 'Work.' });
 

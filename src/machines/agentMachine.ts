@@ -78,8 +78,10 @@ export const agentMachine = agentSetup.createMachine({
         thinking: thinkingState,
         acting: actingState,
         waiting: {
-          // Entered only through `parkWithAnswer` or `parkAfterBatch`, which give the slot up in their own assign.
-          entry: ['releaseSlot', 'announceWaiting'],
+          // Entered only through `parkWithAnswer` or `parkAfterBatch`, which give the slot up in their own assign. The
+          // agent says it waits before it hands the slot back: the supervisor (at once when no inspector watches) may
+          // start another agent with it, whose events come after.
+          entry: ['announceWaiting', 'releaseSlot'],
           on: {
             MESSAGE: wake,
             WAKE: wake,

@@ -31,7 +31,7 @@ import { InMemoryMemory } from '../memory/InMemoryMemory.js';
 import { NoteStore } from '../memory/NoteStore.js';
 import { SessionStore } from '../memory/SessionStore.js';
 import { Blackboard } from '../messaging/Blackboard.js';
-import { PostOffice } from '../messaging/PostOffice.js';
+import { PostOffice, type RouteReport } from '../messaging/PostOffice.js';
 import { defaultPrices, type PriceTable } from '../models/prices.js';
 import { RandomSource } from '../random.js';
 import { Redactor } from '../redaction.js';
@@ -77,7 +77,7 @@ export function buildParts(options: RuntimeOptions) {
   const runtimeEvents = pipeline.input; // the runtime's events, and agents' and groups' (no stream each)
   const announceTo = (event: TroupeEvent) => runtimeEvents.next(event);
   let closed = false;
-  const line = supervisorLine(() => supervisor, inspection.inspect === undefined, () => closed);
+  const line = supervisorLine(() => supervisor, inspection.inspect === undefined, () => closed, (routed) => messenger.routed(routed));
   const announce = announcerFor(runId, clock, table, runtimeEvents);
 
   const { postOffice, blackboard, messenger } = messagingFor(options, { clock, catalog, send: line.send, table, announce, closed: () => closed, inspected: inspection.inspect !== undefined });
@@ -406,7 +406,6 @@ function supervisorFor(
       return [name, (...args: unknown[]) => report(() => action(...args))];
     }),
   );
-  const route = routeAtOnce((routed) => messenger.routed(routed));
   const groupLogic = groupMachine.provide({ actions: { announce: clockedGroupAnnounce<GroupContext, GroupEvent>(clock, parts.announceTo) } });
   return createActor(
     supervisorMachine.provide({
@@ -415,9 +414,9 @@ function supervisorFor(
         ...(inspect ? {} : inStep),
         reportOutcome: (_, { outcome }) => settle(outcome),
         reportRoute: (_, params) => report(() => messenger.routed(params.report)),
-        // Unwatched, a message is routed without an `enqueueActions` (see routeAtOnce); the receivers it wakes are sent
-        // their message from the supervisor's step, so the route is marked as that step too.
-        ...(inspect ? {} : { route: (args: RouteArgs) => report(() => route(args)) }),
+        // Unwatched, a message the supervisor gets (one sent while it is in a step, or closing) is routed without an
+        // `enqueueActions` (see routeAtOnce); the receivers it wakes are sent their message from the supervisor's step.
+        ...(inspect ? {} : { route: line.route }),
       },
     }),
     {
@@ -440,9 +439,6 @@ function supervisorFor(
   );
 }
 
-/** What the supervisor's `route` action is called with. */
-type RouteArgs = Parameters<ReturnType<typeof routeAtOnce>>[0];
-
 /** The supervisor's actions that send events to agents (which may end at once) from its own step. */
 const STEPS_THAT_SEND = ['admit', 'startQueued', 'approve', 'deny', 'wake', 'cancelSubtree', 'stopSubtree', 'cancelAll', 'endGroup', 'startGroup'] as const;
 
@@ -451,12 +447,14 @@ type SupervisorLine = ReturnType<typeof supervisorLine>;
 
 /**
  * How the runtime's parts reach the supervisor: `send` an event; `report`, which runs what the supervisor's own step
- * does outside it (an outcome reported, a message routed, events sent to agents); and `take`, what agents send their
- * parent. Unwatched (`atOnce`), an agent is spawned without a step of the supervisor (`spawnAtOnce`) and its end is
- * handled without one (`endAtOnce`), except from inside the supervisor's step, where the event waits for that step to
- * end as XState would have it, and once the runtime closes (the supervisor counts the ends while it shuts down).
+ * does outside it (an outcome reported, a message routed, events sent to agents); `take`, what agents send their
+ * parent; and `route`, the supervisor's `route` action when no inspector watches. Unwatched (`atOnce`), an agent is
+ * spawned without a step of the supervisor (`spawnAtOnce`), its end is handled without one (`endAtOnce`), and a message
+ * is routed without one (`route`, reporting to `routed`), except from inside the supervisor's step, where the event waits
+ * for that step to end as XState would have it, and once the runtime closes (the supervisor counts the ends while it
+ * shuts down).
  */
-function supervisorLine(supervisor: () => SupervisorActorRef, atOnce: boolean, closed: () => boolean) {
+function supervisorLine(supervisor: () => SupervisorActorRef, atOnce: boolean, closed: () => boolean, routed: (report: RouteReport) => void) {
   let reporting = 0;
   /** The supervisor's context while work may skip its step; undefined when an event must go through it. */
   const open = (): SupervisorContext | undefined => {
@@ -464,11 +462,28 @@ function supervisorLine(supervisor: () => SupervisorActorRef, atOnce: boolean, c
     const snapshot = supervisor().getSnapshot();
     return snapshot.value === 'open' ? snapshot.context : undefined;
   };
+  const routeNow = routeAtOnce(routed);
+  /** Runs `work` as the supervisor's step would: what it sends the supervisor meanwhile waits for it to end. */
+  const report = <T>(work: () => T): T => {
+    reporting += 1;
+    try {
+      return work();
+    } finally {
+      reporting -= 1;
+    }
+  };
+  /** A message routed (see routeAtOnce), its receivers woken, as the supervisor's step that routes it. */
+  const route = (args: RouteArgs): void => report(() => routeNow(args));
   return {
     send(event: SupervisorEvent): void {
       if (event.type === 'SPAWN' && !('group' in event.request)) {
         const context = open();
         if (context) return spawnAtOnce(context, supervisor(), event.request);
+      }
+      // A message costs the supervisor a step only where an inspector would draw it (and while that step runs).
+      if (event.type === 'MESSAGE.SEND') {
+        const context = open();
+        if (context) return route({ context, event });
       }
       supervisor().send(event);
     },
@@ -477,16 +492,13 @@ function supervisorLine(supervisor: () => SupervisorActorRef, atOnce: boolean, c
       if (context) endAtOnce(context, event as SupervisorEvent, settle);
       else supervisor().send(event as SupervisorEvent);
     },
-    report<T>(work: () => T): T {
-      reporting += 1;
-      try {
-        return work();
-      } finally {
-        reporting -= 1;
-      }
-    },
+    report,
+    route,
   };
 }
+
+/** What the supervisor's `route` action is called with. */
+type RouteArgs = Parameters<ReturnType<typeof routeAtOnce>>[0];
 
 /** The agents in code and in agent files, and the tools they may list (the file tools rooted at the workspace). */
 function catalogFor(options: RuntimeOptions, settings: ReturnType<typeof readSettings>): AgentCatalog {

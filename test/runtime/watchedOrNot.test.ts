@@ -1,6 +1,6 @@
 // Without an inspector the runtime does much of the actor system's bookkeeping at once, without the steps an inspector
 // would draw: agents spawned and ended without a step of the supervisor, a slot given back from the agent's own step,
-// messages routed without an `enqueueActions`, a slot lent to sub-agents and given back without a step of the agent.
+// messages routed without a step of the supervisor or an `enqueueActions`, a slot lent to sub-agents and given back without a step of the agent.
 // None of it may change what a run does: the same events, in the same order, at the same simulated times.
 import { describe, expect, it } from 'vitest';
 import { SimulatedClock } from 'xstate';
@@ -47,7 +47,73 @@ async function run(inspected: boolean) {
   return { outcomes, events };
 }
 
+const host = defineAgent({ name: 'host', description: 'Hosts.', systemPrompt: 'Host.', tools: ['publish', 'send_message', 'wait_for_messages', 'finish'], resident: true });
+const guest = defineAgent({ name: 'guest', description: 'Visits.', systemPrompt: 'Visit.', tools: ['send_message', 'reply', 'wait_for_messages', 'finish'], subscribe: ['room'], resident: true });
+
+/**
+ * A host and four resident guests under two slots: the host greets the room (a topic) and collects the guests' answers
+ * for a while; each guest answers the host by name and waits for it; the host then sends each guest that answered a
+ * farewell, which ends it, and a question the runtime asked it meanwhile is answered with `reply` by the guest it went to.
+ */
+function party(request: ModelRequest) {
+  const last = request.messages.at(-1)!.content;
+  const turn = request.messages.filter((message) => message.role === 'assistant').length;
+  if (request.agentName === 'host') {
+    if (turn === 0) return callTools(toolCall('publish', { topic: 'room', content: 'hello' }), toolCall('wait_for_messages', { timeout_ms: 2_000, collect: true }));
+    if (turn === 1) {
+      const guests = [...new Set(request.messages.flatMap((message) => [...message.content.matchAll(/from (agent:guest:\S+)\]/g)].map((match) => match[1]!)))];
+      return callTools(...guests.map((to, at) => toolCall('send_message', { to, content: 'bye' }, `bye_${at}`)), toolCall('finish', { answer: `said bye to ${guests.length}` }));
+    }
+    return 'hosted';
+  }
+  if (turn === 0) return 'ready';
+  if (last.endsWith('] bye')) return callTools(toolCall('finish', { answer: 'left' }));
+  const question = /\[message (\S+) from runtime\] how are you/.exec(last);
+  if (question) return callTools(toolCall('reply', { content: 'fine' }), toolCall('wait_for_messages', { from: 'host' }));
+  if (last.endsWith('] hello')) return callTools(toolCall('send_message', { to: 'host', content: `here at turn ${turn}` }), toolCall('wait_for_messages', { from: 'host' }));
+  return callTools(toolCall('wait_for_messages', { from: 'host', timeout_ms: 500 }));
+}
+
+async function party$(inspected: boolean) {
+  const clock = new SimulatedClock();
+  const model = new ScriptedModel(party, { latencyMs: (request: ModelRequest, index: number) => (request.agentName === 'host' ? 30 : 100 + (index % 3) * 40) });
+  const runtime = createRuntime({ model, agents: [host, guest], clock, seed: 5, maxParallel: 2, projectAgentDir: false, ...(inspected ? { inspect: () => {} } : {}) });
+  const events: string[] = [];
+  runtime.events$.subscribe((event: TroupeEvent) => events.push(JSON.stringify(event)));
+  const guests = [1, 2, 3, 4].map((n) => runtime.spawn('guest', `Guest ${n}.`));
+  await runtime.runUntilIdle();
+  const hosted = runtime.spawn('host', 'Host the party.');
+  const answer = runtime.request(guests[1]!.id, 'how are you', { timeoutMs: 1_000 }).then(
+    (message) => message.content,
+    (error: Error) => error.name,
+  );
+  await runtime.runUntilIdle();
+  const outcomes = await Promise.all([hosted, ...guests].map(async (handle) => {
+    const result = await handle.result;
+    return [result.status, result.output ?? null];
+  }));
+  const replied = await answer;
+  await runtime.shutdown();
+  return { outcomes, events, replied };
+}
+
 describe('a run watched by an inspector or not', () => {
+  it('routes messages, topics and replies alike, with the same events at the same simulated times', async () => {
+    const unwatched = await party$(false);
+    const watched = await party$(true);
+    expect(unwatched.replied).toBe('fine');
+    expect(unwatched.outcomes).toEqual([
+      ['completed', 'said bye to 4'],
+      ['completed', 'left'],
+      ['completed', 'left'],
+      ['completed', 'left'],
+      ['completed', 'left'],
+    ]);
+    expect(unwatched.events.filter((event) => event.includes('"message.delivered"')).length).toBeGreaterThan(10);
+    expect(unwatched.events).toEqual(watched.events);
+    expect(unwatched.replied).toEqual(watched.replied);
+  });
+
   it('gives the same events at the same simulated times, and the same results', async () => {
     const unwatched = await run(false);
     const watched = await run(true);

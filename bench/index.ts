@@ -26,8 +26,8 @@ await eventPipeline(small ? 200 : 20_000);
 await planner(small ? 20 : 500);
 await messaging(
   small
-    ? [{ traders: 20, rounds: 3 }, { traders: 100, rounds: 2 }]
-    : [{ traders: 100, rounds: 20 }, { traders: 1_000, rounds: 5 }, { traders: 10_000, rounds: 1 }],
+    ? [{ traders: 20, rounds: 3, runs: 1 }, { traders: 100, rounds: 2, runs: 1 }]
+    : [{ traders: 100, rounds: 20, runs: 7 }, { traders: 1_000, rounds: 5, runs: 5 }, { traders: 10_000, rounds: 1, runs: 3 }],
 );
 await inspection(small ? [10, 100] : [10, 1_000]);
 await webInspector(small ? 100 : 10_000);

@@ -135,23 +135,41 @@ export function seeded(seed: number): () => number {
   };
 }
 
+/** A meter started by {@link startMeter}: `stop` gives the wall ms and bytes allocated since it started. */
+export interface Meter {
+  stop(): { ms: number; bytes: number };
+}
+
 /**
- * Wall ms of `work` and the bytes it allocated on the JS heap: the heap's growth between collections, summed over
- * every collection V8 ran meanwhile (read from `v8.GCProfiler`), plus what is left at the end.
+ * Starts measuring wall time and the bytes allocated on the JS heap: the heap's growth between collections, summed over
+ * every collection V8 runs meanwhile (read from `v8.GCProfiler`), plus what is left at the end. For a window inside a
+ * run (the run's setup not counted); {@link allocatedDuring} measures a whole run.
  */
-export async function allocatedDuring(work: () => Promise<unknown>): Promise<{ ms: number; bytes: number }> {
+export function startMeter(): Meter {
   const profiler = new GCProfiler();
   const before = getHeapStatistics().used_heap_size;
   profiler.start();
-  const ms = await timed(work);
-  const after = getHeapStatistics().used_heap_size;
-  const { statistics } = profiler.stop();
-  let bytes = 0;
-  let last = before;
-  for (const gc of statistics) {
-    bytes += Math.max(0, gc.beforeGC.heapStatistics.usedHeapSize - last);
-    last = gc.afterGC.heapStatistics.usedHeapSize;
-  }
-  bytes += Math.max(0, after - last);
-  return { ms, bytes };
+  const start = performance.now();
+  return {
+    stop() {
+      const ms = performance.now() - start;
+      const after = getHeapStatistics().used_heap_size;
+      const { statistics } = profiler.stop();
+      let bytes = 0;
+      let last = before;
+      for (const gc of statistics) {
+        bytes += Math.max(0, gc.beforeGC.heapStatistics.usedHeapSize - last);
+        last = gc.afterGC.heapStatistics.usedHeapSize;
+      }
+      bytes += Math.max(0, after - last);
+      return { ms, bytes };
+    },
+  };
+}
+
+/** Wall ms of `work` and the bytes it allocated on the JS heap (see {@link startMeter}). */
+export async function allocatedDuring(work: () => Promise<unknown>): Promise<{ ms: number; bytes: number }> {
+  const meter = startMeter();
+  await work();
+  return meter.stop();
 }

@@ -22,6 +22,20 @@ export function whenAborted(signal: AbortSignal): Promise<never> {
 }
 
 /**
+ * The key of what a model request of the runtime's gives as its call's stop, as a promise that rejects when the call
+ * stops (see {@link whenRequestStopped}). A symbol on the request's prototype: a copy of the request does not have it.
+ */
+export const STOPPED = Symbol('troupe.stopped');
+
+/**
+ * A promise that rejects when `request`'s call stops: the runtime's own (its stop's, without an AbortSignal made for
+ * it), else one raced on `request.signal` (see {@link whenAborted}); undefined for a request without either.
+ */
+export function whenRequestStopped(request: { readonly signal?: AbortSignal; readonly [STOPPED]?: Promise<never> }): Promise<never> | undefined {
+  return request[STOPPED] ?? (request.signal ? whenAborted(request.signal) : undefined);
+}
+
+/**
  * A stop that costs no `AbortController` until someone asks for an AbortSignal: a flag and a reason, and one promise
  * that rejects when it stops, which every caller races (as {@link whenAborted} does for a signal). A tool batch makes
  * one per turn and most never need a signal: an `AbortController` and its listener cost more than the rest of the

@@ -60,3 +60,18 @@ export function sleep(clock: Clock, ms: number, signal?: AbortSignal): Promise<v
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
+
+/**
+ * Waits `ms` on the given clock, as {@link sleep} does, until `stopped` rejects (then it rejects with
+ * {@link AbortedError} and clears its timer). For a promise a stop already has: no AbortSignal is made, and no listener
+ * is added to one and taken off again.
+ */
+export function sleepUnlessStopped(clock: Clock, ms: number, stopped: Promise<never> | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = clock.setTimeout(resolve, ms);
+    stopped?.catch(() => {
+      clock.clearTimeout(timer);
+      reject(SLEEP_ABORTED);
+    });
+  });
+}

@@ -1,5 +1,5 @@
 import { fromPromise } from 'xstate';
-import { whenAborted } from '../abort.js';
+import { STOPPED, Stop, whenAborted } from '../abort.js';
 import { sleep } from '../clock.js';
 import { AbortedError, BudgetSpentError, ModelCallError, ModelError } from '../errors.js';
 import { errorInfo } from '../failure.js';
@@ -102,6 +102,12 @@ class TurnRequest {
     enumerable: true,
     configurable: true,
   };
+
+  /** The call's stop as a promise (see `whenRequestStopped`): a scripted model's latency waits on it without a signal. */
+  get [STOPPED](): Promise<never> {
+    const stop = this.#stop;
+    return stop instanceof Stop ? stop.promise : whenAborted(stop.signal);
+  }
 
   constructor(environment: AgentEnvironment, agent: ResolvedAgent, input: CallModelInput, stop: { readonly signal: AbortSignal }) {
     this.#stop = stop;

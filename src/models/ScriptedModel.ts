@@ -1,4 +1,5 @@
-import { sleep } from '../clock.js';
+import { whenRequestStopped } from '../abort.js';
+import { sleepUnlessStopped } from '../clock.js';
 import { InvalidScriptStepError, ScriptExhaustedError, UnusedStepsError } from '../errors.js';
 import type { Model, ModelReply, ModelRequest } from './Model.js';
 
@@ -111,7 +112,7 @@ export class ScriptedModel implements Model {
     if (this.options.record !== false) this.calls.push(request);
     const { latencyMs } = this.options;
     const delay = typeof latencyMs === 'function' ? latencyMs(request, callIndex) : (latencyMs ?? 0);
-    if (delay > 0) await sleep(request.clock, delay, request.signal);
+    if (delay > 0) await sleepUnlessStopped(request.clock, delay, whenRequestStopped(request));
     let answer: unknown;
     let where: string;
     if (typeof this.steps === 'function') {

@@ -13,6 +13,9 @@ export const actingState = agentSetup.createStateConfig({
       'MESSAGE.OUT': { actions: { type: 'passOn', params: ({ event }) => event.message } },
       // Every branch first appends the batch's tool messages and counts its calls.
       'TOOLS.DONE': [
+        // The two common ends first, one guard each (see batchEndGuards): the chain below decides the same for them.
+        { guard: 'parksAfterBatch', target: 'waiting', actions: parkAfterBatch },
+        { guard: 'thinksAfterBatch', target: 'thinking', actions: endOfBatchThenThink },
         {
           // `finish` before the required tools were called: told which, the agent goes on while it has turns.
           // One guard each (no `and`): every batch's end is checked against them, and `and` costs allocations.

@@ -104,6 +104,24 @@ export function slotGuards(holds: (context: AgentContext) => boolean) {
   };
 }
 
+/**
+ * The two common ends of a tool batch as one guard each, which every batch's end is checked against first: a batch
+ * without `finish`, with turns left, that waits for messages none of which is ready (the agent parks), or that does
+ * not wait so and holds a slot (it thinks again). They decide what the chain of guards after them would (`finish` and
+ * the last turn first, then `waitsWithoutMail`, then `holdsSlot`), in one or two guards instead of eight or nine: a
+ * resident trader ends every turn so. Made for `ready` and `holds`, as `mailGuards` and `slotGuards` are.
+ */
+export function batchEndGuards(ready: (agentId: string) => boolean, holds: (context: AgentContext) => boolean) {
+  const plain = (context: AgentContext, event: AgentEvent): event is Extract<AgentEvent, { type: 'TOOLS.DONE' }> =>
+    event.type === 'TOOLS.DONE' && event.finish === undefined && context.turns < context.input.maxTurns;
+  return {
+    parksAfterBatch: ({ context, event }: { context: AgentContext; event: AgentEvent }) =>
+      plain(context, event) && event.waiting === true && !ready(context.input.id),
+    thinksAfterBatch: ({ context, event }: { context: AgentContext; event: AgentEvent }) =>
+      plain(context, event) && !(event.waiting === true && !ready(context.input.id)) && holds(context),
+  };
+}
+
 function hasAnswer(context: AgentContext): boolean {
   return context.output !== null && context.output.trim() !== '';
 }
@@ -126,6 +144,8 @@ function withBatchAndReminder(context: AgentContext, done: BatchEnd): Pick<Agent
 export function budgetGuards(crosses?: (agentId: string, turn: ModelTurn) => boolean) {
   const over = (context: AgentContext, turn: ModelTurn) => ownPast(context, turn) || (crosses?.(context.input.id, turn) ?? false);
   return {
+    /** A reply with tool calls within every budget: what the chain of budget guards would send to `acting`, in one. */
+    toolTurnWithinBudget: ({ context }: { context: AgentContext }, turn: ModelTurn) => turn.toolCalls.length > 0 && !over(context, turn),
     // A final answer is kept even when it crossed the budget; a resident would wait for more, so it ends.
     overBudget: ({ context }: { context: AgentContext }, turn: ModelTurn) =>
       (turn.toolCalls.length > 0 || context.input.resident === true) && over(context, turn),
@@ -248,6 +268,7 @@ export const agentSetup = setup({
     // Provided by the runtime for its post office (see mailGuards); on its own an agent's mail is never ready.
     ...mailGuards(() => false),
     ...slotGuards((context) => context.holdsSlot),
+    ...batchEndGuards(() => false, (context) => context.holdsSlot),
     slotGiven: ({ event }) => (event.type === 'MESSAGE' || event.type === 'WAKE') && event.slot === true,
     lastPersonAnswered: ({ context }) => context.waitingForPeople <= 1,
   },

@@ -31,6 +31,12 @@ export const thinkingState = agentSetup.createStateConfig({
         actions: [{ type: 'recordAnswer', params: turn }, reply],
       },
       {
+        // The common turn next: tool calls within every budget (what the budget guards and `wantsTools` below decide).
+        guard: { type: 'toolTurnWithinBudget', params: turn },
+        target: 'acting',
+        actions: [{ type: 'recordTurn', params: turn }, reply],
+      },
+      {
         guard: { type: 'residentOverBudget', params: turn },
         target: '#agent.completed',
         actions: [{ type: 'recordResidentAnswer', params: turn }, 'dropToolCalls', reply, 'settle'],

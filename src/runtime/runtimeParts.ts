@@ -24,7 +24,7 @@ import type { AgentTable } from '../machines/agentTable.js';
 import type { AgentContext } from '../machines/agentTypes.js';
 import { routeAtOnce } from '../machines/routing.js';
 import { parkAtOnce, quietSlotNotices } from '../machines/slots.js';
-import { budgetGuards, mailGuards, slotGuards, workActions } from '../machines/agentSetup.js';
+import { batchEndGuards, budgetGuards, mailGuards, slotGuards, workActions } from '../machines/agentSetup.js';
 import { endAtOnce, isActorEnd, spawnAtOnce, supervisorMachine, type SupervisorActorRef, type SupervisorContext, type SupervisorEvent } from '../machines/supervisorMachine.js';
 import { agentParentLogic } from '../machines/agentParent.js';
 import { InMemoryMemory } from '../memory/InMemoryMemory.js';
@@ -321,13 +321,15 @@ function agentLogicFor(
     ? { releaseSlot: ({ context }: { context: AgentContext }) => unwatched.park(context.input.id), ...workActions(unwatched.works) }
     : {};
   // Unwatched, agents are told of most lent and returned slots without an event (see quietSlotNotices): the table knows.
-  const slots = unwatched ? slotGuards((context) => unwatched.holdsSlot(context.input.id)) : {};
+  const holds = unwatched ? (context: AgentContext) => unwatched.holdsSlot(context.input.id) : (context: AgentContext) => context.holdsSlot;
+  const ready = (agentId: string) => postOffice.ready(agentId);
   return agentMachine.provide({
     actors: { worker: createAgentWorker(environment) },
     guards: {
-      ...mailGuards((agentId) => postOffice.ready(agentId)),
+      ...mailGuards(ready),
       ...budgetGuards((agentId, turn) => limits.crosses(agentId, turn)),
-      ...slots,
+      ...slotGuards(holds),
+      ...batchEndGuards(ready, holds),
     },
     actions: {
       ...clockedAgentActions(clock, postOffice, announceTo),

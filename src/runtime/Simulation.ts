@@ -1,6 +1,6 @@
 import { DeadlockError, TimeLimitError } from '../errors.js';
 import type { AgentActorRef } from '../machines/agentMachine.js';
-import type { AgentTable } from '../machines/agentTable.js';
+import type { AgentRecord, AgentTable } from '../machines/agentTable.js';
 import type { PostOffice } from '../messaging/PostOffice.js';
 import type { RuntimeClock } from './RuntimeClock.js';
 
@@ -83,7 +83,8 @@ export async function runUntilIdle(parts: SimulationParts, options: RunUntilIdle
 
 /** True when some live agent is not parked: it thinks, acts, or waits for something with a timer. */
 function someBusy(parts: SimulationParts): boolean {
-  for (const actor of parts.table().liveActors()) if (parkedIn(actor) === undefined) return true;
+  const table = parts.table();
+  for (const [id, actor] of table.liveAgents()) if (parkedIn(actor, table.record(id)) === undefined) return true;
   return false;
 }
 
@@ -97,8 +98,9 @@ function report(parts: SimulationParts, live: [string, AgentActorRef][]): IdleRe
   const at = parts.clock.now();
   const waiting: string[] = [];
   const stuck: { id: string; state: string }[] = [];
+  const table = parts.table();
   for (const [id, actor] of live) {
-    const state = parkedIn(actor)!;
+    const state = parkedIn(actor, table.record(id))!;
     // Waiting for any message is idle; waiting for a reply, for one agent's message, sub-agents or a person is stuck.
     if (state === 'running.waiting' && !parts.postOffice.waitsForSomeone(id)) waiting.push(id);
     else stuck.push({ id, state });
@@ -112,12 +114,17 @@ function report(parts: SimulationParts, live: [string, AgentActorRef][]): IdleRe
  * woken and asking for one), or undefined if it is busy. An agent waiting for a slot is parked too: when every other
  * live agent is parked and no timer is set, nobody will free a slot for it (the slots are held by agents that wait
  * for a person), and the run must end in a deadlock rather than wait for ever.
+ *
+ * An agent that lent its slot to the sub-agents it waits for is parked in `running.acting.waitingForAgents`; without an
+ * inspector it is told so quietly and stays in `running.acting.working` (see `quietSlotNotices`), where its record in
+ * the supervisor's table says it holds no slot: it is named the same, so both ways end the same.
  */
-function parkedIn(actor: AgentActorRef): string | undefined {
+function parkedIn(actor: AgentActorRef, record: AgentRecord | undefined): string | undefined {
   const snapshot = actor.getSnapshot();
   if (snapshot.status !== 'active') return undefined;
   if (snapshot.matches({ running: 'waiting' })) return 'running.waiting';
   if (snapshot.matches({ running: { acting: 'waitingForAgents' } })) return 'running.acting.waitingForAgents';
+  if (record?.holdsSlot !== true && snapshot.matches({ running: { acting: 'working' } })) return 'running.acting.waitingForAgents';
   if (snapshot.matches({ running: { acting: 'waitingForPerson' } })) return 'running.acting.waitingForPerson';
   if (snapshot.matches({ pending: 'awaitingApproval' })) return 'pending.awaitingApproval';
   if (snapshot.matches({ pending: 'queued' })) return 'pending.queued';

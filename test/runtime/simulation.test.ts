@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { createRuntime, DeadlockError, defineTool, readRecording, realClock, RECORDING_SCHEMA_VERSION, RuntimeClock, type ModelReply, type ModelRequest, type TroupeClock } from 'troupe';
 import { ScriptedModel, callTools, toolCall } from 'troupe/testing';
-import { lastMessage, readMessages, resident, scriptedPerAgent, simulatedClock, worker } from '../stubs.js';
+import { lastMessage, leader, readMessages, resident, scriptedPerAgent, simulatedClock, worker } from '../stubs.js';
 import { eachTestTempDir } from '../support/tempDir.js';
 
 describe('runUntilIdle', () => {
@@ -112,6 +112,29 @@ describe('runUntilIdle', () => {
       { id: asker.id, state: 'running.acting.waitingForPerson' },
       { id: queued.id, state: 'pending.queued' },
     ]);
+    await runtime.shutdown();
+  });
+
+  // Without an inspector a lead that lends its slot to its sub-agents stays in `acting.working` (quiet slot notices): it
+  // must count as parked all the same, or runUntilIdle waits in real time for ever.
+  it.each([
+    ['without an inspector', {}],
+    ['under an inspector', { inspect: () => {} }],
+  ])('rejects with a DeadlockError naming the lead, %s, when it waits for a sub-agent that never ends', async (_, watched) => {
+    const clock = simulatedClock();
+    const model = scriptedPerAgent({
+      lead: [callTools(toolCall('assign_task', { description: 'help', agent: 'helper', task: 'Help.' }, 'a'))],
+      helper: ['Standing by.'],
+    });
+    const agents = [leader('lead', { subagents: ['helper'] }), resident('helper')];
+    const runtime = createRuntime({ model, agents, clock, projectAgentDir: false, ...watched });
+    const lead = runtime.spawn('lead', 'Ask the helper.');
+
+    const error = await runtime.runUntilIdle({ limitMs: 60_000 }).catch((failure: unknown) => failure);
+
+    expect(error).toBeInstanceOf(DeadlockError);
+    // The helper waits for its next message, which is idle; the lead waits for it, which nothing can end.
+    expect((error as DeadlockError).waiting).toEqual([{ id: lead.id, state: 'running.acting.waitingForAgents' }]);
     await runtime.shutdown();
   });
 

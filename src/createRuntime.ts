@@ -1,5 +1,5 @@
 import { map } from 'rxjs';
-import { UnknownAgentError, UnknownRequestError } from './errors.js';
+import { ConfigurationError, UnknownAgentError, UnknownRequestError } from './errors.js';
 import { ending } from './failure.js';
 import { snapshotOf } from './events/metrics.js';
 import { RUNTIME_ADDRESS, TOPIC_PREFIX } from './messaging/Message.js';
@@ -138,6 +138,16 @@ function controls(parts: RuntimeParts): Pick<Runtime, 'cancel' | 'stop' | 'appro
   };
 }
 
+/**
+ * Who a message from code comes from: `runtime`, or the agent id it is sent for. Anything else would be an address no
+ * reply could reach, so it is refused.
+ */
+function senderOf(from: string | undefined): string {
+  if (from === undefined || from === RUNTIME_ADDRESS) return RUNTIME_ADDRESS;
+  if (typeof from === 'string' && from.startsWith('agent:') && from.length > 'agent:'.length) return from;
+  throw new ConfigurationError(`from must be "${RUNTIME_ADDRESS}" or an agent id (agent:<name>:<key>), not ${JSON.stringify(from)}.`);
+}
+
 /** Messages from code: send, request, publish, and topics on an agent's behalf. */
 function messaging(parts: RuntimeParts): Pick<Runtime, 'send' | 'request' | 'publish' | 'subscribe' | 'unsubscribe'> {
   const { messenger, postOffice } = parts;
@@ -145,10 +155,15 @@ function messaging(parts: RuntimeParts): Pick<Runtime, 'send' | 'request' | 'pub
     if (!postOffice.isOpen(id)) throw new UnknownAgentError(id);
   };
   return {
-    send: (to, content, sendOptions = {}) => messenger.deliver(sendOptions.from ?? RUNTIME_ADDRESS, to, content),
+    send: async (to, content, sendOptions = {}) => {
+      const { replyTo } = sendOptions;
+      if (replyTo !== undefined && (typeof replyTo !== 'string' || replyTo === '')) {
+        throw new ConfigurationError('replyTo must be the id of the message this one answers.');
+      }
+      return messenger.deliver(senderOf(sendOptions.from), to, content, replyTo === undefined ? {} : { replyTo });
+    },
     request: (to, content, requestOptions = {}) => messenger.request(to, content, requestOptions.timeoutMs),
-    publish: (topic, content, publishOptions = {}) =>
-      messenger.deliver(publishOptions.from ?? RUNTIME_ADDRESS, `${TOPIC_PREFIX}${topic}`, content),
+    publish: async (topic, content, publishOptions = {}) => messenger.deliver(senderOf(publishOptions.from), `${TOPIC_PREFIX}${topic}`, content),
     subscribe(agentId, topic) {
       live(agentId);
       messenger.forCaller(callerFor(agentId)).subscribe(topic);

@@ -141,6 +141,43 @@ describe('request and reply', () => {
     runtime.stop(mute.id);
     await runtime.shutdown();
   });
+
+  it('code answers an agent’s send_message to runtime with runtime.send and replyTo: the reply is the tool’s result', async () => {
+    const clock = simulatedClock();
+    const model = new ScriptedModel(
+      (request) =>
+        lastMessage(request).role === 'user'
+          ? callTools(toolCall('send_message', { to: 'runtime', content: 'May I deploy?', expect_reply: true, timeout_ms: 10_000 }, 'ask'))
+          : `told: ${lastMessage(request).content}`,
+      { latencyMs: 100 },
+    );
+    const runtime = createRuntime({ model, agents: [worker('asker', ['send_message'])], clock, projectAgentDir: false });
+    const answered: Promise<unknown>[] = [];
+    runtime.messages$.subscribe((message) => {
+      if (message.to === 'runtime' && message.replyTo === undefined) answered.push(runtime.send(message.from, 'Yes, deploy.', { replyTo: message.id }));
+    });
+
+    const asker = runtime.spawn('asker', 'Ask before you deploy.');
+    await runtime.runUntilIdle();
+
+    const result = await asker.result;
+    expect(result).toMatchObject({ status: 'completed' });
+    expect(result.output).toMatch(/^told: \[message msg:\d+ from runtime in reply to msg:\d+\] Yes, deploy\.$/);
+    expect(await Promise.all(answered)).toEqual([expect.objectContaining({ deliveredTo: [asker.id] })]);
+    expect(runtime.now()).toBe(200); // answered at once, not after the 10 s timeout
+    await runtime.shutdown();
+  });
+
+  it('runtime.send refuses a from that is neither runtime nor an agent id, and an empty replyTo', async () => {
+    const runtime = createRuntime({ model: new ScriptedModel(() => 'ok'), agents: [resident('echo')], projectAgentDir: false });
+    const echo = runtime.spawn('echo', 'Wait.');
+    await expect(runtime.send(echo.id, 'hi', { from: 'not an address' })).rejects.toThrow(ConfigurationError);
+    await expect(runtime.publish('news', 'hi', { from: 'alice' })).rejects.toThrow(/from must be "runtime" or an agent id/);
+    await expect(runtime.send(echo.id, 'hi', { replyTo: '' })).rejects.toThrow(/replyTo must be the id/);
+    await expect(runtime.send(echo.id, 'hi', { from: echo.id })).resolves.toMatchObject({ deliveredTo: [echo.id] });
+    runtime.stop(echo.id);
+    await runtime.shutdown();
+  });
 });
 
 describe('wait_for_messages', () => {

@@ -126,6 +126,11 @@ export interface AgentEnvironment {
   /** A call ended without waiting for messages: a wait it registered anyway is dropped (it would never be answered). */
   dropWait(agentId: string, callId: string): void;
   /**
+   * One of an agent's tool calls ended while others of its batch still run: that is progress, so the agent's idle
+   * timer starts over (`idleTimeoutMs` is the longest time without any).
+   */
+  progressed?(agentId: string): void;
+  /**
    * Asks to start a model turn: counts it under every budget above the agent, or refuses it with the id of the agent
    * (this one, an ancestor, or its run's top agent) whose budget is spent.
    */

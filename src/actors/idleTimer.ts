@@ -1,8 +1,15 @@
 import type { AnyActorRef } from 'xstate';
-import type { Clock } from '../clock.js';
+import { clockNow, type Clock } from '../clock.js';
+
+/** An armed idle timer: the clock's handle, when it was set and for how long. */
+interface Armed {
+  handle: unknown;
+  at: number;
+  ms: number;
+}
 
 /** The running idle timer of each agent actor (at most one: it lives while the agent is in one state). */
-const timers = new WeakMap<AnyActorRef, unknown>();
+const timers = new WeakMap<AnyActorRef, Armed>();
 
 /**
  * Starts an agent's idle timer: `IDLE` is sent to the agent once `ms` pass on the actor system's clock, unless
@@ -18,23 +25,33 @@ export function startIdleTimer(self: AnyActorRef, clock: Clock, ms: number): voi
   stopIdleTimer(self, clock);
   // A watchdog: on the runtime's clock, a simulation jumps to it only when nothing else is running.
   const set = clock.setTimeout as (fn: () => void, ms: number, kind?: 'watchdog') => unknown;
-  timers.set(
-    self,
-    set.call(
-      clock,
-      () => {
-        timers.delete(self);
-        self.send({ type: 'IDLE' });
-      },
-      ms,
-      'watchdog',
-    ),
+  const handle = set.call(
+    clock,
+    () => {
+      timers.delete(self);
+      self.send({ type: 'IDLE' });
+    },
+    ms,
+    'watchdog',
   );
+  timers.set(self, { handle, at: clockNow(clock), ms });
+}
+
+/**
+ * Starts an agent's idle timer over, if one runs: progress that is not a step of the agent (one tool call of a batch
+ * ended while others still run). Nothing when none runs (the agent waits for a person or for its sub-agents), nor when
+ * no time has passed since it was set (its deadline would be the same).
+ */
+export function renewIdleTimer(self: AnyActorRef, clock: Clock): void {
+  const armed = timers.get(self);
+  if (armed === undefined || clockNow(clock) === armed.at) return;
+  startIdleTimer(self, clock, armed.ms);
 }
 
 /** Stops an agent's idle timer, if one runs. */
 export function stopIdleTimer(self: AnyActorRef, clock: Clock): void {
-  if (!timers.has(self)) return;
-  clock.clearTimeout(timers.get(self));
+  const armed = timers.get(self);
+  if (armed === undefined) return;
+  clock.clearTimeout(armed.handle);
   timers.delete(self);
 }

@@ -125,6 +125,8 @@ export function startToolBatch(environment: AgentEnvironment, input: RunToolsInp
         if (event.status === 'error') count.failed += 1;
       }
       environment.announce(stampEvent(input.header, clock.now(), event));
+      // Progress for the idle timer; the batch's last call ends the batch, which is a step of the agent anyway.
+      if (event.type === 'tool.result' && count.ended < input.toolCalls.length) environment.progressed?.(input.agentId);
       return;
     }
     sendBack(event);

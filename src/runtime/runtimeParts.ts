@@ -3,6 +3,7 @@ import type { MemoryPort } from '../memory/MemoryPort.js';
 import type { Subscription } from 'rxjs';
 import { createActor, toPromise, type EventObject, type InspectionEvent, type Observer } from 'xstate';
 import { AgentWorks, createAgentWorker, workerParts } from '../actors/agentWorker.js';
+import { renewIdleTimer } from '../actors/idleTimer.js';
 import type { AgentEnvironment } from '../actors/agentEnvironment.js';
 import { AgentCatalog } from '../catalog/AgentCatalog.js';
 import { AgentFiles } from '../catalog/AgentFiles.js';
@@ -86,7 +87,7 @@ export function buildParts(options: RuntimeOptions) {
   const retention = retentionFor(settings.retainFinished, { table, results, limits, metrics, sessions: options.store === undefined ? sessions : undefined });
   const launcher: Launcher = new Launcher({ settings, limits, retention, checkpoints: options.store !== undefined, runId, catalog, results, approvals, sessions, pool, postOffice, messenger, random, redactor, clock, announce, events$, metrics, table, send: line.send });
   const delegator = delegatorFor(options, { catalog, results, approvals, sessions, clock, maxDepth: settings.maxDepth, table, launcher, send: line.send });
-  const environment = environmentFor({ access, mcp, prices, launcher, delegator, messenger, blackboard, notes: notesFor(store, redactor, random), runtimeEvents, clock, postOffice, limits, toolPolicy: options.toolPolicy, askPerson: personAskerFor(approvals, random, clock, runtimeEvents) });
+  const environment = environmentFor({ access, mcp, prices, launcher, delegator, messenger, blackboard, notes: notesFor(store, redactor, random), runtimeEvents, clock, postOffice, limits, table, toolPolicy: options.toolPolicy, askPerson: personAskerFor(approvals, random, clock, runtimeEvents) });
   const unwatched = inspection.inspect ? undefined : unwatchedParts(environment, table, line);
   const supervisor = supervisorFor(inspection.inspect, {
     agentLogic: agentLogicFor(environment, postOffice, clock, limits, announceTo, unwatched),
@@ -244,6 +245,7 @@ function environmentFor(parts: {
   clock: RuntimeClock;
   postOffice: PostOffice;
   limits: RunLimits;
+  table: () => AgentTable;
   toolPolicy: ToolPolicy | undefined;
   askPerson: NonNullable<AgentEnvironment['askPerson']>;
 }): AgentEnvironment {
@@ -263,6 +265,10 @@ function environmentFor(parts: {
     announce: (event) => runtimeEvents.next(event),
     clock: parts.clock,
     dropWait: (agentId, callId) => postOffice.cancelWait(agentId, callId),
+    progressed: (agentId) => {
+      const actor = parts.table().actor(agentId);
+      if (actor) renewIdleTimer(actor, parts.clock);
+    },
     reserveTurn: (agentId) => parts.limits.reserveTurn(agentId),
     ...(parts.toolPolicy === undefined ? {} : { toolPolicy: parts.toolPolicy }),
     askPerson: parts.askPerson,

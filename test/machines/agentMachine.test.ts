@@ -280,6 +280,45 @@ describe('idle timeout in simulated time', () => {
     await runtime.shutdown();
   });
 
+  it.each([
+    ['without an inspector', {}],
+    ['under an inspector', { inspect: () => {} }],
+  ])('counts each tool call that ends as progress, %s: four 200 ms calls two at a time never idle 300 ms', async (_, watched) => {
+    const clock = simulatedClock();
+    const slow = defineTool({
+      name: 'slow_read',
+      description: 'Reads for 200 ms.',
+      parameters: z.object({ n: z.number() }),
+      kind: 'read',
+      execute: ({ n }, { clock: time }) => new Promise<string>((resolve) => time.setTimeout(() => resolve(`read ${n}`), 200)),
+    });
+    const calls = [1, 2, 3, 4].map((n) => toolCall('slow_read', { n }, `r${n}`));
+    const model = scripted([callTools(...calls), 'All read.']);
+    const agent = defineAgent({ name: 'reader', description: 'Reads.', systemPrompt: 'Read.', tools: [slow], maxToolConcurrency: 2 });
+    const runtime = createRuntime({ model, agents: [agent], clock, idleTimeoutMs: 300, projectAgentDir: false, ...watched });
+
+    const result = await advanceUntilSettled(clock, runtime.run('reader', 'Read four things.'));
+
+    expect(result).toMatchObject({ status: 'completed', output: 'All read.' });
+    expect(clock.now()).toBe(400); // two rounds of two calls; each round's ends restart the 300 ms watchdog
+    await runtime.shutdown();
+  });
+
+  it('still fails an agent whose batch makes no progress for idleTimeoutMs after a call ended', async () => {
+    const clock = simulatedClock();
+    const timed = (name: string, ms: number) =>
+      defineTool({ name, description: `Ends after ${ms} ms.`, parameters: z.object({}), kind: 'read', execute: (_, { clock: time }) => new Promise<string>((resolve) => time.setTimeout(() => resolve(name), ms)) });
+    const model = scripted([callTools(toolCall('quick', {}, 'q'), toolCall('stuck', {}, 's'))]);
+    const agent = defineAgent({ name: 'reader', description: 'Reads.', systemPrompt: 'Read.', tools: [timed('quick', 100), timed('stuck', 100_000)] });
+    const runtime = createRuntime({ model, agents: [agent], clock, idleTimeoutMs: 300, projectAgentDir: false });
+
+    const result = await advanceUntilSettled(clock, runtime.run('reader', 'Read.'));
+
+    expect(result).toMatchObject({ status: 'failed', reason: 'timeout' });
+    expect(clock.now()).toBe(400); // 300 ms after the quick call ended at 100 ms
+    await runtime.shutdown();
+  });
+
   it('pauses while an interactive tool waits for a person', async () => {
     const clock = simulatedClock();
     let answer: (text: string) => void = () => {};

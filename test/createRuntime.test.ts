@@ -4,6 +4,9 @@ import {
   ConfigurationError,
   createRuntime,
   defineAgent,
+  defineTool,
+  InvalidAgentError,
+  InvalidToolError,
   RuntimeClosedError,
   TroupeEvent,
   UnknownAgentError,
@@ -178,6 +181,14 @@ describe('the supervisor', () => {
       /lists the tool "missing"/,
     );
     expect(() => createRuntime({ model: scripted([]), agents: [worker(), worker()] })).toThrow(/Two agents/);
+  });
+
+  it('refuses a definition that is not one, and tools that are not a list, with typed errors', () => {
+    expect(() => defineAgent(null as never)).toThrow(InvalidAgentError);
+    // A string would be read as a list of one-letter tool names.
+    expect(() => defineAgent({ name: 'a', description: 'A.', systemPrompt: 'A.', tools: 'grep' as never })).toThrow(/tools must be a list/);
+    expect(() => defineTool(null as never)).toThrow(InvalidToolError);
+    expect(() => defineTool(undefined as never)).toThrow(/defineTool takes a tool definition/);
   });
 });
 

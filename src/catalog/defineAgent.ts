@@ -97,7 +97,7 @@ export interface AgentDefinition {
   /**
    * Tools it must call (each at least once, without an error) before it gives its final answer or calls `finish`,
    * such as `['write_report']`. An answer before then is not taken: the agent is told which are missing and goes on; if
-   * its turns run out first it fails with `required_tools`. Each must be one of its `tools` when it lists them.
+   * its turns run out first it fails with `required_tools`. Each must be one of its `tools`.
    */
   requiredToolCalls?: readonly string[];
   /** Its inbox: how many messages wait at most (default: the runtime's, 256), and what a full one does. */
@@ -117,6 +117,9 @@ export type Agent = Readonly<AgentDefinition>;
  * prompt must be non-empty, and the limits must be positive. A bad definition throws {@link InvalidAgentError}.
  */
 export function defineAgent(definition: AgentDefinition): Agent {
+  if (typeof definition !== 'object' || definition === null) {
+    throw new InvalidAgentError('defineAgent takes an agent definition: { name, description, systemPrompt, tools?, … }', String(definition));
+  }
   const name = String(definition.name);
   const fail = (message: string): never => {
     throw new InvalidAgentError(`Agent "${name}": ${message}`, name);
@@ -193,6 +196,7 @@ export function defineAgent(definition: AgentDefinition): Agent {
 
 /** Its tools (each a tool or a name, listed once) and its MCP servers. */
 function checkTools(definition: AgentDefinition, fail: (message: string) => never): void {
+  if (definition.tools !== undefined && !Array.isArray(definition.tools)) fail('tools must be a list of tools made by defineTool() or tool names');
   const seen = new Set<string>();
   for (const tool of definition.tools ?? []) {
     const toolName = typeof tool === 'string' ? tool : tool?.name;
@@ -224,8 +228,8 @@ function positiveInteger(value: number | undefined, field: string, fail: (messag
 
 /** Each required tool must be one the agent may call: among its `tools` (a `server:*` entry covers that server's). */
 function checkRequired(definition: AgentDefinition, fail: (problem: string) => never): void {
-  const { requiredToolCalls: required, tools } = definition;
-  if (!required || !tools) return;
+  const { requiredToolCalls: required, tools = [] } = definition;
+  if (!required) return;
   const names = tools.map((tool) => (typeof tool === 'string' ? tool : tool.name));
   const covered = (name: string) => names.some((tool) => tool === name || (tool.endsWith(':*') && name.startsWith(tool.slice(0, -1))));
   const missing = required.filter((name) => !covered(name));

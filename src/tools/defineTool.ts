@@ -162,6 +162,9 @@ const KINDS: readonly ToolKind[] = ['read', 'write', 'other'];
  * });
  */
 export function defineTool<Params extends z.ZodObject>(definition: ToolDefinition<Params>): Tool<Params> {
+  if (typeof definition !== 'object' || definition === null) {
+    throw new InvalidToolError('defineTool takes a tool definition: { name, description, parameters, kind, execute }', String(definition));
+  }
   const { name } = definition;
   const fail = (message: string): never => {
     throw new InvalidToolError(`Tool "${String(name)}": ${message}`, String(name));

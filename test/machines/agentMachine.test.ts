@@ -294,8 +294,8 @@ describe('idle timeout in simulated time', () => {
     });
     const calls = [1, 2, 3, 4].map((n) => toolCall('slow_read', { n }, `r${n}`));
     const model = scripted([callTools(...calls), 'All read.']);
-    const agent = defineAgent({ name: 'reader', description: 'Reads.', systemPrompt: 'Read.', tools: [slow], maxToolConcurrency: 2 });
-    const runtime = createRuntime({ model, agents: [agent], clock, idleTimeoutMs: 300, projectAgentDir: false, ...watched });
+    const agent = defineAgent({ name: 'reader', description: 'Reads.', systemPrompt: 'Read.', tools: [slow] });
+    const runtime = createRuntime({ model, agents: [agent], clock, idleTimeoutMs: 300, maxToolConcurrency: 2, projectAgentDir: false, ...watched });
 
     const result = await advanceUntilSettled(clock, runtime.run('reader', 'Read four things.'));
 

@@ -107,6 +107,8 @@ describe('requiredToolCalls', () => {
       defineAgent({ name: 'a', description: 'A.', systemPrompt: 'A.', tools: ['read_file'], requiredToolCalls: ['write_report'] }),
     ).toThrow(InvalidAgentError);
     expect(() => defineAgent({ name: 'a', description: 'A.', systemPrompt: 'A.', tools: ['docs:*'], requiredToolCalls: ['docs:search'] })).not.toThrow();
+    // Without tools an agent is offered none, so a required tool could never be called.
+    expect(() => defineAgent({ name: 'a', description: 'A.', systemPrompt: 'A.', requiredToolCalls: ['write_report'] })).toThrow(/requiredToolCalls names write_report, which is not among its tools/);
     const parsed = parseAgentFile(
       'reporter.md',
       '---\nname: reporter\ndescription: Reports.\ntools: write_report, read_file\nrequiredToolCalls: write_report\n---\nWrite a report.\n',

@@ -501,15 +501,22 @@ function toMessage(toolCallId: string, output: unknown): ToolMessage {
       ...(output.metadata === undefined ? {} : { metadata: { ...output.metadata } }),
     };
   }
-  return { role: 'tool', toolCallId, content: render(output) };
+  const text = render(output);
+  return typeof text === 'string' ? { role: 'tool', toolCallId, content: text } : { role: 'tool', toolCallId, content: `Error: ${text.error}`, isError: true };
 }
 
-function render(output: unknown): string {
+/**
+ * A tool's output as the text the model reads: text as it is, anything else as JSON. What JSON cannot hold (a cycle, a
+ * BigInt, a function) is an error the model is told of, never `[object Object]` or a function's source as a result.
+ */
+function render(output: unknown): string | { error: string } {
   if (typeof output === 'string') return output;
   if (output === undefined) return '';
+  let json: string | undefined;
   try {
-    return JSON.stringify(output) ?? String(output);
-  } catch {
-    return String(output);
+    json = JSON.stringify(output);
+  } catch (error) {
+    return { error: `The tool's output could not be written as JSON (${errorMessage(error).split('\n')[0]}). A tool returns text or plain data.` };
   }
+  return json ?? { error: `The tool returned a ${typeof output}, which is neither text nor JSON. A tool returns text or plain data.` };
 }

@@ -322,6 +322,27 @@ describe('runTools', () => {
     expect(byCall).toEqual({ 'c-1': ['error', 'disk on fire'], 'c-2': ['error', 'no such file'], 'c-3': ['ok', undefined] });
   });
 
+  it('turns an output JSON cannot hold (a cycle, a BigInt, a function) into an error message, and sends plain data as JSON', async () => {
+    const cyclic: Record<string, unknown> = { name: 'loop' };
+    cyclic.self = cyclic;
+    const outputs: Record<string, unknown> = { cycle: cyclic, big: 10n, fn: () => 'source', data: { n: 1, list: ['a'] } };
+    const tools = Object.keys(outputs).map((name) =>
+      defineTool({ name, description: `Returns ${name}.`, parameters: z.object({}), kind: 'read', execute: () => outputs[name] as never }),
+    );
+    const environment = testEnvironment({ tools });
+    const batch = startBatch(environment, Object.keys(outputs).map((name, index) => call(name, {}, `c-${index}`)));
+
+    const done = await runToDone(environment, batch);
+
+    expect(done.messages.map((message) => [message.isError ?? false, message.content])).toEqual([
+      [true, expect.stringMatching(/^Error: The tool's output could not be written as JSON \(.*circular.*\)/i)],
+      [true, expect.stringMatching(/^Error: The tool's output could not be written as JSON \(.*BigInt.*\)/)],
+      [true, 'Error: The tool returned a function, which is neither text nor JSON. A tool returns text or plain data.'],
+      [false, '{"n":1,"list":["a"]}'],
+    ]);
+    expect(done).toMatchObject({ ended: 4, failed: 3 });
+  });
+
   it('times a call out after its timeoutMs on the environment’s clock, aborting its signal and clearing its timer', async () => {
     const signals: AbortSignal[] = [];
     const hang = defineTool({

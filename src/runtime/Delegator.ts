@@ -243,7 +243,8 @@ export class Delegator {
           name: request.name,
           description: request.description ?? `Made by ${caller.agentName} for one kind of task.`,
           systemPrompt: request.systemPrompt,
-          tools,
+          // The creator's own tool objects: a tool it was given inline (not in createRuntime({ tools })) is found so.
+          tools: tools.map((name) => creator.tools.get(name) ?? name),
           subagents,
           ...(canMessage === undefined ? {} : { canMessage: [...canMessage] }),
           ...(creator.definition.model === undefined ? {} : { model: creator.definition.model }),

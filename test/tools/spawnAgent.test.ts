@@ -29,6 +29,21 @@ describe('spawn_agent', () => {
     await runtime.shutdown();
   });
 
+  it('passes on a tool its creator was given inline, not through createRuntime({ tools })', async () => {
+    const { tool, calls } = echoTool();
+    const model = scriptedPerAgent({
+      lead: [callTools(spawnCall({ name: 'translator', tools: ['echo'] })), (request) => `Got: ${lastToolMessage(request)?.content}`],
+      translator: [callTools(toolCall('echo', { text: 'bonjour' })), 'bonjour'],
+    });
+    const runtime = createRuntime({ model, agents: [leader('lead', { tools: ['spawn_agent', tool] })] });
+
+    const result = await runtime.run('lead', 'Say hello in French.');
+
+    expect(result).toMatchObject({ status: 'completed', output: expect.stringMatching(/^Got: bonjour/) });
+    expect(calls).toEqual(['bonjour']);
+    await runtime.shutdown();
+  });
+
   it('keeps a permanent agent for later assign_task calls, listed in the description', async () => {
     const seen: ModelRequest[] = [];
     const model = scriptedPerAgent({

@@ -47,7 +47,7 @@ export class AgentFileSync {
   loadAll(): void {
     const scan = this.files.scan();
     this.errors.push(...scan.errors);
-    const taken = scan.agents.filter((loaded) => this.shelf.sourceOf(loaded.definition.name) === undefined && this.put(loaded));
+    const taken = scan.agents.filter((loaded) => this.shelf.sourceOf(loaded.definition.name) === undefined && this.put(loaded) === undefined);
     for (const loaded of taken) {
       const missing = this.missingSubagents(loaded);
       if (missing.length > 0) this.shelf.remove(loaded.definition.name);
@@ -57,8 +57,10 @@ export class AgentFileSync {
 
   /**
    * Brings an agent up to date with its file before it is spawned: reads `<name>.md` again if it changed (or for an
-   * agent not known yet). Returns why the file could not be read, if it could not; an agent given in code is left
-   * as it is. A new version must list only sub-agents that exist (a new file may list files not loaded yet).
+   * agent not known yet). Returns why the file could not be read or its agent made, for an agent that has no version
+   * that ran (a changed file that is refused leaves the last good version in place); an agent given in code is left as
+   * it is. A new version must list only sub-agents that exist: agents known, or, for a file not loaded before, agent
+   * files not read yet (a new file may list files added with it). A file refused when all were loaded is refused again.
    */
   refresh(name: string): AgentFileError | undefined {
     const source = this.shelf.sourceOf(name);
@@ -70,10 +72,9 @@ export class AgentFileSync {
       return this.refuse(error instanceof AgentFileError ? error : new AgentFileError(name, 'path', errorMessage(error)));
     }
     if (!loaded || loaded.version === source?.version) return undefined;
-    const [missing] = source === undefined ? [] : this.missingSubagents(loaded);
-    if (missing === undefined) this.put(loaded);
-    else this.refuse(unknownSubagent(loaded, missing));
-    return undefined;
+    const [missing] = this.missingSubagents(loaded, source === undefined);
+    const refused = missing === undefined ? this.put(loaded) : this.refuse(unknownSubagent(loaded, missing));
+    return source === undefined ? refused : undefined;
   }
 
   /** Records a refused file once (an edit refused on every spawn is one error), and returns it. */
@@ -82,24 +83,33 @@ export class AgentFileSync {
     return error;
   }
 
-  /** Puts a file's agent in (adapted, unless strict); true if it could be made, else the file is refused. */
-  private put(loaded: LoadedAgent): boolean {
+  /** Puts a file's agent in (adapted, unless strict); if it cannot be made, the file is refused and the error returned. */
+  private put(loaded: LoadedAgent): AgentFileError | undefined {
     try {
       const adapted = this.strict ? { loaded, warnings: [] } : adaptAgentFile(loaded, (name) => this.shelf.hasTool(name));
       this.shelf.put(adapted.loaded);
       for (const warning of adapted.warnings) {
         if (!this.warnings.some((known) => known.message === warning.message)) this.warnings.push(warning);
       }
-      return true;
+      return undefined;
     } catch (error) {
       const message = errorMessage(error);
-      this.refuse(error instanceof AgentFileError ? error : new AgentFileError(loaded.file, /tool/.test(message) ? 'tools' : 'frontmatter', message));
-      return false;
+      return this.refuse(error instanceof AgentFileError ? error : new AgentFileError(loaded.file, /tool/.test(message) ? 'tools' : 'frontmatter', message));
     }
   }
 
-  private missingSubagents(loaded: LoadedAgent): string[] {
-    return (loaded.definition.subagents ?? []).filter((name) => this.shelf.sourceOf(name) === undefined);
+  /** The sub-agents a file lists that no agent has (nor, with `orFiles`, any agent file not read yet). */
+  private missingSubagents(loaded: LoadedAgent, orFiles = false): string[] {
+    return (loaded.definition.subagents ?? []).filter((name) => this.shelf.sourceOf(name) === undefined && !(orFiles && this.hasFile(name)));
+  }
+
+  /** True when an agent file of that name exists (one that cannot be read is refused when its own agent is spawned). */
+  private hasFile(name: string): boolean {
+    try {
+      return this.files.load(name) !== undefined;
+    } catch {
+      return true;
+    }
   }
 }
 

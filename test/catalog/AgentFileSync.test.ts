@@ -25,6 +25,10 @@ describe('file agents and their sub-agents', () => {
     expect(runtime.agentNames).toEqual(['writer']);
     expect(runtime.agentFileErrors.map((error) => [error.file, error.field])).toEqual([[join(agents, 'lead.md'), 'subagents']]);
 
+    // Refused when loaded, it is not run by name either: its spawn fails with why.
+    expect(() => runtime.spawn('lead', 'Go.')).toThrow(/lists "ghost" in subagents, but no agent has that name/);
+    expect(runtime.agentNames).toEqual(['writer']);
+
     write('writer', agentFile('writer', ['subagents: ghost'], 'Bad version.'));
     expect((await runtime.run('writer', 'Go.')).output).toBe('Good version.');
     expect(runtime.agentFileErrors.map((error) => [error.file, error.field])).toEqual([

@@ -94,12 +94,18 @@ function asScenario(value: unknown, file: string): ScenarioDefinition {
   return scenario;
 }
 
-/** The reason of a file error, without the path Node repeats in its message. */
+/**
+ * The reason of a file error, without the path Node repeats in its message. A first line that ends in `:` gets the
+ * line after it: a scenario that does not compile says where and what (`Transform failed with 1 error: file:2:12:
+ * ERROR: Unexpected ";"`).
+ */
 function reason(error: unknown): string {
   const code = (error as { code?: unknown } | null)?.code;
   if (code === 'ENOENT') return 'no such file';
   if (code === 'EACCES') return 'permission denied';
   if (code === 'EISDIR') return 'not a file';
   const message = error instanceof Error ? error.message : String(error);
-  return message.split('\n').find((line) => line.trim() !== '')?.trim() ?? 'unknown error';
+  const lines = message.split('\n').map((line) => line.trim()).filter((line) => line !== '');
+  if (lines.length === 0) return 'unknown error';
+  return lines[0]!.endsWith(':') && lines[1] !== undefined ? `${lines[0]} ${lines[1]}` : lines[0]!;
 }

@@ -98,6 +98,15 @@ describe.concurrent('troupe run: arguments it cannot use give one line and exit 
     expect({ code, stdout }).toEqual({ code: 2, stdout: '' });
   });
 
+  it('troupe run <a scenario that does not compile> says where and what, on one line', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir.path, 'broken.ts'), 'export default async (runtime) => {\n  const x = ;\n};\n');
+    const { code, stdout, stderr } = await troupe(['run', join(dir.path, 'broken.ts')]);
+    dir.remove();
+    expect({ code, stdout }).toEqual({ code: 2, stdout: '' });
+    expect(stderr).toMatch(/^troupe: cannot load scenario .*broken\.ts: .*broken\.ts:2:\d+: ERROR: Unexpected ";"\n$/);
+  });
+
   it('troupe run <unknown agent> names the agents it knows', async () => {
     const dir = tempDir();
     writeFileSync(join(dir.path, 'researcher.md'), agentFile('researcher'));

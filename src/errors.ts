@@ -576,8 +576,11 @@ export class ReplyTimeoutError extends TroupeError {
 export class DeadlockError extends TroupeError {
   readonly code = 'deadlock' as const;
   constructor(
-    /** The agents that wait, each with what it waits in. */
-    readonly waiting: readonly { id: string; state: string }[],
+    /**
+     * The agents that wait, each with the state it waits in and, for one that waits for messages, what for (`a reply to
+     * msg:3 from agent:judge:x1`, `a message from bob`).
+     */
+    readonly waiting: readonly { id: string; state: string; waitsFor?: string }[],
     /** The runtime clock's time when it was found. */
     readonly at: number,
   ) {
@@ -585,7 +588,7 @@ export class DeadlockError extends TroupeError {
       `Deadlock at ${at} ms: nothing is left to run and no timer is set, but ${waiting.length} agent(s) still wait: ` +
         `${waiting
           .slice(0, 10)
-          .map((agent) => `${agent.id} (${agent.state})`)
+          .map((agent) => `${agent.id} (${agent.state}${agent.waitsFor === undefined ? '' : `, for ${agent.waitsFor}`})`)
           .join(', ')}${waiting.length > 10 ? ` and ${waiting.length - 10} more` : ''}.`,
     );
   }

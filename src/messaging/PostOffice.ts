@@ -269,6 +269,18 @@ export class PostOffice {
     return box !== undefined && box.waits.some((wait) => wait.state === 'open' && (wait.replyTo !== undefined || wait.from !== undefined));
   }
 
+  /** What agent `id`'s open waits are for, in words (`a reply to msg:3 from agent:judge:x1`), or undefined for none. */
+  describeWaits(id: string): string | undefined {
+    const open = this.boxes.get(id)?.waits.filter((wait) => wait.state === 'open') ?? [];
+    if (open.length === 0) return undefined;
+    return open
+      .map((wait) => {
+        if (wait.replyTo !== undefined) return `a reply to ${wait.replyTo}${wait.replier === undefined ? '' : ` from ${wait.replier}`}`;
+        return wait.from === undefined ? 'a message' : `a message from ${wait.from}`;
+      })
+      .join(' and ');
+  }
+
   /**
    * Takes what agent `id` reads at its next turn: the answers of its ended waits (open ones stay) and every message
    * in its inbox, oldest first.

@@ -97,12 +97,13 @@ function realTick(): Promise<void> {
 function report(parts: SimulationParts, live: [string, AgentActorRef][]): IdleReport {
   const at = parts.clock.now();
   const waiting: string[] = [];
-  const stuck: { id: string; state: string }[] = [];
+  const stuck: { id: string; state: string; waitsFor?: string }[] = [];
   const table = parts.table();
   for (const [id, actor] of live) {
     const state = parkedIn(actor, table.record(id))!;
     // Waiting for any message is idle; waiting for a reply, for one agent's message, sub-agents or a person is stuck.
     if (state === 'running.waiting' && !parts.postOffice.waitsForSomeone(id)) waiting.push(id);
+    else if (state === 'running.waiting') stuck.push({ id, state, waitsFor: parts.postOffice.describeWaits(id) ?? 'a message' });
     else stuck.push({ id, state });
   }
   if (stuck.length > 0) throw new DeadlockError(stuck, at);

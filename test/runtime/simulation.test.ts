@@ -45,11 +45,11 @@ describe('runUntilIdle', () => {
     expect(error).toMatchObject({ code: 'deadlock', at: 0 });
     expect([...(error as DeadlockError).waiting].sort((a, b) => a.id.localeCompare(b.id))).toEqual(
       [
-        { id: alice.id, state: 'running.waiting' },
-        { id: bob.id, state: 'running.waiting' },
+        { id: alice.id, state: 'running.waiting', waitsFor: 'a message from bob' },
+        { id: bob.id, state: 'running.waiting', waitsFor: 'a message from alice' },
       ].sort((a, b) => a.id.localeCompare(b.id)),
     );
-    expect((error as Error).message).toContain(alice.id);
+    expect((error as Error).message).toContain(`${alice.id} (running.waiting, for a message from bob)`);
     expect((error as Error).message).toContain(bob.id);
     await runtime.shutdown();
     expect((await alice.result).reason).toBe('cancelled');
@@ -85,8 +85,10 @@ describe('runUntilIdle', () => {
     const error = await runtime.runUntilIdle().catch((failure: unknown) => failure);
 
     expect(error).toBeInstanceOf(DeadlockError);
-    expect((error as DeadlockError).waiting).toEqual([{ id: asker.id, state: 'running.waiting' }]);
-    expect((error as Error).message).not.toContain(mute.id);
+    expect((error as DeadlockError).waiting).toEqual([
+      { id: asker.id, state: 'running.waiting', waitsFor: expect.stringMatching(new RegExp(`^a reply to msg:\\d+ from ${mute.id}$`)) },
+    ]);
+    expect((error as Error).message).not.toContain(`${mute.id} (`); // the mute one is idle, not listed as stuck
     await runtime.shutdown();
   });
 

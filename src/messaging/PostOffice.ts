@@ -132,12 +132,16 @@ export class PostOffice {
     return unread;
   }
 
-  /** Records who should answer the reply a call waits for (the agent its message reached). */
+  /**
+   * Records who should answer the reply a call waits for (the agent its message reached, or `runtime`: code, which
+   * never ends, so its replies are not ended with it).
+   */
   expectReply(id: string, callId: string, replier: string): void {
     const box = this.boxes.get(id);
     const wait = box?.waits.find((candidate) => candidate.callId === callId && candidate.replyTo !== undefined);
     if (!box || !wait || wait.state !== 'open') return;
     wait.replier = replier;
+    if (replier === RUNTIME_ADDRESS) return;
     let waiting = this.replies.get(replier);
     if (!waiting) this.replies.set(replier, (waiting = new Set()));
     waiting.add({ box, wait });
@@ -262,11 +266,21 @@ export class PostOffice {
 
   /**
    * True when agent `id` waits for something only one agent can send: a reply, or a message from a given agent. (A
-   * wait for any message is an idle agent, like a resident waiting for its next message.)
+   * wait for any message is an idle agent, like a resident waiting for its next message; so is a wait for code, a
+   * message or a reply from `runtime`: code may send it once the simulation hands control back.)
    */
   waitsForSomeone(id: string): boolean {
     const box = this.boxes.get(id);
-    return box !== undefined && box.waits.some((wait) => wait.state === 'open' && (wait.replyTo !== undefined || wait.from !== undefined));
+    return (
+      box !== undefined &&
+      box.waits.some(
+        (wait) =>
+          wait.state === 'open' &&
+          (wait.replyTo !== undefined || wait.from !== undefined) &&
+          wait.from !== RUNTIME_ADDRESS &&
+          wait.replier !== RUNTIME_ADDRESS,
+      )
+    );
   }
 
   /** What agent `id`'s open waits are for, in words (`a reply to msg:3 from agent:judge:x1`), or undefined for none. */

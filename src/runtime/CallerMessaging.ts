@@ -31,7 +31,7 @@ export class CallerMessaging implements Messaging {
     try {
       const receipt = receiptOf(await this.messenger.post(message, this.caller.relay), true);
       const replier = receipt.deliveredTo[0];
-      if (replier !== undefined && replier !== RUNTIME_ADDRESS) this.host.postOffice.expectReply(agentId, toolCallId, replier);
+      if (replier !== undefined) this.host.postOffice.expectReply(agentId, toolCallId, replier);
     } catch (error) {
       this.host.postOffice.cancelWait(agentId, toolCallId);
       throw error;

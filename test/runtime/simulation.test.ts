@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { createRuntime, DeadlockError, defineTool, readRecording, realClock, RECORDING_SCHEMA_VERSION, RuntimeClock, type ModelReply, type ModelRequest, type TroupeClock } from 'troupe';
+import { createRuntime, DeadlockError, defineTool, readRecording, type Message, realClock, RECORDING_SCHEMA_VERSION, RuntimeClock, type ModelReply, type ModelRequest, type TroupeClock } from 'troupe';
 import { ScriptedModel, callTools, toolCall } from 'troupe/testing';
 import { lastMessage, leader, readMessages, resident, scriptedPerAgent, simulatedClock, worker } from '../stubs.js';
 import { eachTestTempDir } from '../support/tempDir.js';
@@ -69,6 +69,29 @@ describe('runUntilIdle', () => {
     await runtime.send(listener.id, 'news');
     await runtime.runUntilIdle();
     expect(await listener.result).toMatchObject({ status: 'completed', output: 'heard it' });
+    await runtime.shutdown();
+  });
+
+  it('counts an agent that waits for code (a message or a reply from runtime) as idle: code answers once control is back', async () => {
+    const clock = simulatedClock();
+    const model = scriptedPerAgent({
+      listener: [callTools(toolCall('wait_for_messages', { from: 'runtime' }, 'w')), (request) => `heard: ${lastMessage(request).content}`],
+      asker: [callTools(toolCall('send_message', { to: 'runtime', content: 'Go ahead?', expect_reply: true }, 'ask')), (request) => `told: ${lastMessage(request).content}`],
+    });
+    const runtime = createRuntime({ model, agents: [worker('listener', ['wait_for_messages']), worker('asker', ['send_message'])], clock, projectAgentDir: false });
+    const asked: Message[] = [];
+    runtime.messages$.subscribe((message) => message.to === 'runtime' && asked.push(message));
+    const listener = runtime.spawn('listener', 'Wait for word from code.');
+    const asker = runtime.spawn('asker', 'Ask code.');
+
+    const report = await runtime.runUntilIdle();
+
+    expect([...report.waiting].sort()).toEqual([listener.id, asker.id].sort());
+    await runtime.send(listener.id, 'Start now.');
+    await runtime.send(asker.id, 'Yes.', { replyTo: asked[0]!.id });
+    await runtime.runUntilIdle();
+    expect(await listener.result).toMatchObject({ status: 'completed', output: expect.stringContaining('Start now.') });
+    expect(await asker.result).toMatchObject({ status: 'completed', output: expect.stringContaining('Yes.') });
     await runtime.shutdown();
   });
 

@@ -518,5 +518,5 @@ function render(output: unknown): string | { error: string } {
   } catch (error) {
     return { error: `The tool's output could not be written as JSON (${errorMessage(error).split('\n')[0]}). A tool returns text or plain data.` };
   }
-  return json ?? { error: `The tool returned a ${typeof output}, which is neither text nor JSON. A tool returns text or plain data.` };
+  return json ?? { error: `The tool's output (a ${typeof output} that JSON leaves out) is neither text nor JSON. A tool returns text or plain data.` };
 }

@@ -1,5 +1,6 @@
 import { AgentFileError, errorMessage } from '../errors.js';
 import { adaptAgentFile, type AgentFileWarning } from './adaptAgentFile.js';
+import { AGENT_NAME } from './defineAgent.js';
 import type { AgentFiles, LoadedAgent } from './AgentFiles.js';
 
 /** The file an agent was read from, and its version when read. */
@@ -103,8 +104,12 @@ export class AgentFileSync {
     return (loaded.definition.subagents ?? []).filter((name) => this.shelf.sourceOf(name) === undefined && !(orFiles && this.hasFile(name)));
   }
 
-  /** True when an agent file of that name exists (one that cannot be read is refused when its own agent is spawned). */
+  /**
+   * True when an agent file of that name exists (one that cannot be read is refused when its own agent is spawned); a
+   * name that is no agent name has none.
+   */
   private hasFile(name: string): boolean {
+    if (!AGENT_NAME.test(name)) return false;
     try {
       return this.files.load(name) !== undefined;
     } catch {

@@ -3,7 +3,7 @@ import type { Model } from '../models/Model.js';
 import { intensityProblem, restartModeProblem, type RestartIntensity, type RestartMode } from '../restart.js';
 import { retryProblem, type RetryOptions } from '../retry.js';
 import type { Tool } from '../tools/defineTool.js';
-import { McpServerEntries, mcpConfigProblem } from '../tools/mcp/McpServerConfig.js';
+import { McpServerEntries, mcpConfigProblem, readMcpEntries } from '../tools/mcp/McpServerConfig.js';
 
 /** Agent names: lower-case letters, digits, `_` and `-`, starting with a letter or digit, at most 64 long. */
 export const AGENT_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
@@ -226,11 +226,15 @@ function positiveInteger(value: number | undefined, field: string, fail: (messag
   if (value !== undefined && !(Number.isInteger(value) && value > 0)) fail(`${field} must be a positive integer`);
 }
 
-/** Each required tool must be one the agent may call: among its `tools` (a `server:*` entry covers that server's). */
+/**
+ * Each required tool must be one the agent may call: among its `tools`, where a `server:*` entry covers that server's,
+ * as each server of its `mcpServers` does (an agent gets every tool of a server it lists there).
+ */
 function checkRequired(definition: AgentDefinition, fail: (problem: string) => never): void {
   const { requiredToolCalls: required, tools = [] } = definition;
   if (!required) return;
-  const names = tools.map((tool) => (typeof tool === 'string' ? tool : tool.name));
+  const { own, named } = definition.mcpServers === undefined ? { own: new Map(), named: [] } : readMcpEntries(definition.mcpServers);
+  const names = [...tools.map((tool) => (typeof tool === 'string' ? tool : tool.name)), ...[...own.keys(), ...named].map((server) => `${server}:*`)];
   const covered = (name: string) => names.some((tool) => tool === name || (tool.endsWith(':*') && name.startsWith(tool.slice(0, -1))));
   const missing = required.filter((name) => !covered(name));
   if (missing.length > 0) fail(`requiredToolCalls names ${missing.join(', ')}, which ${missing.length === 1 ? 'is' : 'are'} not among its tools`);

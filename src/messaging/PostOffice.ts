@@ -134,7 +134,7 @@ export class PostOffice {
 
   /**
    * Records who should answer the reply a call waits for (the agent its message reached, or `runtime`: code, which
-   * never ends, so its replies are not ended with it).
+   * never ends, so its replies are not ended with it; it is named in a deadlock's `waitsFor`).
    */
   expectReply(id: string, callId: string, replier: string): void {
     const box = this.boxes.get(id);
@@ -265,22 +265,13 @@ export class PostOffice {
   }
 
   /**
-   * True when agent `id` waits for something only one agent can send: a reply, or a message from a given agent. (A
-   * wait for any message is an idle agent, like a resident waiting for its next message; so is a wait for code, a
-   * message or a reply from `runtime`: code may send it once the simulation hands control back.)
+   * True when agent `id` waits for something only one sender can send: a reply, or a message from a given agent (or
+   * from code, `runtime`, which `runUntilIdle` reports as a deadlock all the same: code that answers may catch it and
+   * answer). A wait for any message is an idle agent, like a resident waiting for its next message.
    */
   waitsForSomeone(id: string): boolean {
     const box = this.boxes.get(id);
-    return (
-      box !== undefined &&
-      box.waits.some(
-        (wait) =>
-          wait.state === 'open' &&
-          (wait.replyTo !== undefined || wait.from !== undefined) &&
-          wait.from !== RUNTIME_ADDRESS &&
-          wait.replier !== RUNTIME_ADDRESS,
-      )
-    );
+    return box !== undefined && box.waits.some((wait) => wait.state === 'open' && (wait.replyTo !== undefined || wait.from !== undefined));
   }
 
   /** What agent `id`'s open waits are for, in words (`a reply to msg:3 from agent:judge:x1`), or undefined for none. */

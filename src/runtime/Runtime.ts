@@ -396,7 +396,7 @@ export interface Runtime {
    * @example
    * // Code answers what agents ask of it (`send_message` to `runtime` with `expect_reply`).
    * runtime.messages$.subscribe((message) => {
-   *   if (message.to === 'runtime') void runtime.send(message.from, 'Approved.', { replyTo: message.id });
+   *   if (message.to === 'runtime' && message.replyTo === undefined) void runtime.send(message.from, 'Approved.', { replyTo: message.id });
    * });
    */
   send(to: string, content: string, options?: { from?: string; replyTo?: string }): Promise<MessageReceipt>;

@@ -337,7 +337,7 @@ describe('runTools', () => {
     expect(done.messages.map((message) => [message.isError ?? false, message.content])).toEqual([
       [true, expect.stringMatching(/^Error: The tool's output could not be written as JSON \(.*circular.*\)/i)],
       [true, expect.stringMatching(/^Error: The tool's output could not be written as JSON \(.*BigInt.*\)/)],
-      [true, 'Error: The tool returned a function, which is neither text nor JSON. A tool returns text or plain data.'],
+      [true, "Error: The tool's output (a function that JSON leaves out) is neither text nor JSON. A tool returns text or plain data."],
       [false, '{"n":1,"list":["a"]}'],
     ]);
     expect(done).toMatchObject({ ended: 4, failed: 3 });

@@ -38,6 +38,19 @@ describe('file agents and their sub-agents', () => {
     await runtime.shutdown();
   });
 
+  it('refuses a file added during the run that lists a sub-agent no agent and no file has, when it is spawned', async () => {
+    const model = new ScriptedModel((request) => String(request.messages[0]?.content));
+    const runtime = createRuntime({ model, agentDirs: [agents], projectAgentDir: false, agents: [{ name: 'main', description: 'M.', systemPrompt: 'M.' }] });
+
+    write('boss', agentFile('boss', ['subagents: ghost'], 'The boss.'));
+    write('chief', agentFile('chief', ['subagents: Ghost Writer'], 'The chief.'));
+
+    expect(() => runtime.spawn('boss', 'Go.')).toThrow(/lists "ghost" in subagents, but no agent has that name/);
+    expect(() => runtime.spawn('chief', 'Go.')).toThrow(/lists "Ghost Writer" in subagents, but no agent has that name/);
+    expect(runtime.agentNames).toEqual(['main']);
+    await runtime.shutdown();
+  });
+
   it('loads a file added during the run that lists sub-agents whose files are read later', async () => {
     const model = new ScriptedModel((request) => String(request.messages[0]?.content));
     const runtime = createRuntime({ model, agentDirs: [agents], projectAgentDir: false, agents: [{ name: 'main', description: 'M.', systemPrompt: 'M.' }] });

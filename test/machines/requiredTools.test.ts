@@ -107,6 +107,10 @@ describe('requiredToolCalls', () => {
       defineAgent({ name: 'a', description: 'A.', systemPrompt: 'A.', tools: ['read_file'], requiredToolCalls: ['write_report'] }),
     ).toThrow(InvalidAgentError);
     expect(() => defineAgent({ name: 'a', description: 'A.', systemPrompt: 'A.', tools: ['docs:*'], requiredToolCalls: ['docs:search'] })).not.toThrow();
+    // A server in mcpServers gives the agent all of its tools, as `server:*` in tools does.
+    expect(() => defineAgent({ name: 'a', description: 'A.', systemPrompt: 'A.', mcpServers: { docs: { command: 'x' } }, requiredToolCalls: ['docs:search'] })).not.toThrow();
+    expect(() => defineAgent({ name: 'a', description: 'A.', systemPrompt: 'A.', mcpServers: ['docs'], requiredToolCalls: ['docs:search'] })).not.toThrow();
+    expect(() => defineAgent({ name: 'a', description: 'A.', systemPrompt: 'A.', mcpServers: ['docs'], requiredToolCalls: ['web:search'] })).toThrow(InvalidAgentError);
     // Without tools an agent is offered none, so a required tool could never be called.
     expect(() => defineAgent({ name: 'a', description: 'A.', systemPrompt: 'A.', requiredToolCalls: ['write_report'] })).toThrow(/requiredToolCalls names write_report, which is not among its tools/);
     const parsed = parseAgentFile(

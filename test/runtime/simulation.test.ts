@@ -72,7 +72,7 @@ describe('runUntilIdle', () => {
     await runtime.shutdown();
   });
 
-  it('counts an agent that waits for code (a message or a reply from runtime) as idle: code answers once control is back', async () => {
+  it('reports agents that wait for code (a message or a reply from runtime) in a DeadlockError, and code may answer after it', async () => {
     const clock = simulatedClock();
     const model = scriptedPerAgent({
       listener: [callTools(toolCall('wait_for_messages', { from: 'runtime' }, 'w')), (request) => `heard: ${lastMessage(request).content}`],
@@ -84,9 +84,16 @@ describe('runUntilIdle', () => {
     const listener = runtime.spawn('listener', 'Wait for word from code.');
     const asker = runtime.spawn('asker', 'Ask code.');
 
-    const report = await runtime.runUntilIdle();
+    const error = await runtime.runUntilIdle().catch((failure: unknown) => failure);
 
-    expect([...report.waiting].sort()).toEqual([listener.id, asker.id].sort());
+    // Nobody answered yet: a question left unanswered is not an idle run.
+    expect(error).toBeInstanceOf(DeadlockError);
+    expect([...(error as DeadlockError).waiting].sort((a, b) => a.id.localeCompare(b.id))).toEqual(
+      [
+        { id: listener.id, state: 'running.waiting', waitsFor: 'a message from runtime' },
+        { id: asker.id, state: 'running.waiting', waitsFor: `a reply to ${asked[0]!.id} from runtime` },
+      ].sort((a, b) => a.id.localeCompare(b.id)),
+    );
     await runtime.send(listener.id, 'Start now.');
     await runtime.send(asker.id, 'Yes.', { replyTo: asked[0]!.id });
     await runtime.runUntilIdle();

@@ -79,7 +79,10 @@ export class Redactor {
     }
     const found = options.env === false ? [] : secretVariables(options.env ?? process.env);
     this.secrets = [...new Set([...listed, ...found])].sort((a, b) => b.length - a.length);
-    const escaped = this.secrets.map(escapeRegExp);
+    // Each secret also as it is written inside a JSON string (a tool call's arguments, a stored line): a quote, a
+    // backslash, a line break or a non-ASCII character is escaped there, and a slash may be.
+    const forms = [...new Set(this.secrets.flatMap(jsonForms))].sort((a, b) => b.length - a.length);
+    const escaped = forms.map(escapeRegExp);
     this.literal = escaped.length > 0 ? new RegExp(escaped.join('|'), 'g') : undefined;
     // Case-insensitive, so it may match more than the secrets do: a false hint costs one more look, never a change.
     this.hint = new RegExp([...escaped, ...PATTERN_HINTS].join('|'), 'i');
@@ -138,7 +141,8 @@ export class Redactor {
     // key (only on a polluted prototype) is never copied in, as the test on a change below makes sure.
     for (const key in object) {
       const item = object[key];
-      const redacted = this.redactItem(item);
+      // A header's value under its own key (`{ headers: { Authorization: 'Token …' } }`) is replaced whole, as in text.
+      const redacted = typeof item === 'string' && isSecretHeader(key) ? REDACTED : this.redactItem(item);
       if (redacted !== item && Object.hasOwn(object, key)) (copy ??= { ...object })[key] = redacted;
     }
     return copy ?? object;
@@ -151,11 +155,27 @@ export class Redactor {
   }
 }
 
+/** True for the name of a header whose value is a credential: `Authorization`, `Proxy-Authorization`, `x-api-key`. */
+function isSecretHeader(key: string): boolean {
+  const { length } = key;
+  if (length !== 9 && length !== 13 && length !== 19) return false; // most keys end here, without a lower-case copy
+  const lower = key.toLowerCase();
+  return lower === 'authorization' || lower === 'x-api-key' || lower === 'proxy-authorization';
+}
+
 /** The values of variables named like secrets, long enough to be told from ordinary text. */
 function secretVariables(env: Readonly<Record<string, string | undefined>>): string[] {
   return Object.entries(env).flatMap(([name, value]) =>
     SECRET_VARIABLE.test(name) && typeof value === 'string' && value.length >= MIN_SECRET_LENGTH ? [value] : [],
   );
+}
+
+/** A secret as it is, and as JSON may write it inside a string: escaped, with `\/` for `/`, with `\uXXXX` for non-ASCII. */
+function jsonForms(secret: string): string[] {
+  const json = JSON.stringify(secret).slice(1, -1);
+  const ascii = json.replace(/[\u0080-\uffff]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const upper = ascii.replace(/\\u([0-9a-f]{4})/g, (_, hex: string) => `\\u${hex.toUpperCase()}`);
+  return [secret, json, json.replaceAll('/', '\\/'), ascii, upper];
 }
 
 function escapeRegExp(text: string): string {

@@ -31,6 +31,28 @@ describe('a Redactor', () => {
     );
   });
 
+  it('replaces a secret also as JSON writes it inside a string: escaped quotes, backslashes, line breaks, slashes, \\u', () => {
+    const secrets = ['line1\nline2secret', 'pa"ss\\word-Q7', 'ghp_Zx9/secretvalue/Yq', 'clé-très-secrète'];
+    const redactor = new Redactor({ secrets, env: false });
+    for (const secret of secrets) {
+      // How a tool call's arguments hold it, as JSON.stringify writes it and as a model may escape it.
+      const json = JSON.stringify({ text: secret });
+      expect(redactor.redactText(json)).toBe(`{"text":"${REDACTED}"}`);
+      expect(redactor.redactText(json.replaceAll('/', '\\/'))).toBe(`{"text":"${REDACTED}"}`);
+      const ascii = json.replace(/[\u0080-\uffff]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+      expect(redactor.redactText(ascii)).toBe(`{"text":"${REDACTED}"}`);
+      expect(redactor.redactText(ascii.replace(/\\u([0-9a-f]{4})/g, (_, hex: string) => `\\u${hex.toUpperCase()}`))).toBe(`{"text":"${REDACTED}"}`);
+    }
+  });
+
+  it('replaces the value of an Authorization, Proxy-Authorization or x-api-key key of an object whole', () => {
+    const redactor = new Redactor({ env: false });
+    const headers = { Authorization: 'Token abcdefgh', 'proxy-authorization': 'Basic dXNlcjpwYXNz', 'X-API-Key': 'k1k2k3k4k5', accept: 'json', messageId: 'm1' };
+    expect(redactor.redact({ headers })).toEqual({
+      headers: { Authorization: REDACTED, 'proxy-authorization': REDACTED, 'X-API-Key': REDACTED, accept: 'json', messageId: 'm1' },
+    });
+  });
+
   it('treats characters of regular expressions in a secret as plain text', () => {
     const redactor = new Redactor({ secrets: ['a.b*c+d?(e)[f]'], env: false });
     expect(redactor.redactText('x a.b*c+d?(e)[f] y aXbbcd')).toBe(`x ${REDACTED} y aXbbcd`);

@@ -1,8 +1,10 @@
 import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { ConfigurationError } from '../errors.js';
-import { JsonFileMemory } from '../memory/JsonFileMemory.js';
+import { ConfigurationError, CorruptStoreError } from '../errors.js';
+import { JsonFileMemory, readStoreFile } from '../memory/JsonFileMemory.js';
+import { NOTES_KEY } from '../memory/NoteStore.js';
+import { SESSIONS_KEY } from '../memory/SessionStore.js';
 import type { Model } from '../models/Model.js';
 import type { OpenAIModel } from '../models/OpenAIModel.js';
 import type { Runtime, RuntimeOptions } from '../runtime/Runtime.js';
@@ -121,12 +123,15 @@ export const missingModel: Model = {
   complete: () => Promise.reject(new ConfigurationError(NO_MODEL)),
 };
 
-/** The session store to write: `--store FILE`, or {@link DEFAULT_STORE} (its folder made when missing). */
+/**
+ * The session store to write: `--store FILE`, or {@link DEFAULT_STORE} (its folder made when missing). A file there must
+ * be a store troupe can use, checked before anything runs (see {@link checkedStore}).
+ */
 function openStore(file: string | undefined): JsonFileMemory {
   const path = resolve(file ?? DEFAULT_STORE);
   if (file === undefined) mkdirSync(dirname(path), { recursive: true });
   else if (!isFolder(dirname(path))) throw new CommandError(`cannot use store ${file}: its folder ${dirname(file)} does not exist`);
-  return new JsonFileMemory(path);
+  return checkedStore(path, file ?? DEFAULT_STORE, 'use');
 }
 
 /** The session store to read: it must exist. */
@@ -134,8 +139,30 @@ export function existingStore(file: string | undefined): JsonFileMemory {
   const name = file ?? DEFAULT_STORE;
   if (!existsSync(name)) throw new CommandError(`cannot read store ${name}: no such file (a run writes it; --store FILE reads another)`);
   if (!statSync(name).isFile()) throw new CommandError(`cannot read store ${name}: not a file`);
-  return new JsonFileMemory(name);
+  return checkedStore(resolve(name), name, 'read');
 }
+
+/**
+ * A store on `path`, once its file (if any) is one troupe may use: not corrupt, not newer, not a folder, and not some
+ * other program's JSON. A file without a `schemaVersion` is read as an old store, so one that holds keys but neither
+ * sessions nor notes is refused, never rewritten (a `package.json` given as `--store` would be).
+ */
+function checkedStore(path: string, name: string, verb: 'use' | 'read'): JsonFileMemory {
+  let found: ReturnType<typeof readStoreFile>;
+  try {
+    found = readStoreFile(path);
+  } catch (error) {
+    const why = error instanceof CorruptStoreError ? `${error.reason}; it was left as it is` : oneLine(error);
+    throw new CommandError(`cannot ${verb} store ${name}: ${why}`);
+  }
+  if (found && !found.versioned && found.keys.length > 0 && !found.keys.some((key) => TROUPE_KEYS.includes(key))) {
+    throw new CommandError(`cannot ${verb} store ${name}: it is not a troupe store (no schemaVersion, no sessions or notes); give another file`);
+  }
+  return new JsonFileMemory(path);
+}
+
+/** The keys troupe's own stores write. */
+const TROUPE_KEYS: readonly string[] = [SESSIONS_KEY, NOTES_KEY];
 
 function isFolder(path: string): boolean {
   try {

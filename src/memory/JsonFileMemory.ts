@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { open, readFile, readdir, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { ConfigurationError, CorruptStoreError, errorMessage, UnsupportedSchemaError } from '../errors.js';
@@ -217,8 +218,32 @@ export class JsonFileMemory<T = unknown> implements MemoryPort<T> {
   }
 }
 
+/**
+ * What a store file holds, read now: undefined when there is no file; its keys (without the version field) and
+ * whether it carries a `schemaVersion`. Refuses, as a store would, a file that is corrupt (`CorruptStoreError`) or
+ * newer (`UnsupportedSchemaError`), and a path that is not a file. For a command that should refuse a bad store before
+ * it runs anything, rather than at its first write.
+ */
+export function readStoreFile(file: string): { keys: string[]; versioned: boolean } | undefined {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return undefined;
+    throw new CorruptStoreError(file, code === 'EISDIR' ? 'it is a folder, not a file' : errorMessage(error));
+  }
+  const { data, versioned } = parseStoreText(file, text);
+  return { keys: Object.keys(data), versioned };
+}
+
 /** The keys of a store file's text, without its version field; refuses a file that is corrupt or newer. */
 function parseStore(file: string, text: string): Data {
+  return parseStoreText(file, text).data;
+}
+
+/** {@link parseStore}, and whether the file carries its version field. */
+function parseStoreText(file: string, text: string): { data: Data; versioned: boolean } {
   let data: unknown;
   try {
     data = JSON.parse(text);
@@ -232,7 +257,7 @@ function parseStore(file: string, text: string): Data {
   const version = checkSchemaVersion(found, STORE_SCHEMA_VERSION);
   if (version.status === 'invalid') throw new CorruptStoreError(file, `its ${VERSION_FIELD} ${JSON.stringify(found)} is not a whole number from 1 up`);
   if (version.status === 'newer') throw new UnsupportedSchemaError('store', file, version.version, STORE_SCHEMA_VERSION);
-  return keys;
+  return { data: keys, versioned: found !== undefined };
 }
 
 /** The key, when a caller may use it: the file's version field is not a key. */

@@ -1,5 +1,5 @@
 // `troupe run`, as a user runs it: a child process whose output is not a terminal, so the run shows as plain lines.
-import { writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { TroupeEvent } from 'troupe';
@@ -96,6 +96,28 @@ describe.concurrent('troupe run: arguments it cannot use give one line and exit 
     expect(stderr).toMatch(message);
     expect(stderr.trimEnd().split('\n')).toHaveLength(1);
     expect({ code, stdout }).toEqual({ code: 2, stdout: '' });
+  });
+
+  it('troupe run --store refuses, before it runs anything, a file that is not a troupe store, a corrupt one and a folder, and leaves them as they were', async () => {
+    const dir = tempDir();
+    const foreign = join(dir.path, 'package.json');
+    const corrupt = join(dir.path, 'corrupt.json');
+    writeFileSync(foreign, '{"name":"my-package","version":"1.0.0"}\n');
+    writeFileSync(corrupt, '{"__agent_sessions__": {');
+    const cases: [string, RegExp][] = [
+      [foreign, /^troupe: cannot use store .*package\.json: it is not a troupe store \(no schemaVersion, no sessions or notes\); give another file\n$/],
+      [corrupt, /^troupe: cannot use store .*corrupt\.json: it is not JSON: .*; it was left as it is\n$/],
+      [dir.path, /^troupe: cannot use store .*: it is a folder, not a file; it was left as it is\n$/],
+    ];
+    for (const [file, message] of cases) {
+      const { code, stdout, stderr } = await troupe(['run', 'examples/scenario.ts', '--store', file]);
+      expect({ code, stdout }).toEqual({ code: 2, stdout: '' });
+      expect(stderr).toMatch(message);
+    }
+    expect(readFileSync(foreign, 'utf8')).toBe('{"name":"my-package","version":"1.0.0"}\n');
+    expect(readFileSync(corrupt, 'utf8')).toBe('{"__agent_sessions__": {');
+    expect(readdirSync(dir.path).sort()).toEqual(['corrupt.json', 'package.json']); // no lock left behind
+    dir.remove();
   });
 
   it('troupe run <a scenario that does not compile> says where and what, on one line', async () => {

@@ -261,7 +261,9 @@ export class SessionStore implements SessionManager {
     });
   }
 
+  // Reads wait for the writes made so far: an agent that has ended reads as ended, with its conversation.
   async get(id: string): Promise<SessionRecord | undefined> {
+    await this.settled();
     const value = asMap(await this.memory.get(SESSIONS_KEY))[id];
     const version = checkSchemaVersion(asMap(value).schemaVersion, SESSION_SCHEMA_VERSION);
     if (version.status === 'newer') throw new UnsupportedSchemaError('session', `session ${id}`, version.version, SESSION_SCHEMA_VERSION);
@@ -297,6 +299,7 @@ export class SessionStore implements SessionManager {
   }
 
   async list(): Promise<SessionRecord[]> {
+    await this.settled();
     const map = asMap(await this.memory.get(SESSIONS_KEY));
     return Object.values(map)
       .flatMap((value) => {
@@ -315,6 +318,7 @@ export class SessionStore implements SessionManager {
   }
 
   async conversation(id: string): Promise<ChatMessage[] | undefined> {
+    await this.settled();
     const parsed = z.array(ChatMessage).safeParse(await this.memory.get(id));
     return parsed.success ? parsed.data : undefined;
   }

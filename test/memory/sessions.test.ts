@@ -53,6 +53,20 @@ describe('sessions in the store', () => {
     await runtime.shutdown();
   });
 
+  it('reads, right after a run ends, the session as ended and its conversation, without a flush first', async () => {
+    const runtime = createRuntime({ model: scripted(['Done.']), agents: [worker()], store: new JsonFileMemory(file), projectAgentDir: false });
+
+    const result = await runtime.run('worker', 'Work.');
+
+    expect(await runtime.sessions.get(result.id)).toMatchObject({ state: 'completed', result: 'Done.' });
+    expect(await runtime.sessions.conversation(result.id)).toEqual([
+      { role: 'user', content: 'Work.' },
+      { role: 'assistant', content: 'Done.' },
+    ]);
+    expect((await runtime.sessions.list()).map((session) => session.state)).toEqual(['completed']);
+    await runtime.shutdown();
+  });
+
   it('answers get, list, running, byParent and cleanup', async () => {
     const model = new ScriptedModel((request) => (request.messages.at(-1)?.content === 'Still here.' ? new Promise<string>(() => {}) : 'ok'));
     const runtime = createRuntime({ model, agents: [worker()], projectAgentDir: false });

@@ -90,8 +90,16 @@ function runtimeOptions(flags: RunFlags, base: RuntimeOptions): RuntimeOptions {
     store: openStore(flags.store),
     ...(flags.maxParallel !== undefined ? { maxParallel: flags.maxParallel } : {}),
     ...(flags.seed !== undefined ? { seed: flags.seed } : {}),
-    ...(flags.trace !== undefined ? { trace: flags.trace } : {}),
+    ...(flags.trace !== undefined ? { trace: traceFile(flags.trace) } : {}),
   };
+}
+
+/** The `--trace` file, once it can be written: its folder exists and it is not a folder itself. */
+function traceFile(file: string): string {
+  const path = resolve(file);
+  if (!isFolder(dirname(path))) throw new CommandError(`cannot write trace ${file}: its folder ${dirname(file)} does not exist`);
+  if (isFolder(path)) throw new CommandError(`cannot write trace ${file}: it is a folder`);
+  return file;
 }
 
 /**

@@ -1,4 +1,5 @@
 import { inspect } from 'node:util';
+import { errorMessage } from '../errors.js';
 import type { AgentResult } from '../runtime/AgentResults.js';
 import type { Runtime } from '../runtime/Runtime.js';
 import { CommandError, EXIT } from './CommandError.js';
@@ -66,7 +67,7 @@ export function isAgentResult(value: unknown): value is AgentResult {
  */
 function printResult(value: unknown, mode: OutputMode, output: Output): void {
   if (mode === 'json') {
-    output.write(`${JSON.stringify({ type: 'result', result: value ?? null })}\n`);
+    output.write(`${resultLine(value)}\n`);
     return;
   }
   let text: string | undefined;
@@ -75,6 +76,18 @@ function printResult(value: unknown, mode: OutputMode, output: Output): void {
   else if (value !== undefined) text = asJson(value);
   if (text === undefined) return;
   output.write(`${mode === 'quiet' ? '' : '\n'}${text}\n`);
+}
+
+/**
+ * The `--json` result line. A result JSON cannot hold (a cycle, a bigint) is given as Node prints it, with why it is
+ * not JSON (`notJson`), so the line is still JSON and the run still succeeds, as it does without `--json`.
+ */
+function resultLine(value: unknown): string {
+  try {
+    return JSON.stringify({ type: 'result', result: value ?? null });
+  } catch (error) {
+    return JSON.stringify({ type: 'result', result: inspect(value, { depth: 4 }), notJson: errorMessage(error).split('\n')[0] });
+  }
 }
 
 /** A value as indented JSON, or as Node prints it when it is not JSON (a cycle, a bigint). */

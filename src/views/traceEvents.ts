@@ -1,7 +1,7 @@
 import { closeSync, fsyncSync, openSync, writeSync } from 'node:fs';
 import type { Observable } from 'rxjs';
 import type { TroupeEvent } from '../events/events.js';
-import { errorMessage } from '../errors.js';
+import { ConfigurationError, errorMessage } from '../errors.js';
 import { recordingHeader, type EventRecording } from './recordEvents.js';
 
 /**
@@ -13,10 +13,16 @@ import { recordingHeader, type EventRecording } from './recordEvents.js';
  *
  * Each line goes out in one `write` call. A process killed in the middle of one (possible for a line of several pages)
  * may leave the last line cut short: `readRecording(path, { dropTornLine: true })` reads such a file, without its
- * last line. A write that fails (a full disk) stops the trace; `close` rejects with that error.
+ * last line. A write that fails (a full disk) stops the trace; `close` rejects with that error. A file that cannot be
+ * opened (its folder missing, a folder in its place) is a `ConfigurationError` at once.
  */
 export function traceEvents(events$: Observable<TroupeEvent>, path: string, options: { runId?: string } = {}): EventRecording {
-  const fd = openSync(path, 'w');
+  let fd: number;
+  try {
+    fd = openSync(path, 'w');
+  } catch (error) {
+    throw new ConfigurationError(`The trace file ${path} cannot be written: ${errorMessage(error)}.`);
+  }
   let failure: Error | undefined;
   const write = (value: unknown) => {
     if (failure) return;

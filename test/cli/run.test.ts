@@ -120,6 +120,24 @@ describe.concurrent('troupe run: arguments it cannot use give one line and exit 
     dir.remove();
   });
 
+  it('troupe run --json gives a result JSON cannot hold as Node prints it, in a JSON line, and still succeeds', async () => {
+    const { code, stdout } = await troupe(['run', 'test/cli/fixtures/bigValue.mjs', '--json', '--store', store('big')]);
+    expect(code).toBe(0);
+    const last = JSON.parse(stdout.trim().split('\n').at(-1)!) as { type: string; result: string; notJson: string };
+    expect(last).toEqual({ type: 'result', result: '{ count: 12345678901234567890n }', notJson: expect.stringMatching(/BigInt/) });
+  });
+
+  it('troupe run --trace into a folder that does not exist, or onto a folder, is one line and exit 2 before the run', async () => {
+    for (const [file, message] of [
+      ['no-such-folder/t.jsonl', /^troupe: cannot write trace no-such-folder\/t\.jsonl: its folder no-such-folder does not exist\n$/],
+      ['examples', /^troupe: cannot write trace examples: it is a folder\n$/],
+    ] as const) {
+      const { code, stdout, stderr } = await troupe(['run', 'examples/scenario.ts', '--trace', file, '--store', store('trace')]);
+      expect({ code, stdout }).toEqual({ code: 2, stdout: '' });
+      expect(stderr).toMatch(message);
+    }
+  });
+
   it('troupe run <a scenario that does not compile> says where and what, on one line', async () => {
     const dir = tempDir();
     writeFileSync(join(dir.path, 'broken.ts'), 'export default async (runtime) => {\n  const x = ;\n};\n');

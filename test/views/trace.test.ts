@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { CorruptRecordingError, createRuntime, readRecording, RECORDING_SCHEMA_VERSION, REDACTED, type TroupeEvent } from 'troupe';
+import { ConfigurationError, CorruptRecordingError, createRuntime, readRecording, RECORDING_SCHEMA_VERSION, REDACTED, type TroupeEvent } from 'troupe';
 import { ScriptedModel } from 'troupe/testing';
 import { simulatedClock, worker } from '../stubs.js';
 import { eachTestTempDir } from '../support/tempDir.js';
@@ -103,7 +103,10 @@ describe('a trace', () => {
     await expect(readRecording(file, { dropTornLine: true })).rejects.toMatchObject({ code: 'corrupt_recording', line: 3 });
   });
 
-  it('fails createRuntime at once when its file cannot be made', () => {
-    expect(() => createRuntime({ model: new ScriptedModel([]), trace: join(dir.path, 'missing', 'trace.jsonl'), projectAgentDir: false })).toThrow(/ENOENT/);
+  it('fails createRuntime at once, with a ConfigurationError, when its file cannot be made', () => {
+    const make = (trace: string) => () => createRuntime({ model: new ScriptedModel([]), trace, projectAgentDir: false });
+    expect(make(join(dir.path, 'missing', 'trace.jsonl'))).toThrow(ConfigurationError);
+    expect(make(join(dir.path, 'missing', 'trace.jsonl'))).toThrow(/^The trace file .*trace\.jsonl cannot be written: ENOENT/);
+    expect(make(dir.path)).toThrow(/cannot be written: EISDIR/);
   });
 });

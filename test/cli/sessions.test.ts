@@ -97,5 +97,14 @@ describe('troupe sessions', () => {
       expect({ code, stderr }).toEqual({ code: 2, stderr: `troupe: unknown session "agent:helper:nope" in ${store} (troupe sessions list shows them)\n` });
       expect(server.requests).toHaveLength(0);
     });
+
+    it('says how to give the agent of a session it does not know (no --agents), in one line, before asking the model', async () => {
+      const { code, stderr } = await troupe(['sessions', 'resume', helper.id, '--task', 'Go on.', '--store', store, '--base-url', server.baseURL]);
+      expect({ code, stderr }).toEqual({
+        code: 2,
+        stderr: 'troupe: the session\'s agent "helper" is not defined here: give its file with --agents DIR (an agent a scenario defines in code is resumed from code, with runtime.resume)\n',
+      });
+      expect(server.requests).toHaveLength(0);
+    });
   });
 });

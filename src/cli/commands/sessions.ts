@@ -135,9 +135,17 @@ async function resumeSession(id: string, flags: RunFlags): Promise<void> {
   existingStore(flags.store);
   const task = flags.task!;
   const runtime = await runtimeFor(flags, { model: await requireModel(flags) });
-  if (!(await runtime.sessions.get(id))) {
+  const session = await runtime.sessions.get(id);
+  if (!session) {
     await discard(runtime);
     throw new CommandError(`unknown session "${id}" in ${flags.store ?? DEFAULT_STORE} (troupe sessions list shows them)`);
+  }
+  if (!runtime.agentNames.includes(session.agentType)) {
+    await discard(runtime);
+    throw new CommandError(
+      `the session's agent "${session.agentType}" is not defined here: give its file with --agents DIR (an agent a scenario ` +
+        `defines in code is resumed from code, with runtime.resume)`,
+    );
   }
   await watchRun(runtime, flags, async () => (await runtime.resume(id, task)).result);
 }

@@ -60,7 +60,7 @@ export class JsonFileMemory<T = unknown> implements MemoryPort<T> {
 
   async get(key: string): Promise<T | undefined> {
     const data = await this.read();
-    return structuredClone(data[key]) as T | undefined;
+    return structuredClone(own(data, key)) as T | undefined;
   }
 
   async keys(prefix = ''): Promise<string[]> {
@@ -70,17 +70,17 @@ export class JsonFileMemory<T = unknown> implements MemoryPort<T> {
   async set(key: string, value: T): Promise<void> {
     const json = toJson(value, usable(key));
     await this.write((data) => {
-      data[key] = json;
+      put(data, key, json);
     });
   }
 
   async append(key: string, item: unknown): Promise<number> {
     const json = toJson(item, usable(key));
     return (await this.write((data) => {
-      const list = data[key] ?? [];
+      const list = own(data, key) ?? [];
       if (!Array.isArray(list)) throw new ConfigurationError(`The value at "${key}" is not a list; append needs one.`);
       list.push(json);
-      data[key] = list;
+      put(data, key, list);
       return list.length;
     })) as number;
   }
@@ -88,8 +88,8 @@ export class JsonFileMemory<T = unknown> implements MemoryPort<T> {
   async update(key: string, change: (current: T | undefined) => T): Promise<T> {
     usable(key);
     return this.write((data) => {
-      const next = toJson(change(structuredClone(data[key]) as T | undefined), key);
-      data[key] = next;
+      const next = toJson(change(structuredClone(own(data, key)) as T | undefined), key);
+      put(data, key, next);
       return structuredClone(next);
     }) as Promise<T>;
   }
@@ -258,6 +258,19 @@ function parseStoreText(file: string, text: string): { data: Data; versioned: bo
   if (version.status === 'invalid') throw new CorruptStoreError(file, `its ${VERSION_FIELD} ${JSON.stringify(found)} is not a whole number from 1 up`);
   if (version.status === 'newer') throw new UnsupportedSchemaError('store', file, version.version, STORE_SCHEMA_VERSION);
   return { data: keys, versioned: found !== undefined };
+}
+
+// A key is the data's own property, whatever its name: `__proto__` too (an assignment would set the prototype instead
+// and the value would be lost; JSON.parse and the spread that writes the file treat it as an own property already).
+
+/** The value of a key of the file, never one an object inherits. */
+function own(data: Data, key: string): unknown {
+  return Object.hasOwn(data, key) ? data[key] : undefined;
+}
+
+/** Sets a key of the file as an own property. */
+function put(data: Data, key: string, value: unknown): void {
+  Object.defineProperty(data, key, { value, writable: true, enumerable: true, configurable: true });
 }
 
 /** The key, when a caller may use it: the file's version field is not a key. */

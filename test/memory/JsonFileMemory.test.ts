@@ -267,6 +267,20 @@ describe('JsonFileMemory schemaVersion', () => {
     expect(readFileSync(file).equals(before)).toBe(true);
   });
 
+  it('keeps a key of any name, __proto__ and constructor too, as InMemoryMemory does', async () => {
+    const store = new JsonFileMemory(file);
+    await store.set('__proto__', { kept: true });
+    await store.append('constructor', 'one');
+    await store.update('__proto__', (value) => ({ ...(value as object), again: 1 }));
+    expect(await store.get('__proto__')).toEqual({ kept: true, again: 1 });
+    expect(await store.get('toString')).toBeUndefined(); // nothing an object inherits reads as a key
+    const reread = new JsonFileMemory(file);
+    expect((await reread.keys()).sort()).toEqual(['__proto__', 'constructor']);
+    expect(await reread.get('constructor')).toEqual(['one']);
+    expect(await reread.delete('__proto__')).toBe(true);
+    expect(await reread.keys()).toEqual(['constructor']);
+  });
+
   it('reads a file written before the version (as version 1) and adds the version at its next write', async () => {
     writeFileSync(file, '{"notes":["kept"],"count":1}\n');
     const store = new JsonFileMemory(file);

@@ -7,6 +7,7 @@ import type { AgentResult } from './runtime/AgentResults.js';
 import type { GroupHandle, Runtime, RuntimeOptions, SpawnOptions } from './runtime/Runtime.js';
 import { buildParts, shutdown, type RuntimeParts } from './runtime/runtimeParts.js';
 import { runUntilIdle } from './runtime/Simulation.js';
+import { checkSpawnOptions } from './runtime/settings.js';
 
 export type { AgentResult, ResultMetrics } from './runtime/AgentResults.js';
 export type { AgentHandle, GroupHandle, GroupOptions, Runtime, RuntimeOptions, SpawnOptions } from './runtime/Runtime.js';
@@ -27,8 +28,10 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const table = () => supervisor.getSnapshot().context.agents;
   let shutdownPromise: Promise<void> | undefined;
 
-  const spawnFromCode = (agentName: string, task: string, spawnOptions: SpawnOptions, watch: boolean) =>
-    launcher.launch({ ...spawnOptions, agent: agentName, task, parentId: spawnOptions.parentId ?? null, watch });
+  const spawnFromCode = (agentName: string, task: string, spawnOptions: SpawnOptions, watch: boolean) => {
+    checkSpawnOptions(spawnOptions, watch ? 'spawn' : 'run');
+    return launcher.launch({ ...spawnOptions, agent: agentName, task, parentId: spawnOptions.parentId ?? null, watch });
+  };
 
   return {
     runId: parts.runId,
@@ -54,6 +57,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     run: (agentName, task, spawnOptions = {}) => spawnFromCode(agentName, task, spawnOptions, false).result,
     group: (name, task, groupOptions = {}) => groupHandle(launcher, launcher.launchGroup(name, task, groupOptions)),
     async resume(id, task, resumeOptions = {}) {
+      checkSpawnOptions(resumeOptions, 'resume');
       const { agentType, history, parentId } = await delegator.session(id);
       const liveParent = resumeOptions.parentId ?? (parentId !== null && table().record(parentId) ? parentId : null);
       return launcher.launch({

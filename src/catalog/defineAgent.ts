@@ -4,6 +4,7 @@ import { intensityProblem, restartModeProblem, type RestartIntensity, type Resta
 import { retryProblem, type RetryOptions } from '../retry.js';
 import type { Tool } from '../tools/defineTool.js';
 import { McpServerEntries, mcpConfigProblem, readMcpEntries } from '../tools/mcp/McpServerConfig.js';
+import { describeUnknownKeys, unknownKeys } from '../unknownKeys.js';
 
 /** Agent names: lower-case letters, digits, `_` and `-`, starting with a letter or digit, at most 64 long. */
 export const AGENT_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
@@ -112,6 +113,14 @@ export interface AgentDefinition {
 /** A validated agent definition. */
 export type Agent = Readonly<AgentDefinition>;
 
+/** Every field of a definition (the compiler keeps this list and `AgentDefinition` the same). */
+const AGENT_FIELDS = Object.keys({
+  name: true, description: true, systemPrompt: true, tools: true, mcpServers: true, model: true, temperature: true,
+  maxTurns: true, idleTimeoutMs: true, retry: true, restart: true, restartIntensity: true, subagents: true, examples: true,
+  role: true, shareContext: true, persist: true, enableParallelExecution: true, resident: true, historyLimit: true,
+  subscribe: true, requiredToolCalls: true, inbox: true, canMessage: true,
+} satisfies Record<keyof AgentDefinition, true>);
+
 /**
  * Defines an agent and validates it at once: the name must match {@link AGENT_NAME}, the description and system
  * prompt must be non-empty, and the limits must be positive. A bad definition throws {@link InvalidAgentError}.
@@ -125,6 +134,9 @@ export function defineAgent(definition: AgentDefinition): Agent {
     throw new InvalidAgentError(`Agent "${name}": ${message}`, name);
   };
   if (!AGENT_NAME.test(name)) fail('the name must match [a-z0-9][a-z0-9_-]{0,63}');
+  // A misspelled field (`maxTurn`) would be ignored and its default used without a word.
+  const unknown = unknownKeys(definition, AGENT_FIELDS);
+  if (unknown.length > 0) fail(describeUnknownKeys(unknown, 'field'));
   if (name === 'runtime') fail('"runtime" is the address of code in messages; pick another name');
   if (typeof definition.description !== 'string' || definition.description.trim() === '') {
     fail('a description is required');

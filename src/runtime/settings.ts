@@ -4,7 +4,8 @@ import { isStatelyInspector } from '../inspect/statelyInspector.js';
 import type { AgentBudget } from '../machines/agentTypes.js';
 import { checkRetry, retryPolicy, type RetryPolicy } from '../retry.js';
 import { McpServerConfigs, mcpConfigProblem, type McpServerConfig } from '../tools/mcp/McpServerConfig.js';
-import type { RuntimeOptions } from './Runtime.js';
+import { describeUnknownKeys, unknownKeys } from '../unknownKeys.js';
+import type { RuntimeOptions, SpawnOptions } from './Runtime.js';
 
 /** The runtime's limits, with defaults filled in. */
 export interface Settings {
@@ -44,9 +45,41 @@ const DEFAULTS: Settings = {
   mcpServers: new Map(),
 };
 
+/** Every option `createRuntime` reads (the compiler keeps this list and `RuntimeOptions` the same). */
+const RUNTIME_OPTIONS = Object.keys({
+  model: true, agents: true, agentDirs: true, projectAgentDir: true, tools: true, workspace: true, strictAgentFiles: true,
+  mcpServers: true, store: true, pool: true, maxParallel: true, maxTurns: true, idleTimeoutMs: true, maxToolConcurrency: true,
+  enableParallelExecution: true, maxDepth: true, maxAgents: true, maxPending: true, budget: true, retainFinished: true,
+  retry: true, delegationPolicy: true, toolPolicy: true, clock: true, inspect: true, ui: true, prices: true, runId: true,
+  seed: true, record: true, trace: true, secrets: true, inbox: true, messagePolicy: true,
+} satisfies Record<keyof RuntimeOptions, true>);
+
+/** Every option a spawn from code reads (`spawn`, `run`, `resume`). */
+const SPAWN_OPTIONS = Object.keys({
+  parentId: true, toolCallId: true, priority: true, maxTurns: true, idleTimeoutMs: true, retry: true, restart: true,
+  restartIntensity: true, budget: true, history: true, description: true, background: true, persist: true,
+  conversationKey: true, historyLimit: true, resident: true, subscribe: true, inbox: true,
+} satisfies Record<keyof SpawnOptions, true>);
+
+/**
+ * Refuses options nobody reads, with the one most likely meant: a misspelled limit (`maxParalel`) would otherwise be
+ * ignored and its default used without a word. `call` names the function in the error (`createRuntime`).
+ */
+export function checkOptionNames(options: object, known: readonly string[], call: string): void {
+  const unknown = unknownKeys(options, known);
+  if (unknown.length > 0) throw new ConfigurationError(`${call}: ${describeUnknownKeys(unknown, 'option')}.`);
+}
+
+/** Refuses a spawn option nobody reads (see {@link checkOptionNames}). */
+export function checkSpawnOptions(options: SpawnOptions, call: string): void {
+  if (options === null || typeof options !== 'object') throw new ConfigurationError(`${call}: the options must be an object.`);
+  checkOptionNames(options, SPAWN_OPTIONS, call);
+}
+
 /** Checks the runtime's options and fills in the defaults; a bad option is a `ConfigurationError`. */
 export function readSettings(options: RuntimeOptions): Settings {
   if (!options || typeof options !== 'object') throw new ConfigurationError('createRuntime needs an options object.');
+  checkOptionNames(options, RUNTIME_OPTIONS, 'createRuntime');
   if (options.agents !== undefined && !Array.isArray(options.agents)) {
     throw new ConfigurationError('`agents` must be a list of agents made with defineAgent().');
   }

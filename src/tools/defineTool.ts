@@ -9,6 +9,7 @@ import type { Messaging } from '../messaging/Messaging.js';
 import type { AgentSummary, Delegation } from './Delegation.js';
 import type { PlannedCall } from './schedule.js';
 import { TOOL_CATEGORIES, type ToolCategory } from './toolApproval.js';
+import { describeUnknownKeys, unknownKeys } from '../unknownKeys.js';
 
 /** How a tool touches the world; the planner runs reads side by side and orders conflicting writes. */
 export type ToolKind = 'read' | 'write' | 'other';
@@ -146,6 +147,12 @@ export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
 const KINDS: readonly ToolKind[] = ['read', 'write', 'other'];
 
+/** Every field of a definition (the compiler keeps this list and `ToolDefinition` the same), and a tool's `schema`. */
+const TOOL_FIELDS = Object.keys({
+  name: true, description: true, parameters: true, kind: true, targets: true, plan: true, describe: true, delegates: true,
+  interactive: true, needsApproval: true, category: true, timeoutMs: true, idempotent: true, execute: true, schema: true,
+} satisfies Record<keyof ToolDefinition | 'schema', true>);
+
 /**
  * Defines a tool and validates it at once: a bad name, a missing description, parameters that are not a zod
  * object (or cannot be described as JSON schema), an unknown kind, a bad timeout, or a hook that is not a function
@@ -172,6 +179,10 @@ export function defineTool<Params extends z.ZodObject>(definition: ToolDefinitio
   if (typeof name !== 'string' || !TOOL_NAME.test(name)) {
     fail('the name must be 1-64 letters, digits, "_" or "-"');
   }
+  // A misspelled field (`timeoutMS`) would be ignored without a word. A defined tool's `schema` is allowed, so a tool
+  // can be defined again from a copy of another (`{ ...tool, name: 'other' }`); it is made anew.
+  const unknown = unknownKeys(definition, TOOL_FIELDS);
+  if (unknown.length > 0) fail(describeUnknownKeys(unknown, 'field'));
   if (typeof definition.description !== 'string' || definition.description.trim() === '') {
     fail('a description is required');
   }

@@ -109,11 +109,12 @@ describe.concurrent('troupe run: arguments it cannot use give one line and exit 
       [corrupt, /^troupe: cannot use store .*corrupt\.json: it is not JSON: .*; it was left as it is\n$/],
       [dir.path, /^troupe: cannot use store .*: it is a folder, not a file; it was left as it is\n$/],
     ];
-    for (const [file, message] of cases) {
-      const { code, stdout, stderr } = await troupe(['run', 'examples/scenario.ts', '--store', file]);
+    // Side by side: each is a process of its own, and three one after another come near the test's time limit.
+    const outcomes = await Promise.all(cases.map(([file]) => troupe(['run', 'examples/scenario.ts', '--store', file])));
+    outcomes.forEach(({ code, stdout, stderr }, index) => {
       expect({ code, stdout }).toEqual({ code: 2, stdout: '' });
-      expect(stderr).toMatch(message);
-    }
+      expect(stderr).toMatch(cases[index]![1]);
+    });
     expect(readFileSync(foreign, 'utf8')).toBe('{"name":"my-package","version":"1.0.0"}\n');
     expect(readFileSync(corrupt, 'utf8')).toBe('{"__agent_sessions__": {');
     expect(readdirSync(dir.path).sort()).toEqual(['corrupt.json', 'package.json']); // no lock left behind
@@ -128,14 +129,15 @@ describe.concurrent('troupe run: arguments it cannot use give one line and exit 
   });
 
   it('troupe run --trace into a folder that does not exist, or onto a folder, is one line and exit 2 before the run', async () => {
-    for (const [file, message] of [
+    const cases = [
       ['no-such-folder/t.jsonl', /^troupe: cannot write trace no-such-folder\/t\.jsonl: its folder no-such-folder does not exist\n$/],
       ['examples', /^troupe: cannot write trace examples: it is a folder\n$/],
-    ] as const) {
-      const { code, stdout, stderr } = await troupe(['run', 'examples/scenario.ts', '--trace', file, '--store', store('trace')]);
+    ] as const;
+    const outcomes = await Promise.all(cases.map(([file], index) => troupe(['run', 'examples/scenario.ts', '--trace', file, '--store', store(`trace${index}`)])));
+    outcomes.forEach(({ code, stdout, stderr }, index) => {
       expect({ code, stdout }).toEqual({ code: 2, stdout: '' });
-      expect(stderr).toMatch(message);
-    }
+      expect(stderr).toMatch(cases[index]![1]);
+    });
   });
 
   it('troupe run <a scenario that does not compile> says where and what, on one line', async () => {

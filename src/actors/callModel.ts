@@ -5,7 +5,7 @@ import { AbortedError, BudgetSpentError, ModelCallError, ModelError } from '../e
 import { errorInfo } from '../failure.js';
 import { stampEvent } from '../machines/agentContext.js';
 import type { ChatMessage, ModelReply, ModelRequest, ToolCall } from '../models/Model.js';
-import { costOf } from '../models/prices.js';
+import { costOf, findPrice } from '../models/prices.js';
 import { DEFAULT_RETRY, isRetryable, retryDelay, type RetryPolicy } from '../retry.js';
 import type { AgentEnvironment, ResolvedAgent } from './agentEnvironment.js';
 
@@ -182,13 +182,16 @@ function readReply(reply: ModelReply, modelName: string, environment: AgentEnvir
   const inputTokens = count(reply.usage?.inputTokens);
   const outputTokens = count(reply.usage?.outputTokens);
   const model = reply.model ?? modelName;
+  // Priced as the server names the model that answered (`gpt-4o-2024-08-06`), else as it was asked for: a server may
+  // answer with a name of its own (`my-model:latest`, a deployment's name) that the table does not know.
+  const priced = findPrice(environment.prices, model) === undefined ? modelName : model;
   return {
     content,
     toolCalls: calls,
     inputTokens,
     outputTokens,
     model,
-    costUsd: costOf(environment.prices, model, inputTokens, outputTokens),
+    costUsd: costOf(environment.prices, priced, inputTokens, outputTokens),
     durationMs: Math.max(0, durationMs),
   };
 }

@@ -161,13 +161,13 @@ export class OpenAIModel implements Model {
 
   private async whole(body: ChatCompletionCreateParamsNonStreaming, signal: AbortSignal): Promise<TextReply> {
     const completion: ChatCompletion = await this.#client.chat.completions.create(body, { signal });
-    const message = completion.choices?.[0]?.message;
-    if (message === undefined || message === null) {
-      throw new ModelError(`Model "${body.model}" answered without a choice.`);
-    }
+    const message = completion?.choices?.[0]?.message;
+    if (message === undefined || message === null) throw new ModelError(`Model "${body.model}" answered without a choice: ${notACompletion(completion)}`);
     const toolCalls: ToolCall[] = [];
     for (const call of message.tool_calls ?? []) {
-      if (call.type !== 'function') continue;
+      // Some compatible servers leave `type` out of a function call; a call of another type (`custom`) is not one.
+      if (call.type !== undefined && call.type !== 'function') continue;
+      if (call.function === undefined) continue;
       toolCalls.push({
         id: call.id || `call_${toolCalls.length + 1}`,
         name: call.function.name,
@@ -184,8 +184,24 @@ export class OpenAIModel implements Model {
     );
     const assembled = new StreamedReply();
     for await (const chunk of stream) assembled.add(chunk);
-    return assembled.reply();
+    // An abort ends the stream quietly too: that is the caller's to report (an AbortedError), not a cut reply.
+    if (signal.aborted) throw aborted(body.model);
+    return assembled.reply(body.model);
   }
+}
+
+/**
+ * What a 200 answer without a choice held, for its error: the server's own error (some servers answer an error with
+ * status 200, `{ "error": { "message": … } }`), else the start of what came (an HTML page from a proxy, an empty list).
+ */
+function notACompletion(answer: unknown): string {
+  const error = (answer as { error?: unknown } | null)?.error;
+  const message = typeof error === 'string' ? error : (error as { message?: unknown } | undefined)?.message;
+  if (typeof message === 'string' && message.trim() !== '') return `the server said "${message.trim()}"`;
+  const text = typeof answer === 'string' ? answer : JSON.stringify(answer);
+  if (text === undefined || text.trim() === '') return 'the answer was empty';
+  const start = text.replace(/\s+/g, ' ').trim();
+  return `it answered ${start.length > 200 ? `${start.slice(0, 200)}…` : start}`;
 }
 
 /** The vectors of an embeddings answer, by the index of their text; a missing or malformed one is a {@link ModelError}. */
@@ -212,11 +228,14 @@ class StreamedReply {
   private readonly calls = new Map<number, ToolCall>();
   private usage: CompletionUsage | null | undefined;
   private model = '';
+  /** Set by the chunk that says why the answer ended (`stop`, `tool_calls`, `length`, …). */
+  private finished = false;
 
   add(chunk: ChatCompletionChunk): void {
     if (chunk.model) this.model = chunk.model;
     if (chunk.usage) this.usage = chunk.usage;
     const choice = chunk.choices?.find((candidate) => candidate.index === 0) ?? chunk.choices?.[0];
+    if (choice?.finish_reason) this.finished = true;
     const delta = choice?.delta;
     if (delta === undefined || delta === null) return;
     if (typeof delta.content === 'string') this.content += delta.content;
@@ -230,7 +249,19 @@ class StreamedReply {
     }
   }
 
-  reply(): TextReply {
+  /**
+   * The answer the chunks make. A stream that ended without saying why its answer ended (no `finish_reason`, which every
+   * OpenAI-compatible server sends in its last chunk of a choice) was cut short, however cleanly: a proxy or the server
+   * closed it. Half an answer, or tool-call arguments cut where they still parse, must not pass for the reply, so it is a
+   * retryable {@link ModelError}.
+   */
+  reply(requested: string): TextReply {
+    if (!this.finished) {
+      throw new ModelError(
+        `The stream of model "${this.model || requested}" ended before its answer did (no finish_reason): the reply was cut short.`,
+        { retryable: true },
+      );
+    }
     const toolCalls = [...this.calls.entries()]
       .sort(([a], [b]) => a - b)
       .map(([, call], position) => ({ ...call, id: call.id || `call_${position + 1}` }));
@@ -320,7 +351,42 @@ function toTroupeError(error: unknown, model: string, signal: AbortSignal): Erro
       ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
     });
   }
+  if (lostConnection(error)) {
+    return new ModelError(`The connection to the server for model "${model}" broke while its reply was read: ${causeChain(error)}`, {
+      cause: error,
+      retryable: true,
+    });
+  }
   return new ModelError(`The reply of model "${model}" could not be read: ${errorMessage(error)}`, { cause: error });
+}
+
+/** Socket errors that mean the connection broke, not that the server answered something unreadable. */
+const BROKEN_CONNECTION = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
+
+/**
+ * True when the reply was cut off by its connection breaking after the server had begun to answer: fetch's
+ * `TypeError: terminated` (undici's), or a reset or closed socket anywhere in the error's causes. No answer came whole,
+ * so another try may get one, as when the server could not be reached at all.
+ */
+function lostConnection(error: unknown): boolean {
+  let current: unknown = error;
+  for (let depth = 0; current instanceof Error && depth < 5; depth++) {
+    const { code } = current as { code?: unknown };
+    if ((current instanceof TypeError && current.message === 'terminated') || (typeof code === 'string' && BROKEN_CONNECTION.has(code))) return true;
+    current = current.cause;
+  }
+  return false;
+}
+
+/** An error's message with its causes' (`terminated (other side closed)`). */
+function causeChain(error: unknown): string {
+  const messages: string[] = [];
+  let current: unknown = error;
+  for (let depth = 0; current instanceof Error && depth < 5; depth++) {
+    if (current.message !== '' && !messages.includes(current.message)) messages.push(current.message);
+    current = current.cause;
+  }
+  return messages.length === 0 ? errorMessage(error) : `${messages[0]}${messages.length > 1 ? ` (${messages.slice(1).join(': ')})` : ''}`;
 }
 
 /**

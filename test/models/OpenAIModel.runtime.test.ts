@@ -46,6 +46,27 @@ describe('an agent on OpenAIModel', () => {
     await runtime.shutdown();
   });
 
+  it('prices a reply by the model asked for when the server answers under a name the price table lacks, so the cost budget holds', async () => {
+    // Ollama answers `my-model` as `my-model:latest`; a deployment answers under its own name.
+    const toolCalls = [{ id: 'call_a', name: 'echo', arguments: '{"text":"ping"}' }];
+    server.enqueue({
+      kind: 'json',
+      body: chatCompletion({ content: null, toolCalls, promptTokens: 1_000_000, completionTokens: 1_000_000, model: 'my-model:latest' }),
+    });
+    const { tool, calls } = echoTool();
+    const model = new OpenAIModel({ model: 'my-model', apiKey: 'sk-test', baseURL: server.baseURL, maxRetries: 0 });
+    const prices = { 'my-model': { input: 0.5, output: 1.5 } };
+    const runtime = createRuntime({ model, agents: [worker('worker', ['echo'])], tools: [tool], prices, budget: { maxCostUsd: 1 } });
+
+    const result = await runtime.run('worker', 'Ping the echo tool.');
+
+    expect(result.metrics.own.costUsd).toBeCloseTo(2, 9);
+    // The turn took the run past its budget: the agent ends before its tool call runs.
+    expect(result).toMatchObject({ status: 'failed', reason: 'budget' });
+    expect(calls).toEqual([]);
+    await runtime.shutdown();
+  });
+
   it('tries a 429 again after the wait its retry-after-ms asks, then completes (the SDK sends each request once)', async () => {
     server.enqueue(
       { kind: 'error', status: 429, message: 'Rate limit reached.', headers: { 'retry-after-ms': '20' } },

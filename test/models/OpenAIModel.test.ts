@@ -63,6 +63,18 @@ describe('OpenAIModel, whole replies', () => {
     });
   });
 
+  it('takes a tool call without "type" (some compatible servers leave it out), as a stream does', async () => {
+    const completion = chatCompletion({ content: 'Let me look.', toolCalls: [{ id: 'call_1', name: 'search', arguments: '{"query":"a"}' }] }) as {
+      choices: { message: { tool_calls: Record<string, unknown>[] } }[];
+    };
+    delete completion.choices[0]!.message.tool_calls[0]!.type;
+    scripted({ kind: 'json', body: completion });
+
+    const reply = await modelFor().complete(modelRequest({ tools: [searchTool] }));
+
+    expect(reply.toolCalls).toEqual([{ id: 'call_1', name: 'search', arguments: '{"query":"a"}' }]);
+  });
+
   it('omits tools when there are none and lets the request choose the model and temperature', async () => {
     scripted({ kind: 'json', body: chatCompletion({ content: 'ok' }) });
 
@@ -249,7 +261,7 @@ describe('OpenAIModel, streamed replies', () => {
   it('gives an id to a streamed tool call that came without one', async () => {
     scripted({
       kind: 'stream',
-      chunks: [deltaChunk({ tool_calls: [{ index: 0, function: { name: 'search', arguments: '{}' } }] }), usageChunk(1, 1)],
+      chunks: [deltaChunk({ tool_calls: [{ index: 0, function: { name: 'search', arguments: '{}' } }] }, { finish: 'tool_calls' }), usageChunk(1, 1)],
     });
 
     const reply = await modelFor({ stream: true }).complete(modelRequest({ tools: [searchTool] }));
@@ -342,6 +354,51 @@ describe('OpenAIModel, failures', () => {
     const error = await modelFor().complete(modelRequest()).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(ModelError);
     expect(error).toMatchObject({ retryable: false }); // the same server would answer the same way
+  });
+
+  it('refuses a stream that ends before its answer does (no finish_reason), as a ModelError another try may mend', async () => {
+    // Half an answer, then a clean end without [DONE]; and tool-call arguments cut where they still parse.
+    scripted(
+      { kind: 'stream', chunks: [deltaChunk({ role: 'assistant', content: 'The three risks are: 1. SQL inj' })], cut: true },
+      {
+        kind: 'stream',
+        chunks: [deltaChunk({ tool_calls: [{ index: 0, id: 'c1', type: 'function', function: { name: 'search', arguments: '{"query": "a"}' } }] })],
+        cut: true,
+      },
+    );
+    for (const request of [modelRequest(), modelRequest({ tools: [searchTool] })]) {
+      const error = await modelFor({ stream: true }).complete(request).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(ModelError);
+      expect(error).toMatchObject({ retryable: true, message: expect.stringContaining('ended before its answer did') });
+    }
+  });
+
+  it('turns a connection lost in the middle of a reply, whole or streamed, into a ModelError another try may mend', async () => {
+    scripted(
+      { kind: 'drop', partial: '{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"par' },
+      { kind: 'stream', chunks: [deltaChunk({ role: 'assistant', content: 'partial' })], drop: true },
+    );
+    for (const stream of [false, true]) {
+      const error = await modelFor({ stream }).complete(modelRequest()).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(ModelError);
+      expect(error).toMatchObject({ retryable: true, message: expect.stringContaining('connection') });
+    }
+  });
+
+  it("says what a 200 answer without a choice held: the server's own error, or the start of what came", async () => {
+    scripted(
+      { kind: 'json', body: { error: { message: "This model's maximum context length is 4096 tokens.", type: 'invalid_request_error' } } },
+      { kind: 'json', body: { object: 'list', data: [] } },
+    );
+
+    const first = await modelFor().complete(modelRequest()).catch((caught: unknown) => caught);
+    const second = await modelFor().complete(modelRequest()).catch((caught: unknown) => caught);
+
+    expect(first).toBeInstanceOf(ModelError);
+    expect((first as ModelError).message).toBe(
+      'Model "test-model" answered without a choice: the server said "This model\'s maximum context length is 4096 tokens."',
+    );
+    expect((second as ModelError).message).toBe('Model "test-model" answered without a choice: it answered {"object":"list","data":[]}');
   });
 
   it('rejects with AbortedError when the signal is already aborted, without calling the server', async () => {

@@ -81,7 +81,7 @@ describe('OpenAIModel with XML tool calls', () => {
       chunks: [
         deltaChunk({ content: 'Looking.\n<tool_' }),
         deltaChunk({ content: 'call name="search">{"query":' }),
-        deltaChunk({ content: ' "a"}</tool_call>' }),
+        deltaChunk({ content: ' "a"}</tool_call>' }, { finish: 'stop' }),
         usageChunk(9, 8),
       ],
     });

@@ -7,8 +7,13 @@ import type { AddressInfo } from 'node:net';
 export type ScriptedResponse =
   /** A JSON body (a chat completion), status 200 unless told. */
   | { kind: 'json'; body: unknown; status?: number }
-  /** An SSE stream: each chunk as a `data:` event, then `data: [DONE]` (or nothing more, when `hang` is true). */
-  | { kind: 'stream'; chunks: readonly unknown[]; hang?: boolean }
+  /**
+   * An SSE stream: each chunk as a `data:` event, then `data: [DONE]`; or nothing more with the connection kept open
+   * (`hang`), closed cleanly (`cut`), or broken (`drop`: the socket destroyed).
+   */
+  | { kind: 'stream'; chunks: readonly unknown[]; hang?: boolean; cut?: boolean; drop?: boolean }
+  /** A 200 JSON answer whose connection breaks after the headers and the start of the body. */
+  | { kind: 'drop'; partial: string }
   /** An HTTP error with an OpenAI-shaped error body. */
   | { kind: 'error'; status: number; message?: string; headers?: Record<string, string> }
   /** Never answers: the connection stays open until the client gives up or the server closes. */
@@ -136,13 +141,27 @@ function respond(res: ServerResponse, response: ScriptedResponse, done: () => vo
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
       const events = response.chunks.map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`).join('');
       if (response.hang === true) res.write(events, () => done());
+      else if (response.cut === true) res.end(events, done);
+      else if (response.drop === true) res.write(events, () => breakOff(res, done));
       else res.end(`${events}data: [DONE]\n\n`, done);
       return;
     }
+    case 'drop':
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(response.partial.length + 100) });
+      res.write(response.partial, () => breakOff(res, done));
+      return;
     case 'hang':
       done();
       return;
   }
+}
+
+/** Breaks the connection of a response that has begun: the client reads part of it, then the socket is gone. */
+function breakOff(res: ServerResponse, done: () => void): void {
+  setTimeout(() => {
+    res.socket?.destroy();
+    done();
+  }, 20);
 }
 
 /** A tool call as it appears in a chat completion message. */

@@ -45,7 +45,14 @@ export function editFileTool(workspace: Workspace | undefined, limits: FileLimit
       const bytes = await readFile(real);
       if (isBinaryText(bytes)) fail('is a binary file; it cannot be edited.');
       if (before === after) fail('old_string and new_string are the same; nothing would change.');
-      const text = bytes.toString('utf8');
+      // Decoded strictly: a file in another encoding (Latin-1, UTF-16) written back as UTF-8 would change bytes nobody
+      // asked to change. A byte order mark stays in the text, so it is written back too.
+      let text = '';
+      try {
+        text = STRICT_UTF8.decode(bytes);
+      } catch {
+        fail('is not UTF-8 text (another encoding, such as Latin-1); editing it would change bytes it was not asked to. Convert it to UTF-8 first, or give its whole text to write_file.');
+      }
       const count = occurrences(text, before);
       if (count === 0) fail('old_string was not found. Read the file again and copy the text exactly, whitespace included.');
       if (count > 1 && all !== true) {
@@ -60,6 +67,9 @@ export function editFileTool(workspace: Workspace | undefined, limits: FileLimit
     },
   });
 }
+
+/** UTF-8 that refuses any other encoding, and keeps a byte order mark as text. */
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /** How many times `part` occurs in `text`, not overlapping. */
 function occurrences(text: string, part: string): number {

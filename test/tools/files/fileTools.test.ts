@@ -162,6 +162,18 @@ describe('edit_file', () => {
     expect(read('a.ts')).toBe("$' = 1;\n");
   });
 
+  it('refuses a file that is not UTF-8 and leaves its bytes as they were, and keeps a byte order mark', async () => {
+    const latin1 = Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a, 0x58, 0x0a]); // "café\nX\n" in Latin-1
+    write('latin1.txt', latin1);
+    write('bom.txt', Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('héllo X\n')]));
+    const tools = toolsAt(folder.path);
+    const refused = await call(tools.edit_file!, { path: 'latin1.txt', old_string: 'X', new_string: 'Y' });
+    expect(refused).toMatchObject({ isError: true, text: expect.stringMatching(/^latin1\.txt: is not UTF-8 text/) });
+    expect(readFileSync(join(folder.path, 'latin1.txt'))).toEqual(latin1);
+    expect((await call(tools.edit_file!, { path: 'bom.txt', old_string: 'X', new_string: 'Y' })).text).toBe('Edited bom.txt: replaced 1 occurrence.');
+    expect(readFileSync(join(folder.path, 'bom.txt'))).toEqual(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('héllo Y\n')]));
+  });
+
   it('refuses a missing file, a binary file, an empty old_string and a change that changes nothing', async () => {
     write('blob.bin', Buffer.from([1, 0, 2]));
     write('a.ts', 'same');

@@ -8,6 +8,7 @@ import { SESSIONS_KEY } from '../memory/SessionStore.js';
 import type { Model } from '../models/Model.js';
 import type { OpenAIModel } from '../models/OpenAIModel.js';
 import type { Runtime, RuntimeOptions } from '../runtime/Runtime.js';
+import { checkRecordingTarget } from '../views/recordingTarget.js';
 import { CommandError, oneLine } from './CommandError.js';
 import { startInspector, startWebUi } from './inspectRun.js';
 
@@ -90,15 +91,24 @@ function runtimeOptions(flags: RunFlags, base: RuntimeOptions): RuntimeOptions {
     store: openStore(flags.store),
     ...(flags.maxParallel !== undefined ? { maxParallel: flags.maxParallel } : {}),
     ...(flags.seed !== undefined ? { seed: flags.seed } : {}),
-    ...(flags.trace !== undefined ? { trace: traceFile(flags.trace) } : {}),
+    ...(flags.trace !== undefined ? { trace: traceFile(flags.trace, flags.store ?? DEFAULT_STORE) } : {}),
   };
 }
 
-/** The `--trace` file, once it can be written: its folder exists and it is not a folder itself. */
-function traceFile(file: string): string {
+/**
+ * The `--trace` file, once it can be written: its folder exists, it is not a folder itself, not the session store, and
+ * holds nothing but an earlier trace if anything (a trace is written anew, over what the file held).
+ */
+function traceFile(file: string, store: string): string {
   const path = resolve(file);
   if (!isFolder(dirname(path))) throw new CommandError(`cannot write trace ${file}: its folder ${dirname(file)} does not exist`);
   if (isFolder(path)) throw new CommandError(`cannot write trace ${file}: it is a folder`);
+  if (path === resolve(store)) throw new CommandError(`cannot write trace ${file}: it is the session store (--store); give the trace a file of its own`);
+  try {
+    checkRecordingTarget(path, 'trace');
+  } catch {
+    throw new CommandError(`cannot write trace ${file}: it holds something else than a troupe trace; it was left as it is`);
+  }
   return file;
 }
 

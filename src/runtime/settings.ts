@@ -5,6 +5,7 @@ import type { AgentBudget } from '../machines/agentTypes.js';
 import { checkRetry, retryPolicy, type RetryPolicy } from '../retry.js';
 import { McpServerConfigs, mcpConfigProblem, type McpServerConfig } from '../tools/mcp/McpServerConfig.js';
 import { describeUnknownKeys, unknownKeys } from '../unknownKeys.js';
+import { checkRecordingTarget } from '../views/recordingTarget.js';
 import type { RuntimeOptions, SpawnOptions } from './Runtime.js';
 
 /** The runtime's limits, with defaults filled in. */
@@ -80,6 +81,11 @@ export function checkSpawnOptions(options: SpawnOptions, call: string): void {
 export function readSettings(options: RuntimeOptions): Settings {
   if (!options || typeof options !== 'object') throw new ConfigurationError('createRuntime needs an options object.');
   checkOptionNames(options, RUNTIME_OPTIONS, 'createRuntime');
+  // Before anything starts: a trace or recording written over another file would destroy it.
+  for (const option of ['trace', 'record'] as const) {
+    const path = options[option];
+    if (path !== undefined) checkRecordingTarget(path, option);
+  }
   if (options.agents !== undefined && !Array.isArray(options.agents)) {
     throw new ConfigurationError('`agents` must be a list of agents made with defineAgent().');
   }

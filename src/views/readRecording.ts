@@ -21,7 +21,9 @@ export interface Recording {
 export interface ReadRecordingOptions {
   /**
    * Read a file whose last line a crash cut short (it is not JSON and no newline follows it) without that line,
-   * instead of refusing the file. A torn line anywhere else is still refused. `troupe trace summary` reads so.
+   * instead of refusing the file. A torn line anywhere else is still refused, and so is a file left with neither a
+   * header nor an event (empty, or one line of something else): a trace's header is on disk before anything else.
+   * `troupe trace summary` reads so.
    */
   dropTornLine?: boolean;
 }
@@ -46,6 +48,11 @@ export async function readRecording(path: string, options: ReadRecordingOptions 
     number += 1;
   }
   if (previous !== undefined && !(options.dropTornLine && (await torn(file, previous)))) readLine(file, recording, number, previous);
+  // A trace begins with its header, written before anything else: read as one, a file with neither header nor event
+  // (empty, or one line of something else) is not a trace, and reading it as an empty run would say it is.
+  if (options.dropTornLine && recording.events.length === 0 && !(await hasHeader(file))) {
+    throw new CorruptRecordingError(file, 1, 'it holds no recording header and no event: it is not a troupe trace');
+  }
   recording.runId ??= recording.events[0]?.runId ?? null;
   return recording;
 }
@@ -55,6 +62,20 @@ function readLine(file: string, recording: Recording, number: number, line: stri
   const value = parseLine(file, number, line);
   if (number === 1 && isHeader(value)) Object.assign(recording, readHeader(file, value));
   else recording.events.push(parseEvent(file, number, recording.schemaVersion === 1 ? fromVersion1(value) : value));
+}
+
+/** Whether the file's first line is a recording header. */
+async function hasHeader(file: string): Promise<boolean> {
+  const lines = createInterface({ input: createReadStream(file, { encoding: 'utf8' }), crlfDelay: Infinity });
+  for await (const line of lines) {
+    lines.close();
+    try {
+      return isHeader(JSON.parse(line));
+    } catch {
+      return false;
+    }
+  }
+  return false;
 }
 
 /** Whether the file's last line was cut short: no newline ends the file, and the line is not JSON. */

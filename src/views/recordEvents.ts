@@ -2,6 +2,7 @@ import { createWriteStream } from 'node:fs';
 import type { Observable } from 'rxjs';
 import type { TroupeEvent } from '../events/events.js';
 import { RECORDING_SCHEMA_VERSION } from '../schemaVersion.js';
+import { checkRecordingTarget } from './recordingTarget.js';
 
 /**
  * The first line of a recording: what it is, its format's version ({@link RECORDING_SCHEMA_VERSION}) and the run it
@@ -29,10 +30,12 @@ export interface EventRecording {
 
 /**
  * Writes every event of a stream to a file, one JSON object a line, in the order they happen (the file is made anew),
- * after a {@link RecordingHeader} line. Events carry clock time and ids from the runtime's random source, so a seeded
+ * after a {@link RecordingHeader} line. A file there that holds something else than a recording is refused with a
+ * `ConfigurationError` and left as it is. Events carry clock time and ids from the runtime's random source, so a seeded
  * run in simulated time writes the same bytes every time. `readRecording` reads the file back.
  */
 export function recordEvents(events$: Observable<TroupeEvent>, path: string, options: { runId?: string } = {}): EventRecording {
+  checkRecordingTarget(path, 'record');
   const out = createWriteStream(path, { flags: 'w', encoding: 'utf8' });
   let failure: Error | undefined;
   out.on('error', (error) => (failure ??= error));

@@ -3,6 +3,7 @@ import type { Observable } from 'rxjs';
 import type { TroupeEvent } from '../events/events.js';
 import { ConfigurationError, errorMessage } from '../errors.js';
 import { recordingHeader, type EventRecording } from './recordEvents.js';
+import { checkRecordingTarget } from './recordingTarget.js';
 
 /**
  * Writes every event of a stream to a file as it happens: a trace. The format is a recording's (a
@@ -14,9 +15,11 @@ import { recordingHeader, type EventRecording } from './recordEvents.js';
  * Each line goes out in one `write` call. A process killed in the middle of one (possible for a line of several pages)
  * may leave the last line cut short: `readRecording(path, { dropTornLine: true })` reads such a file, without its
  * last line. A write that fails (a full disk) stops the trace; `close` rejects with that error. A file that cannot be
- * opened (its folder missing, a folder in its place) is a `ConfigurationError` at once.
+ * opened (its folder missing, a folder in its place), or that holds something else than a recording, is a
+ * `ConfigurationError` at once, and is left as it is.
  */
 export function traceEvents(events$: Observable<TroupeEvent>, path: string, options: { runId?: string } = {}): EventRecording {
+  checkRecordingTarget(path, 'trace');
   let fd: number;
   try {
     fd = openSync(path, 'w');

@@ -128,16 +128,25 @@ describe.concurrent('troupe run: arguments it cannot use give one line and exit 
     expect(last).toEqual({ type: 'result', result: '{ count: 12345678901234567890n }', notJson: expect.stringMatching(/BigInt/) });
   });
 
-  it('troupe run --trace into a folder that does not exist, or onto a folder, is one line and exit 2 before the run', async () => {
+  it('troupe run --trace into a folder that does not exist, onto a folder, another file or the store, is one line and exit 2 before the run', async () => {
+    // A file that holds something else, and the store itself (with sessions in it), are left as they were.
+    const other = store('other');
+    writeFileSync(other, '{"name":"my-package"}\n');
+    const kept = store('kept');
+    writeFileSync(kept, '{"schemaVersion":1,"__agent_sessions__":{}}\n');
     const cases = [
-      ['no-such-folder/t.jsonl', /^troupe: cannot write trace no-such-folder\/t\.jsonl: its folder no-such-folder does not exist\n$/],
-      ['examples', /^troupe: cannot write trace examples: it is a folder\n$/],
+      ['no-such-folder/t.jsonl', store('trace0'), /^troupe: cannot write trace no-such-folder\/t\.jsonl: its folder no-such-folder does not exist\n$/],
+      ['examples', store('trace1'), /^troupe: cannot write trace examples: it is a folder\n$/],
+      [other, store('trace2'), /^troupe: cannot write trace .*other\.json: it holds something else than a troupe trace; it was left as it is\n$/],
+      [kept, kept, /^troupe: cannot write trace .*kept\.json: it is the session store \(--store\); give the trace a file of its own\n$/],
     ] as const;
-    const outcomes = await Promise.all(cases.map(([file], index) => troupe(['run', 'examples/scenario.ts', '--trace', file, '--store', store(`trace${index}`)])));
+    const outcomes = await Promise.all(cases.map(([file, sessions]) => troupe(['run', 'examples/scenario.ts', '--trace', file, '--store', sessions])));
     outcomes.forEach(({ code, stdout, stderr }, index) => {
       expect({ code, stdout }).toEqual({ code: 2, stdout: '' });
-      expect(stderr).toMatch(cases[index]![1]);
+      expect(stderr).toMatch(cases[index]![2]);
     });
+    expect(readFileSync(other, 'utf8')).toBe('{"name":"my-package"}\n');
+    expect(readFileSync(kept, 'utf8')).toBe('{"schemaVersion":1,"__agent_sessions__":{}}\n');
   });
 
   it('troupe run <a scenario that does not compile> says where and what, on one line', async () => {

@@ -80,6 +80,8 @@ describe('troupe trace summary', () => {
       (file: string) => (writeFileSync(file, `{"type":"recording","schemaVersion":${RECORDING_SCHEMA_VERSION + 1}}\n`), file),
       new RegExp(`^troupe trace summary: The recording .* has schemaVersion ${RECORDING_SCHEMA_VERSION + 1}, but this version of troupe reads up to ${RECORDING_SCHEMA_VERSION}\\.`),
     ],
+    ['an empty file', (file: string) => (writeFileSync(file, ''), file), /^troupe trace summary: The recording .* line 1: it holds no recording header and no event: it is not a troupe trace\.$/m],
+    ['a file of one line that is not JSON', (file: string) => (writeFileSync(file, 'hello'), file), /^troupe trace summary: The recording .* it is not a troupe trace\.$/m],
   ])('refuses %s with one line on stderr and exit code 2', async (_, make, message) => {
     const { out, err, exit } = await summary(make(join(dir.path, 'missing.jsonl')));
 

@@ -109,4 +109,26 @@ describe('a trace', () => {
     expect(make(join(dir.path, 'missing', 'trace.jsonl'))).toThrow(/^The trace file .*trace\.jsonl cannot be written: ENOENT/);
     expect(make(dir.path)).toThrow(/cannot be written: EISDIR/);
   });
+
+  it('refuses to write a trace or a recording over a file that holds something else, and leaves it as it was', async () => {
+    const store = join(dir.path, 'store.json');
+    const stored = '{"schemaVersion":3,"__agent_sessions__":{"agent:a:1":{"task":"kept"}}}\n';
+    writeFileSync(store, stored);
+    for (const option of ['trace', 'record'] as const) {
+      const make = () => createRuntime({ model: new ScriptedModel([]), [option]: store, projectAgentDir: false });
+      expect(make).toThrow(ConfigurationError);
+      expect(make).toThrow(`The ${option} file ${store} holds something else than a troupe recording; it was left as it is.`);
+    }
+    expect(readFileSync(store, 'utf8')).toBe(stored);
+    // An earlier trace of a run, and an empty file, are written over.
+    const earlier = join(dir.path, 'earlier.jsonl');
+    const runtime = createRuntime({ model: new ScriptedModel(['one']), agents: [worker()], trace: earlier, projectAgentDir: false });
+    await runtime.run('worker', 'First.');
+    await runtime.shutdown();
+    const again = createRuntime({ model: new ScriptedModel(['two']), agents: [worker()], trace: earlier, projectAgentDir: false });
+    await again.shutdown();
+    expect((await readRecording(earlier)).runId).toBe(again.runId);
+    writeFileSync(join(dir.path, 'empty.jsonl'), '');
+    await createRuntime({ model: new ScriptedModel([]), record: join(dir.path, 'empty.jsonl'), projectAgentDir: false }).shutdown();
+  });
 });

@@ -53,6 +53,12 @@ async function main(argv: readonly string[]): Promise<number> {
   }
 }
 
+// A reader that leaves early (`troupe run … | head -1`) closes the pipe: what is written after goes nowhere, but the
+// run goes on to its end and writes its sessions, rather than dying of an unhandled EPIPE with a stack trace.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code !== 'EPIPE') process.stderr.write(`troupe: cannot write the output: ${error.message}\n`);
+});
+
 const code = await main(process.argv);
 // Exit now, once the output is written: a scenario may leave a timer or a socket behind.
 process.stdout.write('', () => process.exit(code));

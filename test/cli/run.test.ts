@@ -1,10 +1,11 @@
 // `troupe run`, as a user runs it: a child process whose output is not a terminal, so the run shows as plain lines.
+import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { TroupeEvent } from 'troupe';
 import { chatCompletion, startOpenAIServer, type OpenAIServer } from '../support/openaiServer.js';
-import { troupe } from '../support/cli.js';
+import { offlineEnv, root, troupe, tsxLoader } from '../support/cli.js';
 import { agentFile, tempDir } from '../support/tempDir.js';
 
 const scratch = tempDir();
@@ -67,6 +68,26 @@ describe.concurrent('troupe run <scenario>', () => {
     expect(code).toBe(1);
     expect(stdout).toContain('✗ looper failed (max_turns)');
     expect(stderr).toMatch(/^troupe: looper failed \(max_turns\): [^\n]+\n$/);
+  });
+
+  it('goes on to the end of the run when the reader of its output leaves (| head -1), and writes every session', async () => {
+    const sessions = store('reader-left');
+    const child = spawn(process.execPath, ['--import', tsxLoader, `${root}src/cli/main.ts`, 'run', 'test/cli/fixtures/twoRuns.ts', '--json', '--store', sessions], {
+      cwd: root,
+      env: offlineEnv(),
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += String(chunk)));
+    // The reader takes the first lines, then closes its end of the pipe, as `head -1` does.
+    child.stdout.once('data', () => child.stdout.destroy());
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+    const stored = JSON.parse(readFileSync(sessions, 'utf8')) as { __agent_sessions__: Record<string, { state: string; result?: string }> };
+    expect(Object.values(stored.__agent_sessions__).map((session) => [session.state, session.result]).sort()).toEqual([
+      ['completed', 'first answer'],
+      ['completed', 'second answer'],
+    ]);
   });
 
   it('exits with 1 and one line, no stack trace, when the scenario throws', async () => {

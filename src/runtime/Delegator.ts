@@ -279,8 +279,10 @@ export class Delegator {
     const interrupted = !record && stored!.state === 'interrupted';
     const saved = await this.host.sessions.conversation(id);
     if (!saved && !interrupted) throw new DelegationError('unknown_session', `Session ${id} left no conversation to resume.`);
-    // An interrupted session goes on from its last checkpoint (none if it died before its first answer).
-    const history = interrupted ? afterInterruption(saved ?? [], (tool) => this.host.catalog.tool(tool)?.idempotent === true) : saved!;
+    // An interrupted session goes on from its last checkpoint; one that died before its first was saved, from its task
+    // (as its record keeps it), so the model still knows what it was asked.
+    const checkpoint = saved ?? (interrupted ? [{ role: 'user' as const, content: stored!.taskDescription }] : []);
+    const history = interrupted ? afterInterruption(checkpoint, (tool) => this.host.catalog.tool(tool)?.idempotent === true) : saved!;
     return { agentType: record?.name ?? stored!.agentType, history, parentId: record ? record.parentId : stored!.parentConversationId };
   }
 

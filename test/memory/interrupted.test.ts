@@ -14,8 +14,9 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 const scratch = eachTestTempDir();
 
 /** Runs the worker until its turn is saved, kills it with SIGKILL, and returns the id of its agent. */
-async function killMidRun(file: string): Promise<string> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/interruptWorker.ts', file], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+async function killMidRun(file: string, when: 'mid-turn' | 'before-answer' = 'mid-turn'): Promise<string> {
+  const args = ['--import', 'tsx', 'test/support/interruptWorker.ts', file, ...(when === 'before-answer' ? [when] : [])];
+  const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
   const id = await new Promise<string>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (chunk: Buffer) => {
@@ -61,6 +62,28 @@ describe('a session whose process died', () => {
     expect(messages.at(-1)).toMatchObject({ role: 'user', content: 'Go on.' });
     await runtime.flush();
     expect((await runtime.sessions.get(id))?.state).toBe('completed');
+    await runtime.shutdown();
+  });
+
+  it('resumes from its task when it died before its first turn was saved', async () => {
+    const file = join(scratch.path, 'store.json');
+    const id = await killMidRun(file, 'before-answer');
+
+    const clerk = defineAgent({ name: 'clerk', description: 'Sells.', systemPrompt: 'You sell.' });
+    const seen: ModelRequest[] = [];
+    const model = new ScriptedModel((request) => (seen.push(request), 'Sold.'));
+    const runtime = createRuntime({ model, agents: [clerk], store: new JsonFileMemory(file), projectAgentDir: false });
+    expect((await runtime.sessions.get(id))?.state).toBe('interrupted');
+    const result = await (await runtime.resume(id, 'Go on.')).result;
+
+    expect(result).toMatchObject({ id, status: 'completed', output: 'Sold.' });
+    // The model is told the task it was given, then what happened, then what to do now.
+    expect(seen[0]!.messages.map((message) => [message.role, message.content])).toEqual([
+      ['system', expect.stringContaining('You sell.')],
+      ['user', 'Sell a tea for 5 euros.'],
+      ['user', expect.stringMatching(/was interrupted/)],
+      ['user', 'Go on.'],
+    ]);
     await runtime.shutdown();
   });
 

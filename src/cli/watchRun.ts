@@ -35,17 +35,21 @@ async function watchOnly(runtime: Runtime, flags: { json?: boolean; quiet?: bool
   const view = showEvents(runtime, mode, output);
   const interrupt = onInterrupt(runtime);
   let value: unknown;
+  let closing: { error: unknown } | undefined;
   try {
     value = await work();
   } finally {
     try {
       await runtime.shutdown();
+    } catch (error) {
+      closing = { error }; // a store that could not be written: said after the result, which is not lost with it
     } finally {
       view.stop();
       interrupt.dispose();
     }
   }
   printResult(value, mode, output);
+  if (closing) throw closing.error;
   if (interrupt.happened) throw new CommandError('interrupted', EXIT.interrupted);
   if (isAgentResult(value) && value.status === 'failed') {
     const why = value.error?.message ?? value.reason ?? 'failed';

@@ -123,6 +123,12 @@ export class SessionStore implements SessionManager {
   private changes: ((sessions: Record<string, unknown>) => void)[] = [];
   private conversations = new Map<string, ChatMessage[]>();
   private scheduled = false;
+  /**
+   * True while a write of records and conversations is under way: what changes meanwhile waits and goes in the next
+   * write, all together. A store that is slow to take (its lock held by another process) then costs one wait more, not
+   * one a tick.
+   */
+  private writing = false;
   /** The last write: each write starts after the one before, so a store that does not queue keeps them in order. */
   private tail: Promise<unknown> = Promise.resolve();
 
@@ -246,18 +252,27 @@ export class SessionStore implements SessionManager {
 
   private write(): void {
     this.scheduled = false;
+    if (this.writing) return; // the write under way takes these changes up when it ends
     const changes = this.changes;
     const conversations = this.conversations;
     this.changes = [];
     this.conversations = new Map();
+    this.writing = true;
     this.track(async () => {
-      await Promise.all([...conversations].map(([key, messages]) => this.memory.set(key, messages)));
-      if (changes.length === 0) return;
-      await this.memory.update(SESSIONS_KEY, (sessions) => {
-        const map = asMap(sessions);
-        for (const apply of changes) apply(map);
-        return map;
-      });
+      try {
+        await Promise.all([...conversations].map(([key, messages]) => this.memory.set(key, messages)));
+        if (changes.length === 0) return;
+        await this.memory.update(SESSIONS_KEY, (sessions) => {
+          const map = asMap(sessions);
+          for (const apply of changes) apply(map);
+          return map;
+        });
+      } finally {
+        this.writing = false;
+        // Queued while this write was under way: the next write starts now, before this one counts as done, so
+        // `settled` waits for it too.
+        if (this.changes.length > 0 || this.conversations.size > 0) this.write();
+      }
     });
   }
 

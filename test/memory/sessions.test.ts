@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { createRuntime, DelegationError, InMemoryMemory, JsonFileMemory, SESSION_SCHEMA_VERSION, SESSIONS_KEY, UnsupportedSchemaError, type SessionRecord } from 'troupe';
-import { ScriptedModel, assignCall, callTools } from 'troupe/testing';
-import { lastToolMessage, leader, scripted, scriptedPerAgent, worker } from '../stubs.js';
+import { createRuntime, DelegationError, InMemoryMemory, JsonFileMemory, SESSION_SCHEMA_VERSION, SESSIONS_KEY, UnsupportedSchemaError, type MemoryPort, type SessionRecord } from 'troupe';
+import { ScriptedModel, assignCall, callTools, toolCall } from 'troupe/testing';
+import { echoTool, lastToolMessage, leader, scripted, scriptedPerAgent, worker } from '../stubs.js';
 import { eachTestTempDir } from '../support/tempDir.js';
 
 const run = promisify(execFile);
@@ -64,6 +64,38 @@ describe('sessions in the store', () => {
       { role: 'assistant', content: 'Done.' },
     ]);
     expect((await runtime.sessions.list()).map((session) => session.state)).toEqual(['completed']);
+    await runtime.shutdown();
+  });
+
+  it('puts what changes while a write waits for the store into one next write, not one write a change', async () => {
+    // A store slow to take writes (its file locked by another process): each write waits until the gate opens.
+    let open: () => void = () => {};
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const inner = new InMemoryMemory();
+    const writes: string[] = [];
+    const slow: MemoryPort = {
+      get: (key) => inner.get(key),
+      keys: (prefix) => inner.keys(prefix),
+      append: (key, item) => inner.append(key, item),
+      delete: (key) => inner.delete(key),
+      clear: () => inner.clear(),
+      set: async (key, value) => (writes.push(`set ${key}`), await gate, inner.set(key, value)),
+      update: async (key, change) => (writes.push(`update ${key}`), await gate, inner.update(key, change)),
+    };
+    const model = new ScriptedModel([callTools(toolCall('echo', { text: 'a' })), callTools(toolCall('echo', { text: 'b' })), callTools(toolCall('echo', { text: 'c' })), 'Done.']);
+    const { tool } = echoTool();
+    const runtime = createRuntime({ model, agents: [worker('worker', ['echo'])], tools: [tool], store: slow, projectAgentDir: false });
+
+    const result = await runtime.run('worker', 'Echo three times.');
+    // The run's four turns changed its record and saved its conversation at each; the first write waits for the store.
+    expect(writes.filter((write) => write.startsWith('update'))).toHaveLength(1);
+    open();
+    await runtime.flush();
+
+    // The record's first write, then everything else in one: the last checkpoint of the conversation, not one a turn.
+    expect(writes).toEqual([`update ${SESSIONS_KEY}`, `set ${result.id}`, 'set main', `update ${SESSIONS_KEY}`]);
+    expect(await runtime.sessions.get(result.id)).toMatchObject({ state: 'completed', result: 'Done.' });
+    expect((await runtime.sessions.conversation(result.id))?.at(-1)).toMatchObject({ role: 'assistant', content: 'Done.' });
     await runtime.shutdown();
   });
 

@@ -326,6 +326,8 @@ export const agentSetup = setup({
     failRequiredTools: assign({ failure: ({ context }) => missingRequired(context) }),
     failOverBudget: assign({ failure: () => overBudget() }),
     failBudgetSpent: assign({ failure: (_, error: BudgetSpentError) => failure('budget', 'budget_exceeded', 'user', error.message) }),
+    /** A turn refused before the model was called (a spent budget) was never taken: it does not count as one. */
+    dropRefusedTurn: assign({ turns: ({ context }) => Math.max(0, context.turns - 1) }),
     failEmptyAnswer: assign({ failure: () => emptyAnswer() }),
     failNoAnswer: assign({ failure: () => noAnswer() }),
     failModelIdle: assign({ failure: ({ context }) => idle(context, 'model') }),

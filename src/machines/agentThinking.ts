@@ -98,8 +98,12 @@ export const thinkingState = agentSetup.createStateConfig({
     ],
     'MODEL.FAILED': [
       // A spent budget stopped the turn before the model was called: a resident ends with its last answer.
-      { guard: and(['budgetSpent', 'resident', 'hasAnswer']), target: '#agent.completed', actions: 'settle' },
-      { guard: 'budgetSpent', target: '#agent.failed', actions: { type: 'failBudgetSpent', params: ({ event }: { event: { error: unknown } }) => event.error as BudgetSpentError } },
+      { guard: and(['budgetSpent', 'resident', 'hasAnswer']), target: '#agent.completed', actions: ['dropRefusedTurn', 'settle'] },
+      {
+        guard: 'budgetSpent',
+        target: '#agent.failed',
+        actions: ['dropRefusedTurn', { type: 'failBudgetSpent', params: ({ event }: { event: { error: unknown } }) => event.error as BudgetSpentError }],
+      },
       { target: '#agent.failed', actions: { type: 'failModel', params: ({ event }: { event: { error: unknown } }) => event.error } },
     ],
     IDLE: { target: '#agent.failed', actions: 'failModelIdle' },

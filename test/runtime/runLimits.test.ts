@@ -145,7 +145,8 @@ describe('budgets over a subtree', () => {
     const runtime = createRuntime({ model, agents: [worker('worker', ['echo'])], tools: [tool], budget: { maxTurns: 2 } });
     const [first, second] = await Promise.all([runtime.run('worker', 'A.'), runtime.run('worker', 'B.')]);
     for (const run of [first!, second!]) {
-      expect(run).toMatchObject({ status: 'failed', reason: 'budget' });
+      // The turn that found the budget spent never called the model: it is not counted as one.
+      expect(run).toMatchObject({ status: 'failed', reason: 'budget', turns: 2 });
       expect(runtime.metrics().agents[run.id]!.own.modelCalls).toBe(2);
     }
     await runtime.shutdown();

@@ -2,6 +2,7 @@
 // served to scrub through. The command runs as a child process from the source, offline; the page is read as a
 // browser's EventSource would read it.
 import { createServer, type AddressInfo } from 'node:net';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { TroupeEvent } from 'troupe';
@@ -71,5 +72,20 @@ describe('troupe ui', () => {
     const bad = await troupe(['run', 'examples/scenario.ts', '--ui', 'eighty']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--ui.*must be a port number/);
+  });
+
+  it('says that a port taken is the port, not the file, in one line with exit code 2', async () => {
+    const file = join(scratch.path, 'replay.jsonl');
+    writeFileSync(file, '{"type":"recording","schemaVersion":2,"runId":"r1"}\n');
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const { port } = taken.address() as AddressInfo;
+    try {
+      const { code, stderr } = await troupe(['ui', file, '--port', String(port)]);
+      expect(code).toBe(2);
+      expect(stderr).toMatch(new RegExp(`^troupe ui: cannot start the web inspector: listen EADDRINUSE: address already in use 127\\.0\\.0\\.1:${port}\n$`));
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+    }
   });
 });

@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { EXIT, oneLine } from '../CommandError.js';
 import { port } from '../runOptions.js';
 import { TRACE_UNREADABLE, unreadable } from './trace.js';
 
@@ -21,7 +22,10 @@ export function uiCommand(): Command {
     .action(async (file: string, flags: { port?: number }) => {
       const { openWebReplay } = await import('../../inspect/webInspector.js');
       const inspector = await openWebReplay(file, flags.port === undefined ? {} : { port: flags.port }).catch((error: unknown) =>
-        ui.error(`troupe ui: ${unreadable(file, error)}`, { exitCode: TRACE_UNREADABLE, code: 'troupe.ui.unreadable' }),
+        // The file was read; its server could not listen (a port taken, or not ours to take).
+        (error as NodeJS.ErrnoException).syscall === 'listen'
+          ? ui.error(`troupe ui: cannot start the web inspector: ${oneLine(error)}`, { exitCode: EXIT.usage, code: 'troupe.ui.listen' })
+          : ui.error(`troupe ui: ${unreadable(file, error)}`, { exitCode: TRACE_UNREADABLE, code: 'troupe.ui.unreadable' }),
       );
       process.stderr.write(`troupe: the saved run is in the web inspector: open ${await inspector.url} (Ctrl-C to exit)\n`);
       await new Promise((resolve) => process.once('SIGINT', resolve));

@@ -324,6 +324,23 @@ export class SessionStore implements SessionManager {
       .sort((a, b) => a.startTime - b.startTime);
   }
 
+  /**
+   * The records `list` leaves out, each with why: written by a newer troupe (a newer `schemaVersion`), or not the shape
+   * of a session record (written by hand, or by something else). They are left in the store as they are.
+   */
+  async unlisted(): Promise<{ id: string; why: string }[]> {
+    await this.settled();
+    const map = asMap(await this.memory.get(SESSIONS_KEY));
+    return Object.entries(map).flatMap(([id, value]) => {
+      const version = checkSchemaVersion(asMap(value).schemaVersion, SESSION_SCHEMA_VERSION);
+      if (version.status === 'newer') return [{ id, why: `written by a newer troupe (schemaVersion ${version.version}; this one reads up to ${SESSION_SCHEMA_VERSION})` }];
+      const parsed = SessionRecord.safeParse(value);
+      if (parsed.success) return [];
+      const issue = parsed.error.issues[0];
+      return [{ id, why: `not a session record (${issue?.path.join('.') || 'record'}: ${issue?.message ?? 'invalid'})` }];
+    });
+  }
+
   async running(): Promise<SessionRecord[]> {
     return (await this.list()).filter((session) => session.state === 'pending' || session.state === 'running');
   }

@@ -1,5 +1,5 @@
 // `troupe sessions list | show | resume`, on a store that a scenario run wrote with --store.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { SessionRecord } from 'troupe';
@@ -37,6 +37,28 @@ describe('troupe sessions', () => {
     expect(first).toMatch(new RegExp(`^${lead.id} +lead +completed +\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d  How many apples\\?$`));
     expect(second).toMatch(new RegExp(`^  ${helper.id} +helper +completed +[\\d:\\- ]+  Count the apples\\.$`));
     expect(rest).toEqual([]);
+  });
+
+  it('list: says which records it leaves out (a newer troupe wrote them, or they are no session), and leaves them', async () => {
+    const mixed = join(scratch.path, 'mixed.json');
+    const text = JSON.stringify({
+      schemaVersion: 1,
+      __agent_sessions__: {
+        [lead.id]: lead,
+        'agent:future:1': { ...lead, id: 'agent:future:1', schemaVersion: 99 },
+        'agent:broken:1': { id: 'agent:broken:1' },
+      },
+    });
+    writeFileSync(mixed, text);
+
+    const { code, stdout, stderr } = await troupe(['sessions', 'list', '--store', mixed]);
+
+    expect(code).toBe(0);
+    expect(stdout.trimEnd().split('\n')).toHaveLength(2); // the header and the one record it reads
+    expect(stderr).toMatch(
+      /^troupe: 2 sessions not listed, left in the store as they are: agent:future:1, written by a newer troupe \(schemaVersion 99; this one reads up to \d+\); agent:broken:1, not a session record \([^)]+\)\n$/,
+    );
+    expect(readFileSync(mixed, 'utf8')).toBe(text);
   });
 
   it('show: the record, its figures and its conversation', async () => {

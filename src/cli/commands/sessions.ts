@@ -46,7 +46,14 @@ Examples:
 }
 
 async function listSessions(flags: StoreFlags): Promise<void> {
-  const list = await new SessionStore(existingStore(flags.store)).list();
+  const store = new SessionStore(existingStore(flags.store));
+  const list = await store.list();
+  // Records this troupe cannot read are left out, and said so: a list that only looks complete hides them.
+  const unlisted = await store.unlisted();
+  if (unlisted.length > 0) {
+    const which = unlisted.map(({ id, why }) => `${id}, ${why}`).join('; ');
+    process.stderr.write(`troupe: ${unlisted.length} session${unlisted.length === 1 ? '' : 's'} not listed, left in the store as they are: ${which}\n`);
+  }
   if (flags.json) {
     process.stdout.write(`${JSON.stringify(list, null, 2)}\n`);
     return;

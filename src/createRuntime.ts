@@ -54,7 +54,14 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     ...(parts.ui ? { ui: parts.ui } : {}),
     mcpServers: () => parts.mcp.status(),
     spawn: (agentName, task, spawnOptions = {}) => spawnFromCode(agentName, task, spawnOptions, true),
-    run: (agentName, task, spawnOptions = {}) => spawnFromCode(agentName, task, spawnOptions, false).result,
+    run: (agentName, task, spawnOptions = {}) => {
+      // A promise's failures belong to it: `run(…).catch()` hears of an agent that cannot be spawned too.
+      try {
+        return spawnFromCode(agentName, task, spawnOptions, false).result;
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    },
     group: (name, task, groupOptions = {}) => groupHandle(launcher, launcher.launchGroup(name, task, groupOptions)),
     async resume(id, task, resumeOptions = {}) {
       checkSpawnOptions(resumeOptions, 'resume');

@@ -175,7 +175,11 @@ describe('the supervisor', () => {
     expect(() => runtime.spawn('worker', '  ')).toThrow(ConfigurationError);
     expect(() => runtime.cancel('agent:worker:missing')).toThrow(UnknownAgentError);
     expect(() => runtime.spawn('worker', 'x', { parentId: 'agent:ghost:1' })).toThrow(UnknownAgentError);
+    // run returns a promise: what keeps an agent from being spawned rejects it, for .catch() to hear.
+    const refused = runtime.run('nobody', 'x');
+    await expect(refused).rejects.toThrow(UnknownAgentError);
     await runtime.shutdown();
+    await expect(runtime.run('worker', 'x')).rejects.toThrow(RuntimeClosedError);
     expect(() => createRuntime({ agents: [worker()] })).toThrow(/has no model/);
     expect(() => createRuntime({ model: scripted([]), agents: [worker('a', ['missing'])] })).toThrow(
       /lists the tool "missing"/,

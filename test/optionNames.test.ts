@@ -33,7 +33,7 @@ describe('misspelled options and fields', () => {
     const runtime = createRuntime({ model: new ScriptedModel(() => 'ok'), agents: [worker()] });
     try {
       expect(() => runtime.spawn('worker', 'Work.', loose({ maxTurn: 2 }))).toThrow('spawn: unknown option "maxTurn" (did you mean "maxTurns"?).');
-      expect(() => runtime.run('worker', 'Work.', loose({ Resident: true }))).toThrow(ConfigurationError);
+      await expect(runtime.run('worker', 'Work.', loose({ Resident: true }))).rejects.toThrow(ConfigurationError);
       await expect(runtime.resume('agent:worker:x', 'Again.', loose({ histroy: [] }))).rejects.toThrow('resume: unknown option "histroy"');
       // Nothing was started by the refused calls; the right option runs.
       expect(runtime.metrics().total.agentsSpawned).toBe(0);

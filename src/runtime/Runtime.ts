@@ -327,7 +327,11 @@ export interface Runtime {
   mcpServers(): McpServerStatus[];
   /** Spawns an agent; it starts when a slot is free under `maxParallel`. */
   spawn(agentName: string, task: string, options?: SpawnOptions): AgentHandle;
-  /** Spawns an agent and waits for its result. */
+  /**
+   * Spawns an agent and waits for its result. The promise resolves with a failed result when the agent fails; it
+   * rejects, without starting anything, when the agent cannot be spawned (an unknown agent, a bad option, a runtime
+   * shut down), as `spawn` throws then.
+   */
   run(agentName: string, task: string, options?: SpawnOptions): Promise<AgentResult>;
   /**
    * Opens a group: a node of the agent tree for code that composes agents without a lead model (what the patterns

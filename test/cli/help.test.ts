@@ -9,12 +9,15 @@ describe.concurrent('troupe --help', () => {
     [[], 'Usage: troupe [options] [command]', ['run [options] <target>', 'agents', 'sessions', '$ troupe run examples/scenario.ts']],
     [['run'], 'Usage: troupe run [options] <target>', ['--task <text>', '--base-url <url>', '--max-parallel <n>', '--json', '--quiet', 'Exit codes: 0', '$ troupe run']],
     [['agents'], 'Usage: troupe agents [options] [command]', ['list [options]', 'show [options] <name>', '$ troupe agents list']],
-    [['agents', 'list'], 'Usage: troupe agents list [options]', ['--agents <dir>', '--json']],
-    [['agents', 'show'], 'Usage: troupe agents show [options] <name>', ['--agents <dir>']],
+    [['agents', 'list'], 'Usage: troupe agents list [options]', ['--agents <dir>', '--json', '$ troupe agents list']],
+    [['agents', 'show'], 'Usage: troupe agents show [options] <name>', ['--agents <dir>', '$ troupe agents show researcher']],
     [['sessions'], 'Usage: troupe sessions [options] [command]', ['list [options]', 'show [options] <id>', 'resume [options] <id>', '$ troupe sessions resume']],
-    [['sessions', 'list'], 'Usage: troupe sessions list [options]', ['--store <file>']],
-    [['sessions', 'show'], 'Usage: troupe sessions show [options] <id>', ['--store <file>', '--json']],
-    [['sessions', 'resume'], 'Usage: troupe sessions resume [options] <id>', ['--task <text>', '--model <name>', '--store <file>']],
+    [['sessions', 'list'], 'Usage: troupe sessions list [options]', ['--store <file>', '$ troupe sessions list']],
+    [['sessions', 'show'], 'Usage: troupe sessions show [options] <id>', ['--store <file>', '--json', '$ troupe sessions show agent:']],
+    [['sessions', 'resume'], 'Usage: troupe sessions resume [options] <id>', ['--task <text>', '--model <name>', '--store <file>', '$ troupe sessions resume agent:']],
+    [['trace'], 'Usage: troupe trace [options] [command]', ['summary', '$ troupe trace summary']],
+    [['trace', 'summary'], 'Usage: troupe trace summary [options] <file>', ['$ troupe trace summary']],
+    [['ui'], 'Usage: troupe ui [options] <file>', ['--port <port>', '$ troupe ui run.jsonl']],
   ])('troupe %j --help', async (command, usage, mentions) => {
     const { code, stdout, stderr } = await troupe([...command, '--help']);
     expect({ code, stderr }).toEqual({ code: 0, stderr: '' });

@@ -32,6 +32,7 @@ Examples:
     .description('list the agents: name, description, tools')
     .option('--agents <dir>', 'a folder of agent files, besides ./agents (may be repeated)', collect)
     .option('--json', 'print them as JSON')
+    .addHelpText('after', '\nExamples:\n  $ troupe agents list\n  $ troupe agents list --agents team/ --json')
     .action((flags: AgentsFlags) => listAgents(flags));
   agents
     .command('show')
@@ -39,6 +40,7 @@ Examples:
     .argument('<name>', 'the agent name')
     .option('--agents <dir>', 'a folder of agent files, besides ./agents (may be repeated)', collect)
     .option('--json', 'print it as JSON')
+    .addHelpText('after', '\nExamples:\n  $ troupe agents show researcher\n  $ troupe agents show researcher --agents examples/agent-files/agents --json')
     .action((name: string, flags: AgentsFlags) => showAgent(name, flags));
   return agents;
 }

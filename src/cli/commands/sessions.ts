@@ -29,6 +29,7 @@ Examples:
     .description('list the sessions: id, agent, state, start and task (sub-agents under their caller)')
     .option('--store <file>', `the store to read (default ${DEFAULT_STORE})`)
     .option('--json', 'print them as JSON')
+    .addHelpText('after', '\nExamples:\n  $ troupe sessions list\n  $ troupe sessions list --store history.json --json')
     .action((flags: StoreFlags) => listSessions(flags));
   sessions
     .command('show')
@@ -36,12 +37,19 @@ Examples:
     .argument('<id>', 'the session id, as `sessions list` shows it')
     .option('--store <file>', `the store to read (default ${DEFAULT_STORE})`)
     .option('--json', 'print it as JSON')
+    .addHelpText('after', '\nExamples:\n  $ troupe sessions show agent:researcher:V1StGXR8\n  $ troupe sessions show agent:researcher:V1StGXR8 --store history.json --json')
     .action((id: string, flags: StoreFlags) => showSession(id, flags));
   const resume = sessions
     .command('resume')
     .description('continue an ended session with a new task, with its whole conversation, watching it live')
     .argument('<id>', 'the session id');
-  addRunOptions(resume, 'required').action((id: string, flags: RunFlags) => resumeSession(id, flags));
+  addRunOptions(resume, 'required')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ troupe sessions resume agent:researcher:V1StGXR8 --task "Now compare it with 1.0."\n' +
+        '  $ troupe sessions resume agent:researcher:V1StGXR8 --task "Go on." --agents team/ --base-url http://127.0.0.1:11434/v1',
+    )
+    .action((id: string, flags: RunFlags) => resumeSession(id, flags));
   return sessions;
 }
 

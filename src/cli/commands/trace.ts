@@ -16,7 +16,9 @@ export const TRACE_UNREADABLE = 2;
  * // $ troupe trace summary run.trace.jsonl
  */
 export function traceCommand(): Command {
-  const trace = new Command('trace').description('read a saved trace (what --trace or createRuntime({ trace }) writes)');
+  const trace = new Command('trace')
+    .description('read a saved trace (what --trace or createRuntime({ trace }) writes)')
+    .addHelpText('after', '\nExamples:\n  $ troupe run examples/scenario.ts --trace run.trace.jsonl\n  $ troupe trace summary run.trace.jsonl');
   trace
     .command('summary')
     .description('print the timeline and the metrics table of a saved trace')

@@ -15,7 +15,9 @@ afterAll(() => scratch.remove());
 const ANSWER =
   'Lisbon it is. Pack sunglasses and an umbrella: Saturday sunny, 24°C; Sunday showers in the afternoon, 19°C. The trip costs 495.80 EUR: 285.20 for the flights and 210.60 for the hotel.';
 
-describe.concurrent('troupe run <scenario>', () => {
+// Each test starts the command as a process (tsx compiles it first): on a machine busy with other work, a few at once
+// take longer than the default time limit.
+describe.concurrent('troupe run <scenario>', { timeout: 60_000 }, () => {
   it('runs a scenario on its scripted models, one plain line per event worth reading, then the result; exit 0', async () => {
     const { code, stdout, stderr } = await troupe(['run', 'examples/scenario.ts', '--store', store('plain'), '--seed', '7']);
 
@@ -97,7 +99,7 @@ describe.concurrent('troupe run <scenario>', () => {
   });
 });
 
-describe.concurrent('troupe run: arguments it cannot use give one line and exit code 2', () => {
+describe.concurrent('troupe run: arguments it cannot use give one line and exit code 2', { timeout: 60_000 }, () => {
   it.each([
     [['run', 'examples/scenario.ts', '--max-parallel', 'abc'], /^troupe: option '--max-parallel <n>' argument 'abc' is invalid\. must be a whole number from 1 up\. \(see --help\)\n$/],
     [['run', 'examples/scenario.ts', '--seed', '1.5'], /^troupe: option '--seed <n>' argument '1\.5' is invalid\. must be a whole number\. \(see --help\)\n$/],
@@ -119,6 +121,7 @@ describe.concurrent('troupe run: arguments it cannot use give one line and exit 
     expect({ code, stdout }).toEqual({ code: 2, stdout: '' });
   });
 
+  // Several processes of the command, one after another: a loaded machine needs more than one process's time.
   it('troupe run --store refuses, before it runs anything, a file that is not a troupe store, a corrupt one and a folder, and leaves them as they were', async () => {
     const dir = tempDir();
     const foreign = join(dir.path, 'package.json');
@@ -130,17 +133,16 @@ describe.concurrent('troupe run: arguments it cannot use give one line and exit 
       [corrupt, /^troupe: cannot use store .*corrupt\.json: it is not JSON: .*; it was left as it is\n$/],
       [dir.path, /^troupe: cannot use store .*: it is a folder, not a file; it was left as it is\n$/],
     ];
-    // Side by side: each is a process of its own, and three one after another come near the test's time limit.
-    const outcomes = await Promise.all(cases.map(([file]) => troupe(['run', 'examples/scenario.ts', '--store', file])));
-    outcomes.forEach(({ code, stdout, stderr }, index) => {
+    for (const [file, message] of cases) {
+      const { code, stdout, stderr } = await troupe(['run', 'examples/scenario.ts', '--store', file]);
       expect({ code, stdout }).toEqual({ code: 2, stdout: '' });
-      expect(stderr).toMatch(cases[index]![1]);
-    });
+      expect(stderr).toMatch(message);
+    }
     expect(readFileSync(foreign, 'utf8')).toBe('{"name":"my-package","version":"1.0.0"}\n');
     expect(readFileSync(corrupt, 'utf8')).toBe('{"__agent_sessions__": {');
     expect(readdirSync(dir.path).sort()).toEqual(['corrupt.json', 'package.json']); // no lock left behind
     dir.remove();
-  });
+  }, 90_000);
 
   it('troupe run --json gives a result JSON cannot hold as Node prints it, in a JSON line, and still succeeds', async () => {
     const { code, stdout } = await troupe(['run', 'test/cli/fixtures/bigValue.mjs', '--json', '--store', store('big')]);
@@ -149,6 +151,7 @@ describe.concurrent('troupe run: arguments it cannot use give one line and exit 
     expect(last).toEqual({ type: 'result', result: '{ count: 12345678901234567890n }', notJson: expect.stringMatching(/BigInt/) });
   });
 
+  // Several processes of the command, one after another: a loaded machine needs more than one process's time.
   it('troupe run --trace into a folder that does not exist, onto a folder, another file or the store, is one line and exit 2 before the run', async () => {
     // A file that holds something else, and the store itself (with sessions in it), are left as they were.
     const other = store('other');
@@ -161,14 +164,14 @@ describe.concurrent('troupe run: arguments it cannot use give one line and exit 
       [other, store('trace2'), /^troupe: cannot write trace .*other\.json: it holds something else than a troupe trace; it was left as it is\n$/],
       [kept, kept, /^troupe: cannot write trace .*kept\.json: it is the session store \(--store\); give the trace a file of its own\n$/],
     ] as const;
-    const outcomes = await Promise.all(cases.map(([file, sessions]) => troupe(['run', 'examples/scenario.ts', '--trace', file, '--store', sessions])));
-    outcomes.forEach(({ code, stdout, stderr }, index) => {
+    for (const [file, sessions, message] of cases) {
+      const { code, stdout, stderr } = await troupe(['run', 'examples/scenario.ts', '--trace', file, '--store', sessions]);
       expect({ code, stdout }).toEqual({ code: 2, stdout: '' });
-      expect(stderr).toMatch(cases[index]![2]);
-    });
+      expect(stderr).toMatch(message);
+    }
     expect(readFileSync(other, 'utf8')).toBe('{"name":"my-package"}\n');
     expect(readFileSync(kept, 'utf8')).toBe('{"schemaVersion":1,"__agent_sessions__":{}}\n');
-  });
+  }, 90_000);
 
   it('troupe run <a scenario that does not compile> says where and what, on one line', async () => {
     const dir = tempDir();

@@ -1,5 +1,5 @@
 import { AgentFileError, errorMessage } from '../errors.js';
-import { adaptAgentFile, type AgentFileWarning } from './adaptAgentFile.js';
+import { adaptAgentFile, misspellingWarnings, type AgentFileWarning } from './adaptAgentFile.js';
 import { AGENT_NAME } from './defineAgent.js';
 import type { AgentFiles, LoadedAgent } from './AgentFiles.js';
 
@@ -89,7 +89,7 @@ export class AgentFileSync {
     try {
       const adapted = this.strict ? { loaded, warnings: [] } : adaptAgentFile(loaded, (name) => this.shelf.hasTool(name));
       this.shelf.put(adapted.loaded);
-      for (const warning of adapted.warnings) {
+      for (const warning of [...misspellingWarnings(loaded), ...adapted.warnings]) {
         if (!this.warnings.some((known) => known.message === warning.message)) this.warnings.push(warning);
       }
       return undefined;

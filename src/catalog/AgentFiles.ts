@@ -2,7 +2,7 @@ import { lstatSync, readFileSync, readdirSync, realpathSync, statSync } from 'no
 import { basename, join, resolve, sep } from 'node:path';
 import { AgentFileError, ConfigurationError, errorMessage } from '../errors.js';
 import { AGENT_NAME, type AgentDefinition } from './defineAgent.js';
-import { parseAgentFile } from './parseAgentFile.js';
+import { readAgentFile } from './parseAgentFile.js';
 
 /** An agent read from a file. */
 export interface LoadedAgent {
@@ -11,6 +11,8 @@ export interface LoadedAgent {
   readonly file: string;
   /** Changes whenever the file does (its inode, size, and modification and change times). */
   readonly version: string;
+  /** Frontmatter fields troupe does not read that look like a misspelling of one it does, with the one meant. */
+  readonly misspelled?: readonly { key: string; meant: string }[];
 }
 
 /** What a scan of the agent folders found: the agents that load, and the files refused, each with its reason. */
@@ -136,11 +138,11 @@ export class AgentFiles {
     }
     try {
       // Read the checked target, not the link, so a link swapped in meanwhile cannot lead outside.
-      const definition = parseAgentFile(file, readFileSync(target, 'utf8'));
+      const { definition, misspelled } = readAgentFile(file, readFileSync(target, 'utf8'));
       if (definition.name !== name) {
         throw new AgentFileError(file, 'name', `"${definition.name}" does not match the file name ${basename(file)}`);
       }
-      const loaded: LoadedAgent = { definition, file, version };
+      const loaded: LoadedAgent = { definition, file, version, ...(misspelled.length > 0 ? { misspelled } : {}) };
       this.cache.set(file, { version, loaded });
       return loaded;
     } catch (error) {

@@ -7,10 +7,19 @@ import type { LoadedAgent } from './AgentFiles.js';
 export interface AgentFileWarning {
   /** The file (absolute). */
   readonly file: string;
-  /** The frontmatter field it is about: `tools` or `model`. */
-  readonly field: 'tools' | 'model';
+  /** The frontmatter field it is about: `tools` or `model`, or `frontmatter` for a field troupe does not read. */
+  readonly field: 'tools' | 'model' | 'frontmatter';
   /** What was asked and what was done, in one sentence. */
   readonly message: string;
+}
+
+/** A warning for each frontmatter field that looks like a misspelling of one troupe reads: it is ignored. */
+export function misspellingWarnings(loaded: LoadedAgent): AgentFileWarning[] {
+  return (loaded.misspelled ?? []).map(({ key, meant }) => ({
+    file: loaded.file,
+    field: 'frontmatter' as const,
+    message: `${loaded.file}: the field "${key}" is not one troupe reads, and is ignored (did you mean "${meant}"?)`,
+  }));
 }
 
 /** The model names Claude Code accepts in an agent file besides full model ids: `inherit` means the caller's model. */

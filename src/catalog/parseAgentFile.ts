@@ -2,6 +2,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { AgentFileError, errorMessage } from '../errors.js';
 import { McpServerEntries } from '../tools/mcp/McpServerConfig.js';
+import { unknownKeys } from '../unknownKeys.js';
 import { AGENT_NAME, type AgentDefinition } from './defineAgent.js';
 
 /** A list in an agent file: a YAML list, or one comma-separated string (`tools: Read, Grep`). */
@@ -71,6 +72,24 @@ const FRONTMATTER = /^\uFEFF?---[ \t]*\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n([\s\
  * parseAgentFile('agents/reviewer.md', '---\nname: reviewer\ndescription: Reviews code.\ntools: read_file, grep\n---\nYou review code.')
  */
 export function parseAgentFile(file: string, text: string): AgentDefinition {
+  return readAgentFile(file, text).definition;
+}
+
+/** The frontmatter fields troupe reads. */
+const FRONTMATTER_FIELDS = Object.keys(AgentFrontmatter.shape);
+
+/**
+ * {@link parseAgentFile}, and the fields of the frontmatter troupe does not read that look like a misspelling of one it
+ * does (`maxturns`, `resident_`), each with the field most likely meant. Other unknown fields (a `color` from Claude
+ * Code) are left out of it: files written for other tools carry them on purpose.
+ */
+export function readAgentFile(file: string, text: string): { definition: AgentDefinition; misspelled: { key: string; meant: string }[] } {
+  const { definition, raw } = parseFile(file, text);
+  const misspelled = unknownKeys(raw, FRONTMATTER_FIELDS).flatMap(({ key, meant }) => (meant === undefined ? [] : [{ key, meant }]));
+  return { definition, misspelled };
+}
+
+function parseFile(file: string, text: string): { definition: AgentDefinition; raw: object } {
   const match = FRONTMATTER.exec(text);
   if (!match) throw new AgentFileError(file, 'frontmatter', 'the file must start with YAML frontmatter between two "---" lines');
   let raw: unknown;
@@ -89,7 +108,10 @@ export function parseAgentFile(file: string, text: string): AgentDefinition {
   }
   const systemPrompt = (match[2] ?? '').trim();
   if (systemPrompt === '') throw new AgentFileError(file, 'body', 'the system prompt (the text after the frontmatter) is empty');
-  const fields = parsed.data;
+  return { raw, definition: definitionOf(parsed.data, systemPrompt) };
+}
+
+function definitionOf(fields: AgentFrontmatter, systemPrompt: string): AgentDefinition {
   const persist = fields.persist ?? fields.lifecycle === 'persistent';
   return {
     name: fields.name,

@@ -105,6 +105,22 @@ describe('Claude Code agent files', () => {
     expect(() => createRuntime({ model: new ScriptedModel([]), agents: [bash], projectAgentDir: false })).toThrow(/lists the tool "Bash"/);
   });
 
+  it('warns of a field that looks like a misspelling of one troupe reads (it is ignored), not of another tool\'s field', async () => {
+    const folder = join(workspace.path, 'agents');
+    mkdirSync(folder);
+    writeFileSync(join(folder, 'helper.md'), agentFile('helper', ['maxturns: 2', 'color: blue', 'permissionMode: plan']));
+    const runtime = createRuntime({ model: new ScriptedModel(['Done.']), agentDirs: [folder], projectAgentDir: false });
+    expect(runtime.agentFileWarnings).toEqual([
+      {
+        file: join(folder, 'helper.md'),
+        field: 'frontmatter',
+        message: `${join(folder, 'helper.md')}: the field "maxturns" is not one troupe reads, and is ignored (did you mean "maxTurns"?)`,
+      },
+    ]);
+    expect((await runtime.run('helper', 'Go.')).status).toBe('completed');
+    await runtime.shutdown();
+  });
+
   it('a file edited to list an unknown tool is read again without it, and warned about once', async () => {
     const folder = join(workspace.path, 'agents');
     mkdirSync(folder);

@@ -1,5 +1,6 @@
 import { relative } from 'node:path';
 import { Command } from 'commander';
+import { misspellingWarnings } from '../../catalog/adaptAgentFile.js';
 import { AgentFiles, type LoadedAgent } from '../../catalog/AgentFiles.js';
 import type { AgentDefinition } from '../../catalog/defineAgent.js';
 import { clip, firstLine } from '../../views/liveFormat.js';
@@ -49,6 +50,7 @@ function listAgents(flags: AgentsFlags): void {
   const files = new AgentFiles(flags.agents ?? [], [PROJECT_AGENTS]);
   const { agents, errors } = files.scan();
   for (const error of errors) process.stderr.write(`troupe: warning: ${oneLine(error)}\n`);
+  for (const warning of agents.flatMap(misspellingWarnings)) process.stderr.write(`troupe: warning: ${warning.message}\n`);
   const sorted = agents.sort((a, b) => a.definition.name.localeCompare(b.definition.name));
   if (flags.json) {
     process.stdout.write(`${JSON.stringify(sorted.map(asJson), null, 2)}\n`);

@@ -37,7 +37,9 @@ async function watchOnly(runtime: Runtime, flags: { json?: boolean; quiet?: bool
   let value: unknown;
   let closing: { error: unknown } | undefined;
   try {
-    value = await work();
+    // Interrupted, the runtime shuts down and the work usually ends with it; work that waits on something else (a
+    // scenario's own timer) is not waited for once the runtime has shut down.
+    value = await Promise.race([work(), interrupt.stopped]);
   } finally {
     try {
       await runtime.shutdown();
@@ -104,18 +106,26 @@ function asJson(value: unknown): string {
 }
 
 /** Ctrl-C: the first shuts the runtime down (the run ends cancelled), the second exits at once. */
-function onInterrupt(runtime: Runtime): { readonly happened: boolean; dispose(): void } {
+function onInterrupt(runtime: Runtime): { readonly happened: boolean; readonly stopped: Promise<undefined>; dispose(): void } {
   let happened = false;
+  let shutDown: () => void = () => {};
+  // Never settles unless interrupted: then once the runtime has shut down.
+  const stopped = new Promise<undefined>((resolve) => (shutDown = () => resolve(undefined)));
   const handler = () => {
-    if (happened) process.exit(EXIT.interrupted);
+    if (happened) {
+      process.stderr.write('troupe: interrupted\n');
+      process.exit(EXIT.interrupted);
+    }
     happened = true;
-    void runtime.shutdown();
+    process.stderr.write('troupe: stopping the run (Ctrl-C again to quit at once)\n');
+    void runtime.shutdown().then(shutDown, shutDown);
   };
   process.on('SIGINT', handler);
   return {
     get happened() {
       return happened;
     },
+    stopped,
     dispose: () => process.off('SIGINT', handler),
   };
 }

@@ -92,6 +92,28 @@ describe.concurrent('troupe run <scenario>', { timeout: 60_000 }, () => {
     ]);
   });
 
+  it('ends on Ctrl-C, with exit code 130, a scenario that waits on its own after the runtime shut down', async () => {
+    const child = spawn(process.execPath, ['--import', tsxLoader, `${root}src/cli/main.ts`, 'run', 'test/cli/fixtures/waitsOnItsOwn.ts', '--json', '--store', store('own-wait')], {
+      cwd: root,
+      env: offlineEnv(),
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += String(chunk)));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    // Once the agent has answered, the scenario waits on its own timer (a minute).
+    await new Promise<void>((resolve) =>
+      child.stdout.on('data', (chunk: Buffer) => {
+        stdout += String(chunk);
+        if (stdout.includes('"agent.completed"')) resolve();
+      }),
+    );
+    child.kill('SIGINT');
+
+    expect(await exited).toBe(130);
+    expect(stderr).toBe('troupe: stopping the run (Ctrl-C again to quit at once)\ntroupe: interrupted\n');
+  });
+
   it('exits with 1 and one line, no stack trace, when the scenario throws', async () => {
     const { code, stderr } = await troupe(['run', 'test/cli/fixtures/throws.mjs', '--store', store('throws')]);
     expect(code).toBe(1);

@@ -1,5 +1,5 @@
 import { errorMessage } from '../errors.js';
-import type { Risk } from '../events/events.js';
+import { Risk } from '../events/events.js';
 import type { Tool, ToolContext, ToolKind } from './defineTool.js';
 
 /** What a tool touches, for an approval policy: `tool` (the default), `sub_agent`, `mcp`, `file_op` or `db_op`. */
@@ -72,16 +72,24 @@ export async function decideApproval(
   context: ToolContext,
   policy: ToolPolicy | undefined,
 ): Promise<ApprovalOutcome> {
-  let asked: ToolDecision | undefined;
-  let needs: boolean;
+  let asked: unknown;
+  let needed: unknown;
   try {
     asked = policy === undefined ? undefined : typeof policy === 'function' ? await policy(request) : policy[request.category];
-    needs = typeof tool.needsApproval === 'function' ? (await tool.needsApproval(request.arguments as never, context)) === true : tool.needsApproval === true;
+    needed = typeof tool.needsApproval === 'function' ? await tool.needsApproval(request.arguments as never, context) : tool.needsApproval;
   } catch (error) {
     return { run: false, reason: `The approval check failed (${errorMessage(error)}).` };
   }
-  const decision: { decision: 'allow' | 'deny' | 'ask'; risk?: Risk; reason?: string } | undefined =
-    asked === undefined ? undefined : typeof asked === 'string' ? { decision: asked } : asked;
+  // An answer outside the ones documented refuses the call, as a check that throws does: a typo ('Deny', 'reject') or a
+  // risk that is not one must not let a write through.
+  if (needed !== undefined && typeof needed !== 'boolean') {
+    return { run: false, reason: `The needsApproval of ${request.tool} answered ${describe(needed)}, not true or false, so the call is refused.` };
+  }
+  const decision = decisionOf(asked);
+  if (decision === 'invalid') {
+    return { run: false, reason: `The tool policy gave an answer it may not give (${describe(asked)}), so the call is refused.` };
+  }
+  const needs = needed === true;
   if (decision?.decision === 'deny') return { run: false, reason: decision.reason || `The policy does not allow ${request.tool} here.` };
   if (decision?.decision === 'ask') return ask(decision, needs);
   if (needs) return { ask: true, risk: 'medium', reason: `${request.tool} asks for a person's approval.` };
@@ -89,6 +97,27 @@ export async function decideApproval(
     return { ask: true, risk: 'medium', reason: 'A file write asks for approval when a tool policy is set.' };
   }
   return RUN;
+}
+
+/** A policy's answer in one shape; `invalid` for anything but `allow`, `deny`, `ask` (alone or as `{ decision, … }`). */
+function decisionOf(answer: unknown): { decision: 'allow' | 'deny' | 'ask'; risk?: Risk; reason?: string } | undefined | 'invalid' {
+  if (answer === undefined) return undefined;
+  if (answer === 'allow' || answer === 'deny' || answer === 'ask') return { decision: answer };
+  if (typeof answer !== 'object' || answer === null) return 'invalid';
+  const { decision, risk, reason } = answer as { decision?: unknown; risk?: unknown; reason?: unknown };
+  if (decision !== 'allow' && decision !== 'deny' && decision !== 'ask') return 'invalid';
+  if (risk !== undefined && !Risk.safeParse(risk).success) return 'invalid';
+  if (reason !== undefined && typeof reason !== 'string') return 'invalid';
+  return answer as { decision: 'allow' | 'deny' | 'ask'; risk?: Risk; reason?: string };
+}
+
+/** A value as an error names it: JSON when it can be, else its type. */
+function describe(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? typeof value;
+  } catch {
+    return typeof value;
+  }
 }
 
 function ask(decision: { risk?: Risk; reason?: string }, needs: boolean): ApprovalOutcome {
@@ -105,8 +134,9 @@ export function toolPolicyProblem(policy: unknown): string | undefined {
   if (typeof policy !== 'object' || policy === null || Array.isArray(policy)) return 'toolPolicy must be a function or an object of categories.';
   for (const [category, decision] of Object.entries(policy)) {
     if (!TOOL_CATEGORIES.includes(category as ToolCategory)) return `toolPolicy names "${category}", which is not one of ${TOOL_CATEGORIES.join(', ')}.`;
-    const plain = typeof decision === 'object' && decision !== null ? (decision as { decision?: unknown }).decision : decision;
-    if (plain !== 'allow' && plain !== 'deny' && plain !== 'ask') return `toolPolicy.${category} must be "allow", "deny" or "ask".`;
+    if (decisionOf(decision) === 'invalid') {
+      return `toolPolicy.${category} must be "allow", "deny" or "ask" (or { decision, risk?: low | medium | high, reason? }).`;
+    }
   }
   return undefined;
 }

@@ -167,6 +167,37 @@ describe('approval for any tool', () => {
     await runtime.shutdown();
   });
 
+  it.each([
+    ['a word it does not know', 'reject', 'The tool policy gave an answer it may not give ("reject"), so the call is refused.'],
+    ['a misspelt one', 'Deny', 'The tool policy gave an answer it may not give ("Deny"), so the call is refused.'],
+    ['an unknown decision', { decision: 'block' }, 'The tool policy gave an answer it may not give ({"decision":"block"}), so the call is refused.'],
+    ['a risk that is not one', { decision: 'ask', risk: 'critical' }, 'The tool policy gave an answer it may not give ({"decision":"ask","risk":"critical"}), so the call is refused.'],
+    ['a number', 42, 'The tool policy gave an answer it may not give (42), so the call is refused.'],
+  ])('refuses the call when a policy function answers %s, and the tool never runs', async (_, answer, reason) => {
+    const { tool, dropped } = dropTable(false);
+    const model = scripted([callTools(toolCall('drop_table', { table: 'x' }, 'd')), (request) => `${lastToolMessage(request)?.content}`]);
+    const runtime = createRuntime({ model, agents: [worker('dba', ['drop_table'])], tools: [tool], toolPolicy: () => answer as never, projectAgentDir: false });
+
+    const result = await runtime.run('dba', 'Drop x.');
+
+    expect(result.output).toBe(`Error: ${reason}`);
+    expect(dropped).toEqual([]);
+    expect(runtime.pendingApprovals()).toEqual([]);
+    await runtime.shutdown();
+  });
+
+  it("refuses the call when a needsApproval function answers something else than true or false (plain JavaScript)", async () => {
+    const { tool, dropped } = dropTable((() => 'yes') as never);
+    const model = scripted([callTools(toolCall('drop_table', { table: 'x' }, 'd')), (request) => `${lastToolMessage(request)?.content}`]);
+    const runtime = createRuntime({ model, agents: [worker('dba', ['drop_table'])], tools: [tool], projectAgentDir: false });
+
+    const result = await runtime.run('dba', 'Drop x.');
+
+    expect(result.output).toBe('Error: The needsApproval of drop_table answered "yes", not true or false, so the call is refused.');
+    expect(dropped).toEqual([]);
+    await runtime.shutdown();
+  });
+
   it('withdraws the request when the waiting agent is cancelled, and the tool never runs', async () => {
     const { tool, dropped } = dropTable();
     const clock = simulatedClock();
@@ -192,5 +223,6 @@ describe('approval for any tool', () => {
     expect(() => defineTool({ ...base, needsApproval: 'yes' as never })).toThrow(InvalidToolError);
     expect(() => createRuntime({ model: scripted([]), toolPolicy: { network: 'ask' } as never })).toThrow(ConfigurationError);
     expect(() => createRuntime({ model: scripted([]), toolPolicy: { file_op: 'maybe' } as never })).toThrow(ConfigurationError);
+    expect(() => createRuntime({ model: scripted([]), toolPolicy: { file_op: { decision: 'ask', risk: 'critical' } } as never })).toThrow(ConfigurationError);
   });
 });

@@ -122,7 +122,9 @@ export const supervisorMachine = setup({
     },
     cancelAll: ({ context }) => {
       for (const actor of [...context.agents.liveActors()]) {
-        actor.send({ type: 'CANCEL', error: 'The runtime shut down.' });
+        // A resident lives until it is stopped, shutdown included: it ends with its last answer, as a stop ends it.
+        const resident = actor.getSnapshot().context.input.resident === true;
+        actor.send({ type: resident ? 'STOP' : 'CANCEL', error: 'The runtime shut down.' });
       }
       for (const group of [...context.agents.liveGroups()]) group.send({ type: 'CANCEL', error: 'The runtime shut down.' });
     },

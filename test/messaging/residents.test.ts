@@ -24,6 +24,22 @@ const callsOf = (model: ScriptedModel, id: string) => model.calls.filter((reques
 const turnOf = (request: ModelRequest) => request.messages.filter((m) => m.role === 'assistant').length;
 
 describe('resident agents', () => {
+  it('end with their last answer when the runtime shuts down, as when stopped; one that never answered fails as cancelled', async () => {
+    const model = new ScriptedModel((request) => (request.agentName === 'echo' ? 'Ready.' : new Promise<never>(() => {})));
+    const runtime = createRuntime({ model, agents: [resident('echo'), resident('mute'), worker('plain')], projectAgentDir: false });
+    const echo = runtime.spawn('echo', 'Wait for messages.');
+    const waiting = firstValueFrom(echo.events$.pipe(filter((event) => event.type === 'agent.waiting')));
+    const plain = runtime.spawn('plain', 'Think for ever.');
+    const mute = runtime.spawn('mute', 'Think for ever.');
+    await waiting; // the other two think for ever
+
+    await runtime.shutdown();
+
+    expect(await echo.result).toMatchObject({ status: 'completed', output: 'Ready.' });
+    expect(await mute.result).toMatchObject({ status: 'failed', reason: 'cancelled' });
+    expect(await plain.result).toMatchObject({ status: 'failed', reason: 'cancelled' });
+  });
+
   it('answer 20 messages one after another, wait between them, and end with their last answer when stopped', async () => {
     const clock = simulatedClock();
     const model = new ScriptedModel(

@@ -6,7 +6,7 @@ import { RUNTIME_ADDRESS, TOPIC_PREFIX } from './messaging/Message.js';
 import type { AgentResult } from './runtime/AgentResults.js';
 import type { GroupHandle, Runtime, RuntimeOptions, SpawnOptions } from './runtime/Runtime.js';
 import { buildParts, shutdown, type RuntimeParts } from './runtime/runtimeParts.js';
-import { runUntilIdle } from './runtime/Simulation.js';
+import { runUntilIdle, waitingAgents } from './runtime/Simulation.js';
 import { checkSpawnOptions } from './runtime/settings.js';
 
 export type { AgentResult, ResultMetrics } from './runtime/AgentResults.js';
@@ -27,6 +27,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const { supervisor, launcher, messenger, postOffice, clock, sessions, delegator, catalog, pool } = parts;
   const table = () => supervisor.getSnapshot().context.agents;
   let shutdownPromise: Promise<void> | undefined;
+  // What `advanceUntilSettled` names in a deadlock it finds on this runtime's clock.
+  clock.waitingAgents = () => waitingAgents({ postOffice, table });
 
   const spawnFromCode = (agentName: string, task: string, spawnOptions: SpawnOptions, watch: boolean) => {
     checkSpawnOptions(spawnOptions, watch ? 'spawn' : 'run');

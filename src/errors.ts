@@ -585,16 +585,18 @@ export class DeadlockError extends TroupeError {
     readonly at: number,
   ) {
     super(
-      `Deadlock at ${at} ms: nothing is left to run and no timer is set, but ${waiting.length} agent(s) still wait: ` +
-        `${waiting
-          .slice(0, 10)
-          .map((agent) => `${agent.id} (${agent.state}${agent.waitsFor === undefined ? '' : `, for ${agent.waitsFor}`})`)
-          .join(', ')}${waiting.length > 10 ? ` and ${waiting.length - 10} more` : ''}.`,
+      waiting.length === 0
+        ? `Deadlock at ${at} ms: nothing is left to run and no timer is set, but what is awaited has not settled.`
+        : `Deadlock at ${at} ms: nothing is left to run and no timer is set, but ${waiting.length} agent(s) still wait: ` +
+            `${waiting
+              .slice(0, 10)
+              .map((agent) => `${agent.id} (${agent.state}${agent.waitsFor === undefined ? '' : `, for ${agent.waitsFor}`})`)
+              .join(', ')}${waiting.length > 10 ? ` and ${waiting.length - 10} more` : ''}.`,
     );
   }
 }
 
-/** `runUntilIdle` gave up: simulated time moved past its limit while work was still due. */
+/** `runUntilIdle` or `advanceUntilSettled` gave up: simulated time moved past its limit while work was still due. */
 export class TimeLimitError extends TroupeError {
   readonly code = 'time_limit' as const;
   constructor(
@@ -603,7 +605,7 @@ export class TimeLimitError extends TroupeError {
     /** The clock's time when it gave up. */
     readonly at: number,
   ) {
-    super(`Simulated time passed the limit of runUntilIdle (${limitMs} ms from its start) at ${at} ms; raise limitMs, or look for an agent that never stops.`);
+    super(`Simulated time passed the limit (${limitMs} ms from the start of runUntilIdle or advanceUntilSettled) at ${at} ms; raise limitMs, or look for an agent that never stops.`);
   }
 }
 

@@ -1,5 +1,6 @@
 // troupe/testing: deterministic doubles and helpers for tests and simulations in simulated time.
 import type { SimulatedClock } from 'xstate';
+import { DeadlockError, TimeLimitError } from './errors.js';
 import { RuntimeClock } from './runtime/RuntimeClock.js';
 import { TestClock } from './testing/TestClock.js';
 
@@ -53,10 +54,17 @@ export interface AdvanceOptions {
 }
 
 /**
+ * How many turns of real time (a millisecond each) work gets, with no timer set meanwhile, before simulated time jumps
+ * to an idle timeout: a tool that reads a file or a model that asks a server works in real time, and may finish.
+ */
+const GRACE_TURNS = 100;
+
+/**
  * Drives a `SimulatedClock` until `promise` settles: lets the work of the current instant finish, then moves the clock to the next
- * due timer, and again, so a whole run (latencies, timeouts) happens in simulated time with no real waiting.
- * Returns the promise's value. Rejects if nothing is left to wait for before it settles (a deadlock) or the
- * limit passes.
+ * due timer, and again, so a whole run (latencies, timeouts) happens in simulated time with no real waiting. Before it
+ * moves to an idle timeout (a runtime's watchdog), work in real time (a file read, a server's answer) gets a moment of
+ * real time to end, as `runUntilIdle` gives it. Returns the promise's value. Rejects with a `DeadlockError` (naming the
+ * agents that wait) if nothing is left to wait for before it settles, or a `TimeLimitError` once the limit passes.
  */
 export async function advanceUntilSettled<T>(
   clock: SimulatedClock,
@@ -68,7 +76,10 @@ export async function advanceUntilSettled<T>(
     () => (settled = true),
     () => (settled = true),
   );
-  const limit = clock.now() + (options.limitMs ?? 86_400_000);
+  const limitMs = options.limitMs ?? 86_400_000;
+  const limit = clock.now() + limitMs;
+  let stalled = 0;
+  let seen = timersSet(clock);
   for (;;) {
     await settleInstant();
     if (settled) return promise;
@@ -76,9 +87,35 @@ export async function advanceUntilSettled<T>(
     if (next === undefined) {
       await settleInstant();
       if (settled) return promise;
-      throw new Error(`Nothing is left to wait for at ${clock.now()} ms, but the promise has not settled.`);
+      throw new DeadlockError(RuntimeClock.on(clock).flatMap((runtimeClock) => runtimeClock.waitingAgents?.() ?? []), clock.now());
     }
-    if (next > limit) throw new Error(`Simulated time passed the limit (${options.limitMs ?? 86_400_000} ms).`);
+    if (timersSet(clock) !== seen) [seen, stalled] = [timersSet(clock), 0];
+    if (watchdogAt(clock, next) && stalled < GRACE_TURNS) {
+      stalled += 1;
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      continue;
+    }
+    if (next > limit) throw new TimeLimitError(limitMs, clock.now());
+    stalled = 0;
     clock.set(Math.max(next, clock.now()));
   }
+}
+
+/** Every timer ever set through the runtimes on this clock: it grows as their work moves on. */
+function timersSet(clock: SimulatedClock): number {
+  let count = 0;
+  for (const runtimeClock of RuntimeClock.on(clock)) count += runtimeClock.timersSet;
+  return count;
+}
+
+/** True when the timer due at `at` is a runtime's idle timeout, and no other timer is due then. */
+function watchdogAt(clock: SimulatedClock, at: number): boolean {
+  if (clock instanceof TestClock && clock.nextDue() === at) return false;
+  let watchdog = false;
+  for (const runtimeClock of RuntimeClock.on(clock)) {
+    if (runtimeClock.nextTimerAt() !== at) continue;
+    if (runtimeClock.nextTimerKind() !== 'watchdog') return false;
+    watchdog = true;
+  }
+  return watchdog;
 }

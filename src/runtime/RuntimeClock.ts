@@ -55,6 +55,11 @@ export class RuntimeClock implements TroupeClock {
   private wake: { handle: unknown; due: number } | undefined;
   /** True for a simulated wrapped clock. */
   readonly simulated: boolean;
+  /**
+   * The agents of this clock's runtime that wait without a timer (parked), each with the state it waits in and what
+   * for: given by the runtime, so `advanceUntilSettled` can name them in a `DeadlockError`.
+   */
+  waitingAgents?: () => { id: string; state: string; waitsFor?: string }[];
 
   constructor(
     /** The clock that really keeps time. */
@@ -167,6 +172,11 @@ export class RuntimeClock implements TroupeClock {
   }
 
   /** How many timers are set (background ones included). */
+  /** How many timers were ever set: it grows with every step of work that sets one (a turn, a wait, a renewal). */
+  get timersSet(): number {
+    return this.nextId - 1;
+  }
+
   get pending(): number {
     return this.timers.size;
   }

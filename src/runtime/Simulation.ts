@@ -93,6 +93,19 @@ function realTick(): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, 1));
 }
 
+/** Every live agent that waits without a timer, with where it waits and, for a message wait, what for. */
+export function waitingAgents(parts: Pick<SimulationParts, 'postOffice' | 'table'>): { id: string; state: string; waitsFor?: string }[] {
+  const table = parts.table();
+  const waiting: { id: string; state: string; waitsFor?: string }[] = [];
+  for (const [id, actor] of table.liveAgents()) {
+    const state = parkedIn(actor, table.record(id));
+    if (state === undefined) continue;
+    const waitsFor = state === 'running.waiting' ? (parts.postOffice.describeWaits(id) ?? 'a message') : undefined;
+    waiting.push(waitsFor === undefined ? { id, state } : { id, state, waitsFor });
+  }
+  return waiting;
+}
+
 /** The idle report, or the deadlock: parked agents that wait for something nothing left can bring. */
 function report(parts: SimulationParts, live: [string, AgentActorRef][]): IdleReport {
   const at = parts.clock.now();

@@ -61,10 +61,14 @@ export class AgentPool {
     this.idleTimeoutMs = idleTimeoutMs;
   }
 
-  /** The pool key of an agent definition: name, system prompt hash, tool list hash. */
-  key(agent: ResolvedAgent): string {
+  /**
+   * The pool key of an agent definition: name, system prompt hash, tool list hash; and the conversation key it serves,
+   * when a caller from code gave one (an agent pooled under one key is never handed to another's conversation).
+   */
+  key(agent: ResolvedAgent, conversationKey?: string): string {
     const tools = toolNamesOf(agent).sort().join('\n');
-    return `${agent.name}:${hash(agent.definition.systemPrompt)}:${hash(tools)}`;
+    const definition = `${agent.name}:${hash(agent.definition.systemPrompt)}:${hash(tools)}`;
+    return conversationKey === undefined ? definition : `${definition}${CONVERSATION}${hash(conversationKey)}`;
   }
 
   /**
@@ -137,7 +141,9 @@ export class AgentPool {
 
   /** Lets go of idle agents of this name kept under another key: their definition has changed since. */
   private dropStale(name: string, current: string): void {
+    const definition = definitionPart(current);
     for (const [key, entries] of this.idle) {
+      if (definitionPart(key) === definition) continue; // the same definition, pooled for another conversation key
       if (key === current) continue;
       for (const entry of [...entries]) if (entry.name === name) this.evict(key, entry);
     }
@@ -156,4 +162,13 @@ export class AgentPool {
 
 function hash(text: string): string {
   return createHash('sha256').update(text).digest('hex').slice(0, 12);
+}
+
+/** Between a pool key's definition part and the conversation key it serves. */
+const CONVERSATION = '@';
+
+/** The part of a pool key that names the definition (what changes when its agent file changes). */
+function definitionPart(key: string): string {
+  const at = key.indexOf(CONVERSATION);
+  return at < 0 ? key : key.slice(0, at);
 }

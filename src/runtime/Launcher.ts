@@ -216,8 +216,11 @@ export class Launcher {
     }
     if (resume !== undefined) pool.remove(resume); // resumed by hand: no longer idle in the pool
     const persist = request.persist ?? definition.persist === true;
-    const poolKey = persist ? pool.key(agent) : undefined;
-    if (poolKey !== undefined && resume === undefined) {
+    // A pooled agent serves one conversation key (from code) only: another caller's key never gets its conversation.
+    const poolKey = persist ? pool.key(agent, request.conversationKey) : undefined;
+    // A caller that gives the conversation to start from (`history`, or its own with `shareContext`) gets a fresh
+    // agent: a pooled one's conversation would take its place.
+    if (poolKey !== undefined && resume === undefined && history === undefined) {
       const pooled = pool.take(poolKey, agent.name, (candidate) => !this.isLive(candidate));
       if (pooled) ({ id: resume, messages: history } = { id: pooled.id, messages: [...pooled.messages] });
     }

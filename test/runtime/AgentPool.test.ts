@@ -33,6 +33,24 @@ describe('the pool of persist agents', () => {
     await runtime.shutdown();
   });
 
+  it("gives a caller that brings its own history a fresh agent, and never one pooled under another conversation key", async () => {
+    const model = answerWithCount();
+    const runtime = createRuntime({ model, agents: [specialist], projectAgentDir: false });
+    const alice = await runtime.run('specialist', 'My password hint is tulip.', { conversationKey: 'alice' });
+    const bob = await runtime.run('specialist', 'Hello.', { conversationKey: 'bob' });
+    const aliceAgain = await runtime.run('specialist', 'What was my hint?', { conversationKey: 'alice' });
+    const history = [{ role: 'user' as const, content: 'Carol asked about tides.' }, { role: 'assistant' as const, content: 'Tides noted.' }];
+    const carol = await runtime.run('specialist', 'Go on.', { history });
+
+    expect(bob.id).not.toBe(alice.id);
+    expect(aliceAgain.id).toBe(alice.id); // the same key reuses its own agent
+    expect(model.calls[1]!.messages.map((message) => message.content)).toEqual(['You answer.', 'Hello.']);
+    expect(carol.id).not.toBe(alice.id);
+    expect(carol.id).not.toBe(bob.id);
+    expect(model.calls[3]!.messages.map((message) => message.content)).toEqual(['You answer.', 'Carol asked about tides.', 'Tides noted.', 'Go on.']);
+    await runtime.shutdown();
+  });
+
   it('pools on request from spawn options, and never pools a failed agent', async () => {
     const model = scripted(['first', '   ', 'third', 'fourth']);
     const plain = defineAgent({ name: 'plain', description: 'P.', systemPrompt: 'P.' });

@@ -173,14 +173,15 @@ export class Delegator {
   async taskOutput(agentId: string, options: TaskOutputOptions = {}, caller?: Caller): Promise<TaskOutput> {
     const record = this.host.record(agentId);
     if (!record) throw new DelegationError('unknown_session', `No agent has the id "${agentId}".`);
-    if (caller && !this.isBelow(agentId, caller.agentId)) {
+    if (caller && (agentId === caller.agentId || !this.isBelow(agentId, caller.agentId))) {
+      // Its own id included: it would wait on its own result, which cannot come while it waits.
       throw new DelegationError('not_allowed', `Agent ${agentId} is not one of the sub-agents of "${caller.agentName}".`);
     }
     const ended = this.host.results.ended(agentId);
     if (ended) return taskResult(ended);
     if (!options.blocking) return this.running(agentId);
     const timeoutMs = options.timeoutMs ?? DEFAULT_TASK_OUTPUT_TIMEOUT_MS;
-    const waiting = caller !== undefined && caller.agentId !== agentId;
+    const waiting = caller !== undefined;
     if (waiting) this.host.send({ type: 'WAIT', id: caller.agentId, on: agentId });
     const timer = new AbortController();
     try {

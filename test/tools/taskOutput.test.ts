@@ -64,6 +64,21 @@ describe('background delegation and task_output', () => {
     expect(tools[3]!.content).toMatch(/No agent has the id "agent:ghost:nobody"/);
     await runtime.shutdown();
   });
+
+  it('refuses an agent asking for its own output at once, rather than waiting on itself', async () => {
+    const clock = simulatedClock();
+    const model = scriptedPerAgent({
+      lead: [(request) => callTools(toolCall('task_output', { agent_id: request.agentId, blocking: true, timeout_ms: 3_600_000 }, 'self')), 'done'],
+    });
+    const runtime = createRuntime({ model, agents: [leader()], clock, projectAgentDir: false });
+
+    const result = await advanceUntilSettled(clock, runtime.run('lead', 'Go.'));
+
+    expect(result).toMatchObject({ status: 'completed', output: 'done' });
+    expect(lastToolMessage(model.calls.at(-1)!)).toMatchObject({ isError: true, content: expect.stringMatching(/is not one of the sub-agents of "lead"/) });
+    expect(clock.now()).toBe(0);
+    await runtime.shutdown();
+  });
 });
 
 describe('a blocking task_output at the edge of its timeout', () => {

@@ -114,4 +114,27 @@ console.log(JSON.stringify(sizes));
     expect(stdout).toMatch(/Usage: troupe/);
     expect(stdout).toMatch(/\brun\b/);
   });
+
+  it('runs a .ts scenario, and says what to do with one in a CommonJS package (what npm init makes)', async () => {
+    const scenario = `import { defineAgent } from 'troupe';
+import { ScriptedModel } from 'troupe/testing';
+const echo = defineAgent({ name: 'echo', description: 'Answers.', systemPrompt: 'Answer.' });
+export default { agents: [echo], model: new ScriptedModel(['answer']), run: (runtime: any) => runtime.run('echo', 'Answer.') };
+`;
+    const commonJs = join(consumer, 'cjs');
+    await exec('mkdir', ['-p', commonJs]);
+    writeFileSync(join(commonJs, 'package.json'), JSON.stringify({ type: 'commonjs' }));
+    writeFileSync(join(commonJs, 'team.ts'), scenario);
+    writeFileSync(join(consumer, 'team.ts'), scenario);
+    const troupe = join(consumer, 'node_modules', '.bin', 'troupe');
+
+    const ok = await exec(troupe, ['run', 'team.ts', '--quiet', '--store', join(scratch, 'esm.json')], { cwd: consumer });
+    expect(ok.stdout).toBe('answer\n');
+    const refused = await exec(troupe, ['run', 'cjs/team.ts', '--quiet', '--store', join(scratch, 'cjs.json')], { cwd: consumer }).then(
+      () => undefined,
+      (error: { code?: number; stderr?: string }) => error,
+    );
+    expect(refused?.code).toBe(2);
+    expect(refused?.stderr).toMatch(/^troupe: cannot load scenario cjs\/team\.ts: .*name the file \.mts, or set "type": "module" in its package\.json\)\n$/);
+  });
 });

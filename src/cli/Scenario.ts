@@ -74,7 +74,7 @@ export async function loadScenario(file: string): Promise<ScenarioDefinition> {
     }
     loaded = (await import(pathToFileURL(path).href)) as { default?: unknown };
   } catch (error) {
-    throw new CommandError(`cannot load scenario ${file}: ${reason(error)}`);
+    throw new CommandError(`cannot load scenario ${file}: ${reason(error)}${commonJsHint(error)}`);
   }
   return asScenario(loaded.default, file);
 }
@@ -99,6 +99,18 @@ function asScenario(value: unknown, file: string): ScenarioDefinition {
  * line after it: a scenario that does not compile says where and what (`Transform failed with 1 error: file:2:12:
  * ERROR: Unexpected ";"`).
  */
+/**
+ * What to do when a scenario was loaded as CommonJS (a `.ts` file in a package without `"type": "module"`, which
+ * `npm init` writes): troupe ships ES modules only, so `require` cannot load it.
+ */
+function commonJsHint(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  const message = error instanceof Error ? error.message : String(error);
+  const commonJs =
+    code === 'ERR_REQUIRE_ESM' || code === 'ERR_REQUIRE_CYCLE_MODULE' || code === 'ERR_PACKAGE_PATH_NOT_EXPORTED' || /require\(\) (of )?ES Module/i.test(message);
+  return commonJs ? ' (it was loaded as CommonJS, and troupe is ES modules only: name the file .mts, or set "type": "module" in its package.json)' : '';
+}
+
 function reason(error: unknown): string {
   const code = (error as { code?: unknown } | null)?.code;
   if (code === 'ENOENT') return 'no such file';

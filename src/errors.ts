@@ -159,8 +159,10 @@ export class ScriptExhaustedError extends TroupeError {
     readonly callIndex: number,
     /** The id of the agent that made the extra call. */
     readonly agentId: string,
+    /** What is missing, when the model can say more than the call's number (a per-agent script). */
+    detail?: string,
   ) {
-    super(`ScriptedModel has no step for call #${callIndex + 1} (from agent ${agentId}).`);
+    super(detail ?? `ScriptedModel has no step for call #${callIndex + 1} (from agent ${agentId}).`);
   }
 }
 

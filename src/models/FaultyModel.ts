@@ -1,6 +1,7 @@
 import { sleep } from '../clock.js';
 import { ConfigurationError, ModelError } from '../errors.js';
 import { RandomSource } from '../random.js';
+import { describeUnknownKeys, unknownKeys } from '../unknownKeys.js';
 import type { Model, ModelReply, ModelRequest } from './Model.js';
 
 /** The faults a {@link FaultyModel} injects, in the order their rates are laid out on [0, 1). */
@@ -29,6 +30,9 @@ export interface FaultyModelOptions {
   /** A readable name (default `faulty(<the inner model's name>)`). */
   name?: string;
 }
+
+/** Every option of a {@link FaultyModel} (the compiler keeps this list and the interface the same). */
+const FAULTY_OPTIONS = Object.keys({ seed: true, rates: true, retryAfterMs: true, timeoutMs: true, name: true } satisfies Record<keyof FaultyModelOptions, true>);
 
 /**
  * A model that wraps another and injects faults at seeded rates, for testing how agents and the runtime bear them
@@ -67,6 +71,8 @@ export class FaultyModel implements Model {
   ) {
     if (typeof inner?.complete !== 'function') throw new ConfigurationError('FaultyModel wraps a Model: give it one.');
     if (!Number.isInteger(options?.seed)) throw new ConfigurationError('FaultyModel needs a whole-number seed.');
+    const unknown = unknownKeys(options, FAULTY_OPTIONS);
+    if (unknown.length > 0) throw new ConfigurationError(`FaultyModel: ${describeUnknownKeys(unknown, 'option')}.`);
     this.rates = checkRates(options.rates);
     this.retryAfterMs = nonNegative(options.retryAfterMs, 'retryAfterMs') ?? 1_000;
     this.timeoutMs = nonNegative(options.timeoutMs, 'timeoutMs') ?? 0;

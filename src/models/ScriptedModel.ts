@@ -1,6 +1,7 @@
 import { whenRequestStopped } from '../abort.js';
 import { sleepUnlessStopped } from '../clock.js';
-import { InvalidScriptStepError, ScriptExhaustedError, UnusedStepsError } from '../errors.js';
+import { ConfigurationError, InvalidScriptStepError, ScriptExhaustedError, UnusedStepsError } from '../errors.js';
+import { describeUnknownKeys, unknownKeys } from '../unknownKeys.js';
 import type { Model, ModelReply, ModelRequest } from './Model.js';
 
 /** A reply a script can give: a full reply, a plain answer, an error to throw, or a function of the request. */
@@ -24,6 +25,9 @@ export interface ScriptedModelOptions {
   /** Keep every request in `calls` (default true; turn off for very large simulations). */
   record?: boolean;
 }
+
+/** Every option of a {@link ScriptedModel} (the compiler keeps this list and the interface the same). */
+const SCRIPTED_OPTIONS = Object.keys({ name: true, model: true, latencyMs: true, record: true } satisfies Record<keyof ScriptedModelOptions, true>);
 
 /**
  * A deterministic model for tests and simulations. Give it a list of steps, replayed in order across all calls,
@@ -54,6 +58,8 @@ export class ScriptedModel implements Model {
   private unusedByAgent: (() => Record<string, number>) | undefined;
 
   constructor(steps: readonly ScriptStep[] | ScriptFunction, options: ScriptedModelOptions = {}) {
+    const unknown = unknownKeys(options, SCRIPTED_OPTIONS);
+    if (unknown.length > 0) throw new ConfigurationError(`ScriptedModel: ${describeUnknownKeys(unknown, 'option')}.`);
     this.steps = typeof steps === 'function' ? steps : [...steps];
     this.options = options;
     this.name = options.name ?? 'scripted';
@@ -69,8 +75,18 @@ export class ScriptedModel implements Model {
     const cursors = new Map<string, { name: string; index: number }>();
     const model = new ScriptedModel(async (request) => {
       const index = cursors.get(request.agentId)?.index ?? 0;
-      const script = scripts[request.agentName] ?? [];
-      if (index >= script.length) throw new ScriptExhaustedError(index, request.agentId);
+      const script = Object.hasOwn(scripts, request.agentName) ? scripts[request.agentName]! : undefined;
+      if (script === undefined) {
+        const names = Object.keys(scripts).join(', ') || 'none';
+        throw new ScriptExhaustedError(index, request.agentId, `ScriptedModel.perAgent has no script for agent "${request.agentName}" (${request.agentId}); it has scripts for: ${names}.`);
+      }
+      if (index >= script.length) {
+        throw new ScriptExhaustedError(
+          index,
+          request.agentId,
+          `The script of agent "${request.agentName}" has ${script.length} step${script.length === 1 ? '' : 's'}; call #${index + 1} (from agent ${request.agentId}) has none.`,
+        );
+      }
       cursors.set(request.agentId, { name: request.agentName, index: index + 1 });
       const answer = await resolveStep(script[index], request);
       return checkAnswer(answer, model.name, `step ${index + 1} of the script of agent "${request.agentName}"`, request.agentId);

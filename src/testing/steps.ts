@@ -11,7 +11,8 @@ import type { ModelReply, ToolCall } from '../models/Model.js';
  * toolCall('read_file', '{not json', 'bad')          // a malformed call, to see the model get an error result
  */
 export function toolCall(name: string, args: unknown, id = `call_${name}`): ToolCall {
-  return { id, name, arguments: typeof args === 'string' ? args : JSON.stringify(args) };
+  // No arguments (`undefined`) are an empty object, as a call without parameters sends them.
+  return { id, name, arguments: typeof args === 'string' ? args : args === undefined ? '{}' : JSON.stringify(args) };
 }
 
 /**

@@ -134,3 +134,14 @@ describe('FaultyModel', () => {
     expect(() => new FaultyModel(inner, { seed: 1, rates: {}, retryAfterMs: -1 })).toThrow(/retryAfterMs/);
   });
 });
+
+describe('the test models refuse an option they do not read', () => {
+  it('names it with the one most likely meant, for ScriptedModel and FaultyModel', () => {
+    expect(() => new ScriptedModel(['x'], { latency: 5 } as never)).toThrow(ConfigurationError);
+    expect(() => new ScriptedModel(['x'], { latency: 5 } as never)).toThrow('ScriptedModel: unknown option "latency"');
+    expect(() => new ScriptedModel(['x'], { latencyMS: 5 } as never)).toThrow('ScriptedModel: unknown option "latencyMS" (did you mean "latencyMs"?).');
+    expect(() => new FaultyModel(new ScriptedModel(['x']), { seed: 1, rates: {}, retryAfter: 5 } as never)).toThrow(
+      'FaultyModel: unknown option "retryAfter" (did you mean "retryAfterMs"?).',
+    );
+  });
+});

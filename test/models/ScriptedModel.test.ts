@@ -209,3 +209,31 @@ function catchError(action: () => void): unknown {
   }
   throw new Error('Expected the action to throw.');
 }
+
+describe('toolCall', () => {
+  it('sends no arguments as an empty object, so the call stays a ToolCall with its JSON text', () => {
+    expect(toolCall('list_files', undefined)).toEqual({ id: 'call_list_files', name: 'list_files', arguments: '{}' });
+    expect(toolCall('read_file', { path: 'a.txt' }, 'r')).toEqual({ id: 'r', name: 'read_file', arguments: '{"path":"a.txt"}' });
+  });
+});
+
+describe('ScriptedModel.perAgent, past its scripts', () => {
+  it('says which agent has no script (and which it has), or how long the script it ran past was', async () => {
+    const lead = troupe.defineAgent({ name: 'lead', description: 'Leads.', systemPrompt: 'Lead.' });
+    const beta = troupe.defineAgent({ name: 'beta', description: 'Beta.', systemPrompt: 'Beta.' });
+    const model = ScriptedModel.perAgent({ lead: ['one'], alpha: ['a'] });
+    const runtime = createRuntime({ model, agents: [lead, beta], projectAgentDir: false });
+
+    const first = await runtime.run('lead', 'First.');
+    const again = await runtime.resume(first.id, 'Again.');
+    const past = await again.result;
+    const unscripted = await runtime.run('beta', 'Go.');
+
+    expect(past.error).toMatchObject({ code: 'script_exhausted', message: expect.stringContaining(`The script of agent "lead" has 1 step; call #2 (from agent ${first.id}) has none.`) });
+    expect(unscripted.error).toMatchObject({
+      code: 'script_exhausted',
+      message: expect.stringContaining(`ScriptedModel.perAgent has no script for agent "beta" (${unscripted.id}); it has scripts for: lead, alpha.`),
+    });
+    await runtime.shutdown();
+  });
+});

@@ -95,11 +95,6 @@ function asScenario(value: unknown, file: string): ScenarioDefinition {
 }
 
 /**
- * The reason of a file error, without the path Node repeats in its message. A first line that ends in `:` gets the
- * line after it: a scenario that does not compile says where and what (`Transform failed with 1 error: file:2:12:
- * ERROR: Unexpected ";"`).
- */
-/**
  * What to do when a scenario was loaded as CommonJS (a `.ts` file in a package without `"type": "module"`, which
  * `npm init` writes): troupe ships ES modules only, so `require` cannot load it.
  */
@@ -111,6 +106,11 @@ function commonJsHint(error: unknown): string {
   return commonJs ? ' (it was loaded as CommonJS, and troupe is ES modules only: name the file .mts, or set "type": "module" in its package.json)' : '';
 }
 
+/**
+ * The reason of a file error, without the path Node repeats in its message. A first line that ends in `:` gets the
+ * line after it: a scenario that does not compile says where and what (`Transform failed with 1 error: file:2:12:
+ * ERROR: Unexpected ";"`).
+ */
 function reason(error: unknown): string {
   const code = (error as { code?: unknown } | null)?.code;
   if (code === 'ENOENT') return 'no such file';

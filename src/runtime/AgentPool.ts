@@ -143,8 +143,7 @@ export class AgentPool {
   private dropStale(name: string, current: string): void {
     const definition = definitionPart(current);
     for (const [key, entries] of this.idle) {
-      if (definitionPart(key) === definition) continue; // the same definition, pooled for another conversation key
-      if (key === current) continue;
+      if (definitionPart(key) === definition) continue; // this key, or the same definition pooled for another conversation key
       for (const entry of [...entries]) if (entry.name === name) this.evict(key, entry);
     }
   }

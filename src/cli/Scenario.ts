@@ -101,8 +101,12 @@ function asScenario(value: unknown, file: string): ScenarioDefinition {
 function commonJsHint(error: unknown): string {
   const code = (error as { code?: unknown } | null)?.code;
   const message = error instanceof Error ? error.message : String(error);
+  // Node versions say it differently: a require() of troupe refused, or the scenario's own `import` refused.
   const commonJs =
-    code === 'ERR_REQUIRE_ESM' || code === 'ERR_REQUIRE_CYCLE_MODULE' || code === 'ERR_PACKAGE_PATH_NOT_EXPORTED' || /require\(\) (of )?ES Module/i.test(message);
+    code === 'ERR_REQUIRE_ESM' ||
+    code === 'ERR_REQUIRE_CYCLE_MODULE' ||
+    code === 'ERR_PACKAGE_PATH_NOT_EXPORTED' ||
+    /require\(\) (of )?ES Module|Cannot use import statement outside a module/i.test(message);
   return commonJs ? ' (it was loaded as CommonJS, and troupe is ES modules only: name the file .mts, or set "type": "module" in its package.json)' : '';
 }
 

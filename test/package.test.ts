@@ -65,6 +65,7 @@ console.log(JSON.stringify({ status: result.status, output: result.output, agent
     expect(JSON.parse(stdout)).toEqual({ status: 'completed', output: 'The helper says 4.', agents: 2 });
   });
 
+  // tsc over the consumer and the shipped .d.ts: seconds alone, more beside the suite's other files on two cores.
   it('type-checks a strict TypeScript consumer (nodenext) against the shipped .d.ts, and refuses a wrong use', async () => {
     writeFileSync(
       join(consumer, 'tsconfig.json'),
@@ -89,7 +90,7 @@ export { code };
     );
     rmSync(join(consumer, 'wrong.ts'));
     expect(wrong).toMatch(/wrong\.ts.*maxParallel|wrong\.ts\(2/);
-  });
+  }, 90_000);
 
   it("serves the web inspector's page from the bundle the build made (the page's sources are not shipped)", async () => {
     writeFileSync(

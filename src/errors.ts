@@ -501,8 +501,10 @@ export class BudgetSpentError extends TroupeError {
   constructor(
     /** The agent (or group) whose budget is spent. */
     readonly owner: string,
+    /** The limit used up, in words (`maxTurns 3 used`). */
+    readonly limit?: string,
   ) {
-    super(`The budget of ${owner} is spent: no more model turns under it.`);
+    super(`The budget of ${owner} is spent${limit === undefined ? '' : ` (${limit})`}: no more model turns under it.`);
   }
 }
 

@@ -10,6 +10,7 @@ import type { Messaging } from '../messaging/Messaging.js';
 import type { Risk, TroupeEvent } from '../events/events.js';
 import type { RandomSource } from '../random.js';
 import type { Delegation } from '../tools/Delegation.js';
+import type { SpentBudget } from '../machines/agentBudget.js';
 import type { Tool } from '../tools/defineTool.js';
 import type { McpSelection } from '../tools/mcp/mcpSelection.js';
 import type { PlannedCall } from '../tools/schedule.js';
@@ -131,10 +132,10 @@ export interface AgentEnvironment {
    */
   progressed?(agentId: string): void;
   /**
-   * Asks to start a model turn: counts it under every budget above the agent, or refuses it with the id of the agent
-   * (this one, an ancestor, or its run's top agent) whose budget is spent.
+   * Asks to start a model turn: counts it under every budget above the agent, or refuses it with the agent (this one,
+   * an ancestor, or its run's top agent) whose budget is spent and the limit used up.
    */
-  reserveTurn(agentId: string): string | undefined;
+  reserveTurn(agentId: string): SpentBudget | undefined;
 }
 
 const notProvided = (): never => {

@@ -68,7 +68,7 @@ export async function callModel(
   const starting = environment.toolsReady?.(agent);
   if (starting) await Promise.race([starting, whenAborted(stop.signal)]); // an MCP server's first start, at most its timeoutMs
   const spent = environment.reserveTurn(input.agentId);
-  if (spent !== undefined) throw new BudgetSpentError(spent); // the model is not called
+  if (spent !== undefined) throw new BudgetSpentError(spent.owner, spent.limit); // the model is not called
   const { clock } = environment;
   const startedAt = clock.now();
   const request = new TurnRequest(environment, agent, input, stop) as unknown as ModelRequest;

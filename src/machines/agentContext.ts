@@ -166,8 +166,8 @@ export const missingRequired = (context: AgentContext) =>
     'model',
     `The agent used ${context.input.maxTurns === 1 ? 'its one turn' : `all ${context.input.maxTurns} turns`} without calling ${context.required.join(', ')}, which it must call before it finishes.`,
   );
-/** A turn went past the agent's budget. */
-export const overBudget = () => failure('budget', 'budget_exceeded', 'user', 'The agent went over its budget.');
+/** A turn went past a budget: the agent's own or one above it, as `why` says. */
+export const overBudget = (why: string) => failure('budget', 'budget_exceeded', 'user', why);
 /** The model answered with nothing. */
 export const emptyAnswer = () => failure('error', 'empty_answer', 'model', 'The model gave an empty answer.', true);
 /** `finish` without an answer, and none given before. */

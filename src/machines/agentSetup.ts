@@ -7,6 +7,7 @@ import { BudgetSpentError } from '../errors.js';
 import type { TroupeEvent } from '../events/events.js';
 import type { Message } from '../messaging/Message.js';
 import { clockedAgentActions } from './agentClock.js';
+import { limitHit, overBudgetMessage } from './agentBudget.js';
 import { errorInfo, type ErrorInfo } from '../failure.js';
 import {
   cancelled,
@@ -138,37 +139,59 @@ function withBatchAndReminder(context: AgentContext, done: BatchEnd): Pick<Agent
 }
 
 /**
- * The guards that end an agent at its budget. On its own an agent checks its own figures against its budget; the
- * runtime gives `crosses`, which also checks the budgets of the agent's subtree and of every agent above it.
+ * Why this turn takes the agent past a budget, in words, or undefined: its own budget checked against its own figures,
+ * then what the runtime's `crosses` says of the budgets of its subtree and of every agent above it.
  */
-export function budgetGuards(crosses?: (agentId: string, turn: ModelTurn) => boolean) {
-  const over = (context: AgentContext, turn: ModelTurn) => ownPast(context, turn) || (crosses?.(context.input.id, turn) ?? false);
+function budgetCheck(crosses?: (agentId: string, turn: ModelTurn) => string | undefined) {
+  return (context: AgentContext, turn: ModelTurn): string | undefined => ownPast(context, turn) ?? crosses?.(context.input.id, turn);
+}
+
+/**
+ * The guards that end an agent at its budget. On its own an agent checks its own figures against its budget; the
+ * runtime gives `crosses`, which also checks the budgets of the agent's subtree and of every agent above it, and says
+ * which it crossed.
+ */
+export function budgetGuards(crosses?: (agentId: string, turn: ModelTurn) => string | undefined) {
+  const over = budgetCheck(crosses);
   return {
     /** A reply with tool calls within every budget: what the chain of budget guards would send to `acting`, in one. */
-    toolTurnWithinBudget: ({ context }: { context: AgentContext }, turn: ModelTurn) => turn.toolCalls.length > 0 && !over(context, turn),
+    toolTurnWithinBudget: ({ context }: { context: AgentContext }, turn: ModelTurn) => turn.toolCalls.length > 0 && over(context, turn) === undefined,
     // A final answer is kept even when it crossed the budget; a resident would wait for more, so it ends.
     overBudget: ({ context }: { context: AgentContext }, turn: ModelTurn) =>
-      (turn.toolCalls.length > 0 || context.input.resident === true) && over(context, turn),
+      (turn.toolCalls.length > 0 || context.input.resident === true) && over(context, turn) !== undefined,
     /** A resident past its budget ends with its answer (this turn's, or its last) when it has one. */
     residentOverBudget: ({ context }: { context: AgentContext }, turn: ModelTurn) => {
       if (context.input.resident !== true) return false;
       const answer = turn.toolCalls.length === 0 && turn.content.trim() !== '' ? turn.content : (context.output ?? '');
-      return answer.trim() !== '' && over(context, turn);
+      return answer.trim() !== '' && over(context, turn) !== undefined;
     },
   };
 }
 
-/** True when this turn takes the agent's own figures past its own budget. */
-function ownPast(context: AgentContext, turn: ModelTurn): boolean {
+/**
+ * The action that fails an agent whose turn crossed a budget, with the budget and limit named. It runs before the turn
+ * is recorded, so it sees what the guard saw.
+ */
+export function budgetActions(crosses?: (agentId: string, turn: ModelTurn) => string | undefined) {
+  const over = budgetCheck(crosses);
+  return {
+    failOverBudget: assign<AgentContext, AgentEvent, ModelTurn, AgentEvent, never>({
+      failure: ({ context }, turn) => overBudget(over(context, turn) ?? 'The agent went over its budget.'),
+    }),
+  };
+}
+
+/** Why this turn takes the agent's own figures past its own budget, or undefined. */
+function ownPast(context: AgentContext, turn: ModelTurn): string | undefined {
   const { budget } = context.input;
-  if (!budget) return false;
+  if (!budget) return undefined;
   const { own } = context;
-  const tokens = own.inputTokens + own.outputTokens + turn.inputTokens + turn.outputTokens;
-  return (
-    (budget.maxTurns !== undefined && own.modelCalls + 1 > budget.maxTurns) ||
-    (budget.maxTokens !== undefined && tokens > budget.maxTokens) ||
-    (budget.maxCostUsd !== undefined && own.costUsd + turn.costUsd > budget.maxCostUsd)
-  );
+  const hit = limitHit(budget, {
+    turns: own.modelCalls + 1,
+    tokens: own.inputTokens + own.outputTokens + turn.inputTokens + turn.outputTokens,
+    costUsd: own.costUsd + turn.costUsd,
+  });
+  return hit && overBudgetMessage(hit);
 }
 
 /**
@@ -324,7 +347,7 @@ export const agentSetup = setup({
     failDenied: assign({ failure: ({ context, event }) => denied(context, event) }),
     failOutOfTurns: assign({ failure: ({ context }) => outOfTurns(context) }),
     failRequiredTools: assign({ failure: ({ context }) => missingRequired(context) }),
-    failOverBudget: assign({ failure: () => overBudget() }),
+    ...budgetActions(),
     failBudgetSpent: assign({ failure: (_, error: BudgetSpentError) => failure('budget', 'budget_exceeded', 'user', error.message) }),
     /** A turn refused before the model was called (a spent budget) was never taken: it does not count as one. */
     dropRefusedTurn: assign({ turns: ({ context }) => Math.max(0, context.turns - 1) }),

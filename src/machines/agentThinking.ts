@@ -44,7 +44,8 @@ export const thinkingState = agentSetup.createStateConfig({
       {
         guard: { type: 'overBudget', params: turn },
         target: '#agent.failed',
-        actions: [{ type: 'recordTurn', params: turn }, 'dropToolCalls', reply, 'failOverBudget'],
+        // The failure is made first: it names the budget and limit crossed, from the figures the guard saw.
+        actions: [{ type: 'failOverBudget', params: turn }, { type: 'recordTurn', params: turn }, 'dropToolCalls', reply],
       },
       {
         guard: { type: 'wantsTools', params: turn },

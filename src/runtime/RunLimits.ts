@@ -2,6 +2,7 @@ import { DelegationError } from '../errors.js';
 import type { MetricsSnapshot } from '../events/metrics.js';
 import type { AgentTable } from '../machines/agentTable.js';
 import type { AgentBudget } from '../machines/agentTypes.js';
+import { limitHit, overBudgetMessage, spentLimit, type SpentBudget } from '../machines/agentBudget.js';
 
 /** What {@link RunLimits} reads of the runtime. */
 export interface RunLimitsHost {
@@ -59,7 +60,7 @@ export class RunLimits {
       throw new DelegationError('budget', `${maxPending} agents started by agents already wait for a slot (maxPending); try again when some have run.`);
     }
     const spent = this.spentBudget(parentId);
-    if (spent) throw new DelegationError('budget', `The budget of ${spent} is spent; no more agents may be started under it.`);
+    if (spent) throw new DelegationError('budget', `The budget of ${spent.owner} is spent (${spent.limit}); no more agents may be started under it.`);
   }
 
   /**
@@ -74,7 +75,7 @@ export class RunLimits {
       return `This run has started ${maxAgents} agents, its limit (maxAgents); the agent may not be started again in it.`;
     }
     const spent = this.spentBudget(id);
-    return spent === undefined ? undefined : `The budget of ${spent} is spent; the agent may not be started again under it.`;
+    return spent === undefined ? undefined : `The budget of ${spent.owner} is spent (${spent.limit}); the agent may not be started again under it.`;
   }
 
   /** Counts a restart of agent `id` in its run, as one more agent started. */
@@ -107,11 +108,11 @@ export class RunLimits {
   }
 
   /**
-   * True when a model turn of agent `agentId` that spent `turn` takes it or any agent above it past the tokens or cost
-   * of a budget of their subtree (this turn's counted in).
+   * Why a model turn of agent `agentId` that spent `turn` takes it or any agent above it past the tokens or cost of a
+   * budget of their subtree (this turn's counted in), in words; undefined when it takes none past.
    */
-  crosses(agentId: string, turn: TurnSpend): boolean {
-    if (this.budgets.size === 0) return false;
+  crosses(agentId: string, turn: TurnSpend): string | undefined {
+    if (this.budgets.size === 0) return undefined;
     const { agents } = this.host.metrics();
     const table = this.host.table();
     for (let at: string | null = agentId; at !== null; at = table.record(at)?.parentId ?? null) {
@@ -119,33 +120,38 @@ export class RunLimits {
       if (!budgets) continue;
       const subtree = agents[at]?.subtree;
       const tokens = (subtree ? subtree.inputTokens + subtree.outputTokens : 0) + turn.inputTokens + turn.outputTokens;
-      const cost = (subtree?.costUsd ?? 0) + turn.costUsd;
-      if (budgets.some((budget) => past(budget, tokens, cost))) return true;
+      const costUsd = (subtree?.costUsd ?? 0) + turn.costUsd;
+      for (const budget of budgets) {
+        const hit = limitHit(budget, { tokens, costUsd });
+        if (hit) return overBudgetMessage(hit, at === agentId ? undefined : at);
+      }
     }
-    return false;
+    return undefined;
   }
 
   /**
-   * Asks to start a model turn of agent `agentId`: refused (the id of the agent whose budget is spent is returned)
-   * when a budget at or above it has no turn left, or its tokens or cost are used up; else the turn is counted under
-   * every budget above it before the model is called, so turns in flight at once never pass `maxTurns`.
+   * Asks to start a model turn of agent `agentId`: refused (the agent whose budget is spent, and the limit used up) when
+   * a budget at or above it has no turn left, or its tokens or cost are used up; else the turn is counted under every
+   * budget above it before the model is called, so turns in flight at once never pass `maxTurns`.
    */
-  reserveTurn(agentId: string): string | undefined {
+  reserveTurn(agentId: string): SpentBudget | undefined {
     const spent = this.spentBudget(agentId);
     if (spent !== undefined || this.budgets.size === 0) return spent;
     for (const at of this.budgetedAbove(agentId)) this.turnsStarted.set(at, (this.turnsStarted.get(at) ?? 0) + 1);
     return undefined;
   }
 
-  /** The id of the first agent at or above `agentId` whose subtree has spent a whole budget, if any. */
-  spentBudget(agentId: string): string | undefined {
+  /** The first agent at or above `agentId` whose subtree has spent a whole budget, and the limit it used up, if any. */
+  spentBudget(agentId: string): SpentBudget | undefined {
     if (this.budgets.size === 0) return undefined;
     const { agents } = this.host.metrics();
     for (const at of this.budgetedAbove(agentId)) {
       const subtree = agents[at]?.subtree;
-      const tokens = subtree ? subtree.inputTokens + subtree.outputTokens : 0;
-      const turns = this.turnsStarted.get(at) ?? 0;
-      if (this.budgets.get(at)!.some((budget) => reached(budget, turns, tokens, subtree?.costUsd ?? 0))) return at;
+      const figures = { turns: this.turnsStarted.get(at) ?? 0, tokens: subtree ? subtree.inputTokens + subtree.outputTokens : 0, costUsd: subtree?.costUsd ?? 0 };
+      for (const budget of this.budgets.get(at)!) {
+        const hit = limitHit(budget, figures, true);
+        if (hit) return { owner: at, limit: spentLimit(hit) };
+      }
     }
     return undefined;
   }
@@ -167,21 +173,4 @@ export class RunLimits {
     for (let parent = table.record(at)?.parentId ?? null; parent !== null; parent = table.record(parent)?.parentId ?? null) at = parent;
     return at;
   }
-}
-
-/** True when these figures are past a budget's tokens or cost (its turns are counted before each call). */
-function past(budget: AgentBudget, tokens: number, cost: number): boolean {
-  return (
-    (budget.maxTokens !== undefined && tokens > budget.maxTokens) ||
-    (budget.maxCostUsd !== undefined && cost > budget.maxCostUsd)
-  );
-}
-
-/** True when these figures have used a whole budget: nothing more fits. */
-function reached(budget: AgentBudget, turns: number, tokens: number, cost: number): boolean {
-  return (
-    (budget.maxTurns !== undefined && turns >= budget.maxTurns) ||
-    (budget.maxTokens !== undefined && tokens >= budget.maxTokens) ||
-    (budget.maxCostUsd !== undefined && cost >= budget.maxCostUsd)
-  );
 }

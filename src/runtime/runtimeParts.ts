@@ -25,7 +25,7 @@ import type { AgentTable } from '../machines/agentTable.js';
 import type { AgentContext } from '../machines/agentTypes.js';
 import { routeAtOnce } from '../machines/routing.js';
 import { parkAtOnce, quietSlotNotices } from '../machines/slots.js';
-import { batchEndGuards, budgetGuards, mailGuards, slotGuards, workActions } from '../machines/agentSetup.js';
+import { batchEndGuards, budgetActions, budgetGuards, mailGuards, slotGuards, workActions } from '../machines/agentSetup.js';
 import { endAtOnce, isActorEnd, spawnAtOnce, supervisorMachine, type SupervisorActorRef, type SupervisorContext, type SupervisorEvent } from '../machines/supervisorMachine.js';
 import { agentParentLogic } from '../machines/agentParent.js';
 import { InMemoryMemory } from '../memory/InMemoryMemory.js';
@@ -45,7 +45,7 @@ import { Approvals } from './Approvals.js';
 import { Delegator, type DelegatorHost } from './Delegator.js';
 import { Launcher } from './Launcher.js';
 import { Retention } from './Retention.js';
-import { RunLimits } from './RunLimits.js';
+import { RunLimits, type TurnSpend } from './RunLimits.js';
 import { Messenger } from './Messenger.js';
 import type { RuntimeOptions } from './Runtime.js';
 import { RuntimeClock } from './RuntimeClock.js';
@@ -329,16 +329,18 @@ function agentLogicFor(
   // Unwatched, agents are told of most lent and returned slots without an event (see quietSlotNotices): the table knows.
   const holds = unwatched ? (context: AgentContext) => unwatched.holdsSlot(context.input.id) : (context: AgentContext) => context.holdsSlot;
   const ready = (agentId: string) => postOffice.ready(agentId);
+  const crosses = (agentId: string, turn: TurnSpend) => limits.crosses(agentId, turn);
   return agentMachine.provide({
     actors: { worker: createAgentWorker(environment) },
     guards: {
       ...mailGuards(ready),
-      ...budgetGuards((agentId, turn) => limits.crosses(agentId, turn)),
+      ...budgetGuards(crosses),
       ...slotGuards(holds),
       ...batchEndGuards(ready, holds),
     },
     actions: {
       ...clockedAgentActions(clock, postOffice, announceTo),
+      ...budgetActions(crosses),
       ...atOnce,
     },
   });

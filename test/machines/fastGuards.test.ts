@@ -92,7 +92,7 @@ describe("the agent machine's one-guard common cases", () => {
     });
     let acting = 0;
     for (const item of cases) {
-      const guards = { ...named, ...budgetGuards(() => item.crosses) } as unknown as Record<string, Guard>;
+      const guards = { ...named, ...budgetGuards(() => (item.crosses ? 'crossed' : undefined)) } as unknown as Record<string, Guard>;
       const context = contextOf({ turns: 1, resident: item.resident, output: item.output, required: [], holdsSlot: true, ...(item.maxTokens === undefined ? {} : { maxTokens: item.maxTokens }) });
       const turn: ModelTurn = {
         content: item.content,

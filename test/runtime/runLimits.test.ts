@@ -108,8 +108,9 @@ describe('budgets over a subtree', () => {
     expect([total.agentsSpawned, total.agentsFailed]).toEqual([3, 3]); // the lead and two helpers, each with reason budget
     const refused = ofType(events, 'tool.result').filter((event) => event.agentId === lead.id && /budget of agent:lead:.* is spent/.test(event.error ?? ''));
     expect(refused.length).toBeGreaterThan(0);
+    expect(refused[0]!.error).toMatch(/is spent \(maxTurns 3 used\)/); // which limit, as well as whose
     expect(result).toMatchObject({ status: 'failed', reason: 'budget' });
-    expect(result.error?.message).toMatch(/budget of agent:lead:/);
+    expect(result.error?.message).toMatch(/^The budget of agent:lead:\S+ is spent \(maxTurns 3 used\): no more model turns under it\.$/);
     await runtime.shutdown();
   });
 
@@ -136,6 +137,29 @@ describe('budgets over a subtree', () => {
     const own = runtime.metrics().agents[handle.id]!.own;
     expect(own.inputTokens + own.outputTokens).toBe(30);
     expect(own.toolCalls).toBe(2); // the turn that crossed the budget ran no tools
+    // The failure says which limit the turn crossed, and by how much.
+    expect(result.error?.message).toBe('The agent went over its budget: this turn brought its tokens to 30, past maxTokens 25.');
+    await runtime.shutdown();
+  });
+
+  it("names the budget above a sub-agent whose turn took its lead's subtree past it", async () => {
+    const { tool } = echoTool();
+    // Every reply costs 10 tokens: the lead's first, then the helper's second takes the lead's subtree to 30, past 25.
+    const model = new ScriptedModel(
+      (request) => {
+        const usage = { inputTokens: 5, outputTokens: 5 };
+        if (request.agentName === 'lead') return { ...(toolMessages(request).length === 0 ? callTools(assignCall('helper', 'Dig.')) : { content: 'done' }), usage };
+        return { ...callTools(toolCall('echo', { text: 'deeper' })), usage };
+      },
+      { record: false },
+    );
+    const runtime = createRuntime({ model, agents: [leader('lead', { subagents: ['helper'] }), worker('helper', ['echo'])], tools: [tool] });
+    const lead = runtime.spawn('lead', 'Split it.', { budget: { maxTokens: 25 } });
+    const events = collect(lead.events$);
+    await lead.result;
+    const helperFailed = ofType(events, 'agent.failed').find((event) => event.agentId !== lead.id)!;
+    expect(helperFailed).toMatchObject({ reason: 'budget' });
+    expect(helperFailed.error.message).toBe(`The agent went over the budget of ${lead.id}: this turn brought that subtree's tokens to 30, past maxTokens 25.`);
     await runtime.shutdown();
   });
 

@@ -82,6 +82,8 @@ export interface LauncherParts {
   table(): AgentTable;
   /** Sends an event to the supervisor. */
   send(event: SupervisorEvent): void;
+  /** Told when agents are launched and when none is live any more (the process's end is watched while there are). */
+  readonly activity?: { busy(): void; idle(): void };
 }
 
 /** How a group ends: with its combined output, or failed. */
@@ -145,8 +147,9 @@ export class Launcher {
     return new Promise<void>((resolve) => this.idleWaiters.push(resolve));
   }
 
-  /** Wakes everything waiting for `idle()` (at shutdown). */
+  /** Wakes everything waiting for `idle()` (when no agent is live, and at shutdown). */
   wakeIdleWaiters(): void {
+    this.parts.activity?.idle();
     for (const wake of this.idleWaiters.splice(0)) wake();
   }
 
@@ -241,6 +244,7 @@ export class Launcher {
     if (poolKey !== undefined) run.poolKey = poolKey;
     if (conversationKey !== undefined) run.conversationKey = conversationKey;
     this.live.set(id, run);
+    this.parts.activity?.busy();
     this.liveRuns.set(agent.name, (this.liveRuns.get(agent.name) ?? 0) + 1);
     sessions.spawned({ id, agentType: agent.name, parentConversationId: sessionParent, taskDescription: request.task });
     this.parts.postOffice.open(id, agent.name, inbox, topics);

@@ -46,6 +46,7 @@ import { Delegator, type DelegatorHost } from './Delegator.js';
 import { Launcher } from './Launcher.js';
 import { Retention } from './Retention.js';
 import { RunLimits, type TurnSpend } from './RunLimits.js';
+import { ProcessEndWatch, stopStalledAgents } from './ProcessEnd.js';
 import { Messenger } from './Messenger.js';
 import type { RuntimeOptions } from './Runtime.js';
 import { RuntimeClock } from './RuntimeClock.js';
@@ -85,7 +86,10 @@ export function buildParts(options: RuntimeOptions) {
   const metrics = () => pipeline.live;
   const limits = new RunLimits({ table, metrics, maxAgents: settings.maxAgents, maxPending: settings.maxPending, runBudget: settings.budget });
   const retention = retentionFor(settings.retainFinished, { table, results, limits, metrics, sessions: options.store === undefined ? sessions : undefined });
-  const launcher: Launcher = new Launcher({ settings, limits, retention, checkpoints: options.store !== undefined, runId, catalog, results, approvals, sessions, pool, postOffice, messenger, random, redactor, clock, announce, events$, metrics, table, send: line.send });
+  // The process running out of work while agents live stops them, so what awaits them settles (see ProcessEnd.ts).
+  const warned = { value: false };
+  const processEnd = new ProcessEndWatch(() => stopStalledAgents({ table, supervisor, simulated: clock.simulated, warned }));
+  const launcher: Launcher = new Launcher({ settings, limits, retention, checkpoints: options.store !== undefined, runId, catalog, results, approvals, sessions, pool, postOffice, messenger, random, redactor, clock, announce, events$, metrics, table, send: line.send, activity: processEnd });
   const delegator = delegatorFor(options, { catalog, results, approvals, sessions, clock, maxDepth: settings.maxDepth, table, launcher, send: line.send });
   const environment = environmentFor({ access, mcp, prices, launcher, delegator, messenger, blackboard, notes: notesFor(store, redactor, random), runtimeEvents, clock, postOffice, limits, table, toolPolicy: options.toolPolicy, askPerson: personAskerFor(approvals, random, clock, runtimeEvents) });
   const unwatched = inspection.inspect ? undefined : unwatchedParts(environment, table, line);
@@ -133,6 +137,7 @@ export function buildParts(options: RuntimeOptions) {
     close: () => {
       closed = true;
       launcher.closed = true;
+      processEnd.close();
     },
   };
 }

@@ -1,4 +1,5 @@
 import type { ResolvedAgent, ToolRefusal } from '../actors/agentEnvironment.js';
+import { InvalidToolError } from '../errors.js';
 import type { ToolSchema } from '../models/Model.js';
 import type { AgentSummary } from '../tools/Delegation.js';
 import type { PlanLookup, Tool, ToolAudience } from '../tools/defineTool.js';
@@ -96,9 +97,15 @@ export class ToolAccess {
     };
   }
 
-  /** How the planner sees a valid call: the tool's `plan` (its hook, or its kind and targets). */
+  /**
+   * How the planner sees a valid call: the tool's `plan` (its hook, or its kind and targets). Throws when the hook
+   * gives no plan (a promise from an async hook, an unknown kind, targets that are not a list of strings), as a hook
+   * that throws does: the caller then plans the call as its tool's kind, with unknown targets.
+   */
   plan(tool: Tool, args: unknown): PlannedCall {
-    return tool.plan(args as never, this.lookup);
+    const planned: unknown = tool.plan(args as never, this.lookup);
+    if (isPlannedCall(planned)) return planned;
+    throw new InvalidToolError(`Tool "${tool.name}": its plan must be { kind: 'read' | 'write' | 'other', targets?: string[] }, given at once.`, tool.name);
   }
 
   /** The tools an agent may call: its own, and its MCP servers' (those listed so far, until they have all settled). */
@@ -133,6 +140,14 @@ export class ToolAccess {
 function fixedSchemas(tools: ReadonlyMap<string, Tool>): readonly ToolSchema[] | undefined {
   const list = [...tools.values()];
   return list.some((tool) => tool.describe !== undefined || tool.delegates === true) ? undefined : list.map((tool) => tool.schema);
+}
+
+/** True for what a plan hook must give: a known kind, and targets that are a list of strings or none. */
+function isPlannedCall(value: unknown): value is PlannedCall {
+  if (typeof value !== 'object' || value === null) return false;
+  const { kind, targets } = value as Partial<PlannedCall>;
+  if (kind !== 'read' && kind !== 'write' && kind !== 'other') return false;
+  return targets === undefined || (Array.isArray(targets) && targets.every((target) => typeof target === 'string'));
 }
 
 /** True when the agent exists and every tool it has is a `read` tool. */

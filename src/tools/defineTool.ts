@@ -89,8 +89,9 @@ export interface ToolDefinition<Params extends z.ZodObject = z.ZodObject> {
   /**
    * How the planner sees one call, when `kind` and `targets` are not enough: its kind and targets from the
    * arguments and what it may look up (`assign_task` is a write when the agent it goes to has the `write` role).
-   * Give `plan` or `targets`, not both. Called once per valid call; a hook that throws makes the call a `kind`
-   * call with unknown targets.
+   * Give `plan` or `targets`, not both. Called once per valid call, and answers at once (not a promise); a hook that
+   * throws or gives no plan (an unknown kind, targets that are not a list of strings) makes the call a `kind` call
+   * with unknown targets.
    *
    * @example
    * plan: ({ account }) => ({ kind: 'write', targets: [`accounts/${account}`] })

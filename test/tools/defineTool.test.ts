@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createRuntime, defineAgent, defineTool, InvalidToolError, sleep, type ModelRequest } from 'troupe';
+import { createRuntime, defineAgent, defineTool, InvalidToolError, sleep, type Clock, type ModelRequest } from 'troupe';
 import { advanceUntilSettled, callTools, ScriptedModel, toolCall } from 'troupe/testing';
 import { collect, lastToolMessage, ofType, scripted, scriptedPerAgent, simulatedClock, worker } from '../stubs.js';
 
@@ -94,6 +94,41 @@ describe("a tool's plan hook", () => {
     const startedAt = Object.fromEntries(ofType(events, 'tool.call').map((event) => [event.callId, event.at]));
     // Reads side by side; writes (no targets: they touch anything) after them, one after another.
     expect(startedAt).toEqual({ r1: 0, r2: 0, e1: 1_000, e2: 2_000 });
+    await runtime.shutdown();
+  });
+  it('runs a call as its kind, touching anything, when the hook throws or gives no plan (async, or targets not a list)', async () => {
+    const clock = simulatedClock();
+    const slowly = async (text: string, toolClock: Clock, signal: AbortSignal) => {
+      await sleep(toolClock, 1_000, signal);
+      return text;
+    };
+    const parameters = z.object({ key: z.string() });
+    const hooks = {
+      throws: () => {
+        throw new Error('no plan');
+      },
+      later: (async () => ({ kind: 'read' as const })) as never,
+      text: () => ({ kind: 'write' as const, targets: 'ledger' as never }),
+      nothing: () => undefined as never,
+    };
+    const tools = Object.entries(hooks).map(([name, plan]) =>
+      defineTool({ name, description: 'Writes.', parameters, kind: 'write', plan, execute: ({ key }, { clock: toolClock, signal }) => slowly(key, toolClock, signal) }),
+    );
+    const model = scriptedPerAgent({
+      clerk: [callTools(...Object.keys(hooks).map((name) => toolCall(name, { key: name }, name))), 'Done.'],
+    });
+    const runtime = createRuntime({ model, agents: [worker('clerk', Object.keys(hooks))], tools, clock, projectAgentDir: false });
+    const events = collect(runtime.events$);
+
+    const result = await advanceUntilSettled(clock, runtime.run('clerk', 'Write four times.'));
+
+    expect(result).toMatchObject({ status: 'completed', output: 'Done.' });
+    expect(ofType(events, 'tool.result').map((event) => [event.callId, event.status, event.content])).toEqual(
+      Object.keys(hooks).map((name) => [name, 'ok', name]),
+    );
+    // Writes that may touch anything: one after another.
+    const startedAt = Object.fromEntries(ofType(events, 'tool.call').map((event) => [event.callId, event.at]));
+    expect(startedAt).toEqual({ throws: 0, later: 1_000, text: 2_000, nothing: 3_000 });
     await runtime.shutdown();
   });
 });

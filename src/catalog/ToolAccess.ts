@@ -1,5 +1,5 @@
 import type { ResolvedAgent, ToolRefusal } from '../actors/agentEnvironment.js';
-import { InvalidToolError } from '../errors.js';
+import { InvalidToolError, errorMessage } from '../errors.js';
 import type { ToolSchema } from '../models/Model.js';
 import type { AgentSummary } from '../tools/Delegation.js';
 import type { PlanLookup, Tool, ToolAudience } from '../tools/defineTool.js';
@@ -128,12 +128,28 @@ export class ToolAccess {
     const schemas: ToolSchema[] = [];
     for (const tool of this.toolsOf(agent).values()) {
       if (atLimit && tool.delegates) continue;
-      const description = tool.describe ? tool.describe(audience) : tool.schema.description;
+      const description = tool.describe ? described(tool, audience) : tool.schema.description;
       if (description === false) continue;
       schemas.push(description === tool.schema.description ? tool.schema : { ...tool.schema, description });
     }
     return schemas;
   }
+}
+
+/**
+ * What a tool's `describe` hook writes for one agent. A hook that throws, or answers anything but text or `false` (a
+ * promise from an async hook), is an {@link InvalidToolError} naming the tool, which fails the agent.
+ */
+function described(tool: Tool, audience: ToolAudience): string | false {
+  let description: unknown;
+  try {
+    description = tool.describe!(audience);
+  } catch (error) {
+    throw new InvalidToolError(`Tool "${tool.name}": its describe hook threw (${errorMessage(error)}).`, tool.name);
+  }
+  if (typeof description === 'string' || description === false) return description;
+  const got = description instanceof Promise ? 'a promise' : description === null ? 'null' : `a ${typeof description}`;
+  throw new InvalidToolError(`Tool "${tool.name}": its describe hook must answer a description or false at once (it gave ${got}).`, tool.name);
 }
 
 /** The schemas of tools that read the same to every caller at every depth, or undefined when some do not. */

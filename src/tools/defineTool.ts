@@ -100,7 +100,8 @@ export interface ToolDefinition<Params extends z.ZodObject = z.ZodObject> {
   /**
    * The description a given agent sees in place of `description`, or `false` to leave the tool out of what that
    * agent is offered (it can still call a tool it lists). `assign_task` lists here the agents the caller may
-   * delegate to, and is left out for a caller with none. Asked when the agent's tool list is made, not per turn.
+   * delegate to, and is left out for a caller with none. Asked when the agent's tool list is made, not per turn, and
+   * answers at once: a hook that throws or gives anything else (a promise) fails that agent with an `InvalidToolError`.
    *
    * @example
    * describe: ({ agentName }) => `Moves money, at most ${limits[agentName]} per transfer.`

@@ -173,6 +173,31 @@ describe("a tool's describe hook", () => {
     await runtime.shutdown();
   });
 
+  it('fails the caller with an error naming the tool when the hook throws or answers neither text nor false (an async hook)', async () => {
+    const hooks = {
+      broken: () => {
+        throw new Error('no ledger today');
+      },
+      later: (async () => 'Opens it later.') as never,
+    };
+    const tools = Object.entries(hooks).map(([name, describe]) => defineTool({ ...base, name, describe }));
+    const runtime = createRuntime({
+      model: new ScriptedModel([]),
+      agents: Object.keys(hooks).map((name) => worker(`uses-${name}`, [name])),
+      tools,
+      projectAgentDir: false,
+    });
+
+    const broken = await runtime.run('uses-broken', 'Open it.');
+    const later = await runtime.run('uses-later', 'Open it.');
+
+    expect(broken).toMatchObject({ status: 'failed', error: { code: 'invalid_tool', fault: 'user' } });
+    expect(broken.error?.message).toBe('Tool "broken": its describe hook threw (no ledger today).');
+    expect(later).toMatchObject({ status: 'failed', error: { code: 'invalid_tool' } });
+    expect(later.error?.message).toBe('Tool "later": its describe hook must answer a description or false at once (it gave a promise).');
+    await runtime.shutdown();
+  });
+
   it('lists the agents the caller may delegate to; a tool that delegates is neither offered nor run at maxDepth', async () => {
     const consult = defineTool({
       name: 'consult',

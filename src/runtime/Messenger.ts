@@ -243,8 +243,14 @@ function deadLetterText(report: RouteReport): string {
   }
 }
 
-/** A topic name, checked; anything else is a `ConfigurationError`. */
+/**
+ * A topic name, checked; anything else is a `ConfigurationError`. A topic's address (`topic:news`) is refused, as a
+ * spawn's `subscribe` refuses it, rather than taken for a topic of that name that no one else uses.
+ */
 export function readTopic(topic: string): string {
+  if (typeof topic === 'string' && topic.startsWith(TOPIC_PREFIX)) {
+    throw new ConfigurationError(`"${topic}" is not a topic name (give the name, without "${TOPIC_PREFIX}").`);
+  }
   const parsed = TopicName.safeParse(topic);
   if (!parsed.success) throw new ConfigurationError(`Topic "${topic}" ${parsed.error.issues[0]?.message ?? 'is not valid'}.`);
   return parsed.data;

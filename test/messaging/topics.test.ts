@@ -108,4 +108,24 @@ describe('topics', () => {
     runtime.stop(reader.id);
     await runtime.shutdown();
   });
+
+  it('refuses a topic written as its address (topic:news) in publish and subscribe, as a spawn does, instead of making another topic', async () => {
+    const clock = simulatedClock();
+    const model = scriptedPerAgent({
+      herald: [callTools(toolCall('publish', { topic: 'topic:news', content: 'extra!' }, 'p1')), 'told'],
+      reader: ['waiting'],
+    });
+    const herald = defineAgent({ name: 'herald', description: 'Publishes.', systemPrompt: 'Publish.', tools: ['publish'] });
+    const runtime = createRuntime({ model, agents: [herald, resident('reader', [], { subscribe: ['news'] })], clock, projectAgentDir: false });
+    const reader = runtime.spawn('reader', 'Wait.');
+    const published = runtime.spawn('herald', 'Publish.');
+    await runtime.runUntilIdle();
+
+    const told = toolMessageFor(model.calls.filter((r) => r.agentId === published.id)[1]!, 'p1');
+    expect(told).toMatchObject({ isError: true, content: 'Error: "topic:news" is not a topic name (give the name, without "topic:").' });
+    await expect(runtime.publish('topic:news', 'x')).rejects.toThrow('"topic:news" is not a topic name (give the name, without "topic:").');
+    expect(() => runtime.subscribe(reader.id, 'topic:news')).toThrow(ConfigurationError);
+    runtime.stop(reader.id);
+    await runtime.shutdown();
+  });
 });

@@ -49,8 +49,11 @@ export class Blackboard {
   set(key: string, value: unknown, by = 'runtime'): void {
     if (typeof key !== 'string' || key === '') throw new ConfigurationError('A blackboard key must be a non-empty string.');
     const parsed = JsonValue.safeParse(value);
-    if (!parsed.success) throw new ConfigurationError(`The value for "${key}" is not JSON (numbers must be finite; no functions or undefined).`);
-    this.values.set(key, JSON.stringify(parsed.data));
+    const text = parsed.success ? jsonText(parsed.data) : undefined;
+    if (!parsed.success || text === undefined) {
+      throw new ConfigurationError(`The value for "${key}" is not JSON (numbers must be finite; no functions, undefined or cycles).`);
+    }
+    this.values.set(key, text);
     this.changed({ key, value: parsed.data, by });
   }
 
@@ -59,5 +62,14 @@ export class Blackboard {
     if (!this.values.delete(key)) return false;
     this.changed({ key, deleted: true, by });
     return true;
+  }
+}
+
+/** A JSON value as text, or undefined when it cannot be written (an object that holds itself). */
+function jsonText(value: z.core.util.JSONType): string | undefined {
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return undefined;
   }
 }

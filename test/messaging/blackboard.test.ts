@@ -25,6 +25,9 @@ describe('Blackboard', () => {
     const changes: BlackboardChange[] = [];
     const board = new Blackboard((change) => changes.push(change));
     const notJson: unknown[] = [undefined, () => 1, Number.NaN, Number.POSITIVE_INFINITY, 10n, Symbol('s'), new Date(0), new Map(), { nested: undefined }, [1, () => 2]];
+    const cycle: Record<string, unknown> = { name: 'loop' };
+    cycle.self = cycle;
+    notJson.push(cycle);
 
     for (const value of notJson) expect(() => board.set('bad', value), String(value)).toThrow(ConfigurationError);
     expect(() => board.set('', 1)).toThrow(ConfigurationError);

@@ -38,11 +38,9 @@ export class Blackboard {
     return [...this.values.keys()];
   }
 
-  /** Everything on the blackboard, as one plain object (a copy). */
+  /** Everything on the blackboard, as one plain object (a copy); every key is an own property, `__proto__` too. */
   toJSON(): Record<string, z.core.util.JSONType> {
-    const all: Record<string, z.core.util.JSONType> = {};
-    for (const key of this.values.keys()) all[key] = this.get(key)!;
-    return all;
+    return Object.fromEntries([...this.values.keys()].map((key) => [key, this.get(key)!]));
   }
 
   /** Writes a JSON value under a key; anything that is not JSON is a `ConfigurationError`. */

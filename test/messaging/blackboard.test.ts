@@ -37,6 +37,18 @@ describe('Blackboard', () => {
     expect(changes).toEqual([]);
   });
 
+  it('gives every key in toJSON, even one named like a property of every object (__proto__)', () => {
+    const board = new Blackboard();
+    board.set('__proto__', { polluted: true });
+    board.set('constructor', 'c');
+
+    const all = board.toJSON();
+
+    expect(Object.keys(all)).toEqual(['__proto__', 'constructor']);
+    expect(JSON.parse(JSON.stringify(all))).toEqual(JSON.parse('{"__proto__":{"polluted":true},"constructor":"c"}'));
+    expect((all as { polluted?: boolean }).polluted).toBeUndefined();
+  });
+
   it('keeps keys in the order first written, and reports every write and delete with who made it', () => {
     const changes: BlackboardChange[] = [];
     const board = new Blackboard((change) => changes.push(change));

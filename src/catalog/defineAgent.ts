@@ -1,4 +1,5 @@
 import { InvalidAgentError } from '../errors.js';
+import { isTopicName, TOPIC_PREFIX } from '../messaging/Message.js';
 import type { Model } from '../models/Model.js';
 import { intensityProblem, restartModeProblem, type RestartIntensity, type RestartMode } from '../restart.js';
 import { retryProblem, type RetryOptions } from '../retry.js';
@@ -182,6 +183,9 @@ export function defineAgent(definition: AgentDefinition): Agent {
     if (list !== undefined && !(Array.isArray(list) && list.every((item) => typeof item === 'string' && item.trim() !== ''))) {
       fail(`${field} must be a list of non-empty strings`);
     }
+  }
+  for (const topic of definition.subscribe ?? []) {
+    if (!isTopicName(topic)) fail(`subscribe: "${topic}" is not a topic name (give the name, without "${TOPIC_PREFIX}")`);
   }
   const { inbox } = definition;
   if (inbox !== undefined) {

@@ -34,6 +34,11 @@ export const Message = z.object({
 /** One message between agents (or between code and an agent). */
 export type Message = z.infer<typeof Message>;
 
+/** True for a topic name as `subscribe` takes it: a {@link TopicName} that is not a topic's address (`topic:news`). */
+export function isTopicName(topic: string): boolean {
+  return !topic.startsWith(TOPIC_PREFIX) && TopicName.safeParse(topic).success;
+}
+
 /** True for an address that names a topic. */
 export function isTopicAddress(address: string): boolean {
   return address.startsWith(TOPIC_PREFIX);

@@ -12,7 +12,7 @@ import type { AgentInput, Announcement } from '../machines/agentTypes.js';
 import type { ChatMessage } from '../models/Model.js';
 import type { SpawnRequest, SupervisorEvent } from '../machines/supervisorMachine.js';
 import type { SessionStore } from '../memory/SessionStore.js';
-import { TOPIC_PREFIX, TopicName } from '../messaging/Message.js';
+import { isTopicName } from '../messaging/Message.js';
 import type { PostOffice } from '../messaging/PostOffice.js';
 import type { RandomSource } from '../random.js';
 import { checkRestart, restartLimit, type RestartMode } from '../restart.js';
@@ -441,7 +441,7 @@ function limitsOf(request: Pick<LaunchRequest, (typeof LIMIT_FIELDS)[number]>, d
   const restartIntensity = restartLimit(request.restartIntensity, definition.restartIntensity);
   const topics = [...(definition.subscribe ?? []), ...(request.subscribe ?? [])];
   for (const topic of topics) {
-    if (topic.startsWith(TOPIC_PREFIX) || !TopicName.safeParse(topic).success) {
+    if (!isTopicName(topic)) {
       throw new ConfigurationError(`"${topic}" is not a topic name (give the name, without "topic:").`);
     }
   }

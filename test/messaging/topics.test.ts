@@ -1,7 +1,10 @@
 // Topics: one publish, a copy for every subscriber but the publisher; the four ways to subscribe.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigurationError, createRuntime, defineAgent, UnknownAgentError, type Message } from 'troupe';
 import { ScriptedModel, callTools, toolCall } from 'troupe/testing';
+import { agentFile, tempDir } from '../support/tempDir.js';
 import { collect, mailIn, ofType, resident, scriptedPerAgent, simulatedClock, toolMessageFor } from '../stubs.js';
 
 /** The mail in the last request of agent `id`. */
@@ -127,5 +130,25 @@ describe('topics', () => {
     expect(() => runtime.subscribe(reader.id, 'topic:news')).toThrow(ConfigurationError);
     runtime.stop(reader.id);
     await runtime.shutdown();
+  });
+
+  it('refuses a definition or an agent file that subscribes to a topic written as its address when it is defined or loaded', () => {
+    const dir = tempDir();
+    try {
+      writeFileSync(join(dir.path, 'reader.md'), agentFile('reader', ['subscribe: topic:news']));
+      const runtime = createRuntime({ model: new ScriptedModel([]), agentDirs: [dir.path], projectAgentDir: false, agents: [resident('main')] });
+
+      expect(() => resident('listener', [], { subscribe: ['topic:news'] })).toThrow(
+        'Agent "listener": subscribe: "topic:news" is not a topic name (give the name, without "topic:")',
+      );
+      expect(() => resident('listener', [], { subscribe: ['has space'] })).toThrow(/"has space" is not a topic name/);
+      expect(runtime.agentNames).toEqual(['main']);
+      expect(runtime.agentFileErrors.map((error) => error.message)).toEqual([
+        `${join(dir.path, 'reader.md')}: frontmatter: Agent "reader": subscribe: "topic:news" is not a topic name (give the name, without "topic:")`,
+      ]);
+      void runtime.shutdown();
+    } finally {
+      dir.remove();
+    }
   });
 });

@@ -94,7 +94,7 @@ export interface AgentDefinition {
    * never a tool result without its call): bounds the context and memory of a long-lived agent. Default: all.
    */
   historyLimit?: number;
-  /** Topics the agent subscribes to from the start. */
+  /** Topics the agent subscribes to from the start, by name (`news`, not `topic:news`; checked when defined). */
   subscribe?: readonly string[];
   /**
    * Tools it must call (each at least once, without an error) before it gives its final answer or calls `finish`,

@@ -507,16 +507,25 @@ function toMessage(toolCallId: string, output: unknown): ToolMessage {
 
 /**
  * A tool's output as the text the model reads: text as it is, anything else as JSON. What JSON cannot hold (a cycle, a
- * BigInt, a function) is an error the model is told of, never `[object Object]` or a function's source as a result.
+ * BigInt, a function, a Map or Set, which it would write as `{}`) is an error the model is told of, never
+ * `[object Object]`, an empty object or a function's source as a result.
  */
 function render(output: unknown): string | { error: string } {
   if (typeof output === 'string') return output;
   if (output === undefined) return '';
   let json: string | undefined;
   try {
-    json = JSON.stringify(output);
+    json = JSON.stringify(output, refuseCollections);
   } catch (error) {
     return { error: `The tool's output could not be written as JSON (${errorMessage(error).split('\n')[0]}). A tool returns text or plain data.` };
   }
   return json ?? { error: `The tool's output (a ${typeof output} that JSON leaves out) is neither text nor JSON. A tool returns text or plain data.` };
+}
+
+/** `JSON.stringify`'s replacer for tool outputs: a Map or Set would be written as `{}`, its entries lost, so it throws. */
+function refuseCollections(_key: string, value: unknown): unknown {
+  if (value instanceof Map || value instanceof Set) {
+    throw new TypeError(`a ${value instanceof Map ? 'Map' : 'Set'} would be written as {}, without its entries`);
+  }
+  return value;
 }

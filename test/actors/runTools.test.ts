@@ -322,10 +322,17 @@ describe('runTools', () => {
     expect(byCall).toEqual({ 'c-1': ['error', 'disk on fire'], 'c-2': ['error', 'no such file'], 'c-3': ['ok', undefined] });
   });
 
-  it('turns an output JSON cannot hold (a cycle, a BigInt, a function) into an error message, and sends plain data as JSON', async () => {
+  it('turns an output JSON cannot hold (a cycle, a BigInt, a function, a Map or Set) into an error message, and sends plain data as JSON', async () => {
     const cyclic: Record<string, unknown> = { name: 'loop' };
     cyclic.self = cyclic;
-    const outputs: Record<string, unknown> = { cycle: cyclic, big: 10n, fn: () => 'source', data: { n: 1, list: ['a'] } };
+    const outputs: Record<string, unknown> = {
+      cycle: cyclic,
+      big: 10n,
+      fn: () => 'source',
+      map: new Map([['alice', 3]]),
+      set: { names: new Set(['bob']) },
+      data: { n: 1, list: ['a'] },
+    };
     const tools = Object.keys(outputs).map((name) =>
       defineTool({ name, description: `Returns ${name}.`, parameters: z.object({}), kind: 'read', execute: () => outputs[name] as never }),
     );
@@ -338,9 +345,11 @@ describe('runTools', () => {
       [true, expect.stringMatching(/^Error: The tool's output could not be written as JSON \(.*circular.*\)/i)],
       [true, expect.stringMatching(/^Error: The tool's output could not be written as JSON \(.*BigInt.*\)/)],
       [true, "Error: The tool's output (a function that JSON leaves out) is neither text nor JSON. A tool returns text or plain data."],
+      [true, "Error: The tool's output could not be written as JSON (a Map would be written as {}, without its entries). A tool returns text or plain data."],
+      [true, "Error: The tool's output could not be written as JSON (a Set would be written as {}, without its entries). A tool returns text or plain data."],
       [false, '{"n":1,"list":["a"]}'],
     ]);
-    expect(done).toMatchObject({ ended: 4, failed: 3 });
+    expect(done).toMatchObject({ ended: 6, failed: 5 });
   });
 
   it('times a call out after its timeoutMs on the environment’s clock, aborting its signal and clearing its timer', async () => {

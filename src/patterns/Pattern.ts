@@ -32,8 +32,8 @@ export interface Pattern {
   /**
    * Runs the pattern in a group of its own (`group:<name>:<key>`) under `parent.parentId` (a top-level group if none),
    * and resolves with the group's result: the combined output, or the failure. It never rejects for a failed step;
-   * misuse (an unknown agent, a bare agent name without an input, a task function that throws) fails the group and
-   * rejects with the error.
+   * misuse (an unknown agent, a bare agent name without an input, a task function that throws, a nested pattern of
+   * one's own whose run resolves with no result) fails the group and rejects with the error.
    */
   run(runtime: Runtime, input?: string, parent?: GroupOptions): Promise<AgentResult>;
 }
@@ -139,7 +139,7 @@ export async function runStep(
   input: string | undefined,
   defaults: SpawnOptions = {},
 ): Promise<AgentResult> {
-  if (isPattern(value)) return value.run(runtime, input, { parentId: group.id });
+  if (isPattern(value)) return resultOf(value, await value.run(runtime, input, { parentId: group.id }));
   if (typeof value === 'string') {
     if (input === undefined) {
       throw new ConfigurationError(`The step "${value}" is a bare agent name, so its task is the input: give the pattern an input.`);
@@ -148,6 +148,15 @@ export async function runStep(
   }
   const task = typeof value.task === 'function' ? value.task(previous, input) : value.task;
   return runtime.run(value.agent, task, { ...defaults, ...value.options, parentId: group.id });
+}
+
+/** A nested pattern's result, checked: a pattern of one's own that resolves with anything else is misuse. */
+function resultOf(pattern: Pattern, result: AgentResult): AgentResult {
+  const status = (result as Partial<AgentResult> | null | undefined)?.status;
+  if (status === 'completed' || status === 'failed') return result;
+  throw new ConfigurationError(
+    `The step "${pattern.name}" is a pattern whose run resolved with no result; a pattern's run resolves with an AgentResult.`,
+  );
 }
 
 /**

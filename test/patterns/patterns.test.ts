@@ -13,6 +13,7 @@ import {
   step,
   UnknownAgentError,
   type Figures,
+  type Pattern,
   type Runtime,
   type ScriptStep,
   type TroupeEvent,
@@ -301,6 +302,23 @@ describe('cancelling and misuse', () => {
     await expect(settle(sequence([step('a', '1'), step('ghost', '2')]).run(runtime))).rejects.toBeInstanceOf(UnknownAgentError);
     expect(ofType(events, 'agent.failed').map((event) => event.name)).toEqual(['sequence']);
     await expect(pipeline(['a']).run(runtime)).rejects.toThrow(/bare agent name/);
+    await runtime.shutdown();
+  });
+
+  it('rejects with a clear error when a pattern of one\'s own, as a step, resolves with no result (side by side too)', async () => {
+    const { runtime, events, settle } = setup({ a: ['A.'], idle: [] });
+    const broken: Pattern = { name: 'broken', run: async () => undefined as never };
+    const noResult = 'The step "broken" is a pattern whose run resolved with no result; a pattern\'s run resolves with an AgentResult.';
+
+    await expect(settle(parallel(['idle', broken]).run(runtime, 'x'))).rejects.toThrow(noResult);
+    await expect(settle(sequence(['a', broken]).run(runtime, 'x'))).rejects.toThrow(noResult);
+
+    // Side by side, the other step is cancelled with the group.
+    expect(ofType(events, 'agent.failed').map((event) => [event.name, event.error.message])).toEqual([
+      ['idle', expect.stringMatching(/^Cancelled \(group:parallel:/)],
+      ['parallel', noResult],
+      ['sequence', noResult],
+    ]);
     await runtime.shutdown();
   });
 

@@ -157,6 +157,9 @@ export function defineAgent(definition: AgentDefinition): Agent {
   for (const [field, list] of [
     ['subagents', definition.subagents],
     ['examples', definition.examples],
+    ['subscribe', definition.subscribe],
+    ['canMessage', definition.canMessage],
+    ['requiredToolCalls', definition.requiredToolCalls],
   ] as const) {
     if (list !== undefined && !(Array.isArray(list) && list.every((item) => typeof item === 'string' && item.trim() !== ''))) {
       fail(`${field} must be a list of non-empty strings`);
@@ -175,15 +178,6 @@ export function defineAgent(definition: AgentDefinition): Agent {
   }
   if (definition.resident !== undefined && typeof definition.resident !== 'boolean') fail('resident must be true or false');
   positiveInteger(definition.historyLimit, 'historyLimit', fail);
-  for (const [field, list] of [
-    ['subscribe', definition.subscribe],
-    ['canMessage', definition.canMessage],
-    ['requiredToolCalls', definition.requiredToolCalls],
-  ] as const) {
-    if (list !== undefined && !(Array.isArray(list) && list.every((item) => typeof item === 'string' && item.trim() !== ''))) {
-      fail(`${field} must be a list of non-empty strings`);
-    }
-  }
   for (const topic of definition.subscribe ?? []) {
     if (!isTopicName(topic)) fail(`subscribe: "${topic}" is not a topic name (give the name, without "${TOPIC_PREFIX}")`);
   }

@@ -82,7 +82,7 @@ runtime.events$.subscribe((event) => {
   if (event.type === 'agent.completed' && groups.has(event.agentId)) {
     console.log(`${event.agentId} completed:\n  ${event.output.replaceAll('\n', '\n  ')}`);
   }
-  if (event.type === 'agent.failed') console.log(`  ${event.agentId} failed (${event.reason}): ${event.error}`);
+  if (event.type === 'agent.failed') console.log(`  ${event.agentId} failed (${event.reason}): ${event.error.message}`);
 });
 
 const result = await launchNote.run(runtime, 'Lumen, a solar lamp');

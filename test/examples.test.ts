@@ -39,5 +39,7 @@ describe('examples', () => {
     const args = header ? header[1]!.trim().split(/\s+/) : [];
     const { stdout } = await run(process.execPath, ['--import', 'tsx', `examples/${file}`, ...args], { cwd: root, env: offlineEnv(), timeout: 60_000 });
     expect(stdout.trim()).not.toBe('');
+    // An object printed in a template literal (`${event.error}`) reads as nothing a user can use.
+    expect(stdout).not.toContain('[object Object]');
   });
 });

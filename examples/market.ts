@@ -154,7 +154,8 @@ const result = await close;
 const seconds = (performance.now() - started) / 1000;
 
 const series = prices.map((price) => price.toFixed(2));
-console.log(`Price series (${series.length} minutes): ${series.slice(0, 10).join(' ')} … ${series.slice(-5).join(' ')}`);
+const shownSeries = series.length <= 15 ? series.join(' ') : `${series.slice(0, 10).join(' ')} … ${series.slice(-5).join(' ')}`;
+console.log(`Price series (${series.length} minutes): ${shownSeries}`);
 console.log(`Low ${Math.min(...prices).toFixed(2)}, high ${Math.max(...prices).toFixed(2)}, close ${series[series.length - 1]}.`);
 console.log(result.status === 'completed' ? result.output : `The auctioneer failed: ${result.error?.message}`);
 const metrics = runtime.metrics();

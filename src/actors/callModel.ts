@@ -73,7 +73,8 @@ export async function callModel(
   const startedAt = clock.now();
   const request = new TurnRequest(environment, agent, input, stop) as unknown as ModelRequest;
   const reply = await completeWithRetries(environment, agent, request, input, retrying);
-  return readReply(reply, agent.model.name, environment, clock.now() - startedAt);
+  // The name asked for: the definition's (`model: 'my-model'`, sent as `request.model`), else the model's own.
+  return readReply(reply, agent.modelName ?? agent.model.name, environment, clock.now() - startedAt);
 }
 
 /**

@@ -18,7 +18,10 @@ export type ScriptFunction = (request: ModelRequest, callIndex: number) => Model
 export interface ScriptedModelOptions {
   /** A readable name (default `scripted`). */
   name?: string;
-  /** The model name replies report, for the price table (default: none, so replies cost nothing). */
+  /**
+   * The model name replies report, for the price table (default: none, so a reply is priced under the model its agent's
+   * definition names, if any: replies of an agent without a `model` of its own cost nothing).
+   */
   model?: string;
   /** Time each reply takes, on the actor system's clock: a number, or a function of the request and call index. */
   latencyMs?: number | ((request: ModelRequest, callIndex: number) => number);

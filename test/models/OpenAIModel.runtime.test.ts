@@ -1,7 +1,7 @@
 // A whole agent run on OpenAIModel through the real openai SDK against a loopback OpenAI-compatible server.
 import OpenAI from 'openai';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createRuntime, OpenAIModel, type Model, type ModelReply } from 'troupe';
+import { createRuntime, defineAgent, OpenAIModel, type Model, type ModelReply } from 'troupe';
 import { chatCompletion, deltaChunk, startOpenAIServer, usageChunk, type OpenAIServer } from '../support/openaiServer.js';
 import { echoTool, worker } from '../stubs.js';
 
@@ -64,6 +64,21 @@ describe('an agent on OpenAIModel', () => {
     // The turn took the run past its budget: the agent ends before its tool call runs.
     expect(result).toMatchObject({ status: 'failed', reason: 'budget' });
     expect(calls).toEqual([]);
+    await runtime.shutdown();
+  });
+
+  it('prices such a reply by the model its agent asks for, not by the runtime model it was sent through', async () => {
+    // The runtime's model is priced (gpt-4o-mini); the agent's definition asks the same server for `my-model`.
+    server.enqueue({ kind: 'json', body: chatCompletion({ content: 'Done.', promptTokens: 1_000_000, completionTokens: 1_000_000, model: 'my-model:latest' }) });
+    const model = new OpenAIModel({ model: 'gpt-4o-mini', apiKey: 'sk-test', baseURL: server.baseURL, maxRetries: 0 });
+    const local = defineAgent({ name: 'local', description: 'Runs locally.', systemPrompt: 'You work.', model: 'my-model' });
+    const runtime = createRuntime({ model, agents: [local], prices: { 'my-model': { input: 0.5, output: 1.5 } } });
+
+    const result = await runtime.run('local', 'Anything.');
+
+    expect(server.requests[0]?.body).toMatchObject({ model: 'my-model' });
+    expect(result).toMatchObject({ status: 'completed', output: 'Done.' });
+    expect(result.metrics.own.costUsd).toBeCloseTo(2, 9);
     await runtime.shutdown();
   });
 

@@ -1,7 +1,7 @@
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { AgentFileError, errorMessage } from '../errors.js';
-import { McpServerEntries } from '../tools/mcp/McpServerConfig.js';
+import { innermostIssue, McpServerEntries } from '../tools/mcp/McpServerConfig.js';
 import { unknownKeys } from '../unknownKeys.js';
 import { AGENT_NAME, type AgentDefinition } from './defineAgent.js';
 
@@ -103,7 +103,7 @@ function parseFile(file: string, text: string): { definition: AgentDefinition; r
   }
   const parsed = AgentFrontmatter.safeParse(raw);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
+    const issue = innermostIssue(parsed.error.issues[0]!);
     throw new AgentFileError(file, issue.path.join('.') || 'frontmatter', issue.message);
   }
   const systemPrompt = (match[2] ?? '').trim();

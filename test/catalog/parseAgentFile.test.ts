@@ -152,4 +152,13 @@ describe('parseAgentFile', () => {
     expect(bad).toThrow(AgentFileError);
     expect(bad).toThrow(/mcpServers/);
   });
+
+  it('says what is wrong with an mcpServers entry, not only that the input is invalid', () => {
+    const entry = (lines: string[]) => () => parseAgentFile('agents/d.md', file(['name: d', 'description: D.', 'mcpServers:', ...lines].join('\n')));
+    const rule = 'an MCP server name must be 1-64 letters, digits, "_" or "-"';
+
+    expect(entry(['  bad name:', '    command: node'])).toThrow(`mcpServers.bad name: ${rule}`);
+    expect(entry(['  - bad name'])).toThrow(`mcpServers.0: ${rule}`);
+    expect(entry(['  files:', '    args: [x]'])).toThrow('mcpServers.files: must be { command, args?, env? } (stdio) or { type: "http", url }');
+  });
 });

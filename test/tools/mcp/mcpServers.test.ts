@@ -285,6 +285,10 @@ describe('MCP servers in agent definitions and agent files', () => {
       /lists the tool "nope:\*", but there is no MCP server "nope"/,
     );
     expect(() => createRuntime({ projectAgentDir: false, mcpServers: { 'bad name': { command: 'x' } } })).toThrow(ConfigurationError);
+    // The name's rule, not zod's "Invalid key in record".
+    expect(() => createRuntime({ projectAgentDir: false, mcpServers: { 'bad name': { command: 'x' } } })).toThrow(
+      'mcpServers.bad name: an MCP server name must be 1-64 letters, digits, "_" or "-"',
+    );
     expect(() => createRuntime({ projectAgentDir: false, mcpServers: { files: { command: '' } } })).toThrow(/mcpServers\.files/);
     expect(() => createRuntime({ projectAgentDir: false, mcpServers: { old: { type: 'sse', url: 'http://x' } as never } })).toThrow(/SSE transport is not supported/);
   });

@@ -1,5 +1,5 @@
 import { accessSync, constants, statSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { basename, dirname, extname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Agent, AgentDefinition } from '../catalog/defineAgent.js';
 import type { Model } from '../models/Model.js';
@@ -66,6 +66,7 @@ export async function loadScenario(file: string): Promise<ScenarioDefinition> {
   } catch (error) {
     throw new CommandError(`cannot read scenario ${file}: ${reason(error)}`);
   }
+  if (!SCRIPT.test(path)) throw new CommandError(notAScenario(file));
   let loaded: { default?: unknown };
   try {
     if (TYPESCRIPT.test(path)) {
@@ -77,6 +78,12 @@ export async function loadScenario(file: string): Promise<ScenarioDefinition> {
     throw new CommandError(`cannot load scenario ${file}: ${reason(error)}${commonJsHint(error)}`);
   }
   return asScenario(loaded.default, file);
+}
+
+/** What to say of a file that is no script: an agent file (`researcher.md`) is run by its name. */
+function notAScenario(file: string): string {
+  const agentFile = extname(file) === '.md' ? `; to run the agent of an agent file, give its name and folder: troupe run ${basename(file, '.md')} --agents ${dirname(file)} --task TEXT` : '';
+  return `cannot load scenario ${file}: a scenario is a .ts, .js or .mjs file${agentFile}`;
 }
 
 function asScenario(value: unknown, file: string): ScenarioDefinition {

@@ -132,6 +132,10 @@ describe.concurrent('troupe run: arguments it cannot use give one line and exit 
     [['launch'], /^troupe: unknown command 'launch' \(see --help\)\n$/],
     [['run', 'examples/missing.ts'], /^troupe: cannot read scenario examples\/missing\.ts: no such file\n$/],
     [['run', 'examples/'], /^troupe: cannot read scenario examples\/: not a file\n$/],
+    [
+      ['run', 'examples/agent-files/agents/researcher.md'],
+      /^troupe: cannot load scenario examples\/agent-files\/agents\/researcher\.md: a scenario is a \.ts, \.js or \.mjs file; to run the agent of an agent file, give its name and folder: troupe run researcher --agents examples\/agent-files\/agents --task TEXT\n$/,
+    ],
     [['run', 'test/cli/fixtures/notAScenario.mjs'], /^troupe: test\/cli\/fixtures\/notAScenario\.mjs must export default a function \(runtime\) => result, or an object/],
     [['run', 'researcher'], /^troupe: an agent needs a task: troupe run researcher --task TEXT\n$/],
     [['run', 'researcher', '--task', 'Find it.'], /^troupe: no model: set OPENAI_API_KEY or pass --base-url\n$/],

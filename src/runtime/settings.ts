@@ -1,5 +1,7 @@
 import { toolPolicyProblem } from '../tools/toolApproval.js';
+import { resolve } from 'node:path';
 import { ConfigurationError } from '../errors.js';
+import { JsonFileMemory } from '../memory/JsonFileMemory.js';
 import { isStatelyInspector } from '../inspect/statelyInspector.js';
 import type { AgentBudget } from '../machines/agentTypes.js';
 import { checkRetry, retryPolicy, type RetryPolicy } from '../retry.js';
@@ -77,15 +79,32 @@ export function checkSpawnOptions(options: SpawnOptions, call: string): void {
   checkOptionNames(options, SPAWN_OPTIONS, call);
 }
 
+/**
+ * Refuses a `trace` or `record` file that holds something else, that is the store's file (not made yet, it would pass
+ * the first check, and the events would make the store unreadable), or that is the other one's.
+ */
+function checkRecordingFiles(options: RuntimeOptions): void {
+  const storeFile = options.store instanceof JsonFileMemory ? options.store.file : undefined;
+  for (const option of ['trace', 'record'] as const) {
+    const path = options[option];
+    if (path === undefined) continue;
+    if (typeof path === 'string' && resolve(path) === storeFile) {
+      throw new ConfigurationError(`The ${option} file ${path} is the store's file; give the ${option} a file of its own.`);
+    }
+    checkRecordingTarget(path, option);
+  }
+  const { trace, record } = options;
+  if (typeof trace === 'string' && typeof record === 'string' && resolve(trace) === resolve(record)) {
+    throw new ConfigurationError(`The trace and the record file are one file (${trace}); give each a file of its own.`);
+  }
+}
+
 /** Checks the runtime's options and fills in the defaults; a bad option is a `ConfigurationError`. */
 export function readSettings(options: RuntimeOptions): Settings {
   if (!options || typeof options !== 'object') throw new ConfigurationError('createRuntime needs an options object.');
   checkOptionNames(options, RUNTIME_OPTIONS, 'createRuntime');
   // Before anything starts: a trace or recording written over another file would destroy it.
-  for (const option of ['trace', 'record'] as const) {
-    const path = options[option];
-    if (path !== undefined) checkRecordingTarget(path, option);
-  }
+  checkRecordingFiles(options);
   if (options.agents !== undefined && !Array.isArray(options.agents)) {
     throw new ConfigurationError('`agents` must be a list of agents made with defineAgent().');
   }

@@ -1,11 +1,11 @@
 // A trace: the recording format written event by event, so a crash loses at most the last event; secrets redacted.
 import { execFile } from 'node:child_process';
-import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { ConfigurationError, CorruptRecordingError, createRuntime, readRecording, RECORDING_SCHEMA_VERSION, REDACTED, type TroupeEvent } from 'troupe';
+import { ConfigurationError, CorruptRecordingError, createRuntime, JsonFileMemory, readRecording, RECORDING_SCHEMA_VERSION, REDACTED, type TroupeEvent } from 'troupe';
 import { ScriptedModel } from 'troupe/testing';
 import { simulatedClock, worker } from '../stubs.js';
 import { eachTestTempDir } from '../support/tempDir.js';
@@ -130,5 +130,18 @@ describe('a trace', () => {
     expect((await readRecording(earlier)).runId).toBe(again.runId);
     writeFileSync(join(dir.path, 'empty.jsonl'), '');
     await createRuntime({ model: new ScriptedModel([]), record: join(dir.path, 'empty.jsonl'), projectAgentDir: false }).shutdown();
+  });
+
+  it("refuses a trace or a recording on the store's file not made yet, and a trace and a recording on one file", () => {
+    // Written to one file, the events would make the store unreadable and its sessions lost at the first write.
+    const file = join(dir.path, 'run.json');
+    for (const option of ['trace', 'record'] as const) {
+      const make = () => createRuntime({ model: new ScriptedModel([]), store: new JsonFileMemory(file), [option]: file, projectAgentDir: false });
+      expect(make).toThrow(ConfigurationError);
+      expect(make).toThrow(`The ${option} file ${file} is the store's file; give the ${option} a file of its own.`);
+    }
+    const both = () => createRuntime({ model: new ScriptedModel([]), trace: file, record: file, projectAgentDir: false });
+    expect(both).toThrow(`The trace and the record file are one file (${file}); give each a file of its own.`);
+    expect(existsSync(file)).toBe(false);
   });
 });

@@ -1,7 +1,8 @@
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { AgentFileError, errorMessage } from '../errors.js';
-import { innermostIssue, McpServerEntries } from '../tools/mcp/McpServerConfig.js';
+import { McpServerEntries } from '../tools/mcp/McpServerConfig.js';
+import { innermostIssue } from '../zodIssue.js';
 import { unknownKeys } from '../unknownKeys.js';
 import { AGENT_NAME, type AgentDefinition } from './defineAgent.js';
 

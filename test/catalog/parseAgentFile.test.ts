@@ -161,4 +161,9 @@ describe('parseAgentFile', () => {
     expect(entry(['  - bad name'])).toThrow(`mcpServers.0: ${rule}`);
     expect(entry(['  files:', '    args: [x]'])).toThrow('mcpServers.files: must be { command, args?, env? } (stdio) or { type: "http", url }');
   });
+
+  it('names the types a field of two shapes takes when a value is neither', () => {
+    const bad = () => parseAgentFile('agents/e.md', file(['name: e', 'description: E.', 'tools: 5'].join('\n')));
+    expect(bad).toThrow('agents/e.md: tools: Invalid input: expected array or string');
+  });
 });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { innermostIssue } from '../../zodIssue.js';
 
 /** The name of an MCP server: what its tools are called by (`files:read_file` for the server `files`). */
 export const MCP_SERVER_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
@@ -93,24 +94,4 @@ export function mcpConfigProblem(value: unknown, field: string, schema: z.ZodTyp
   if (parsed.success) return undefined;
   const issue = innermostIssue(parsed.error.issues[0]!);
   return `${[field, ...issue.path].join('.')}: ${issue.message}`;
-}
-
-/**
- * The issue under zod's wrappers, with its whole path: a bad server name is an `invalid_key` whose own message is
- * "Invalid key in record" (the name's rule is inside), and an agent's `mcpServers` (a mapping or a list) fails as an
- * `invalid_union` whose message is "Invalid input" (the branch that got furthest says what is wrong). A union with a
- * message of its own keeps it.
- */
-export function innermostIssue(issue: z.core.$ZodIssue): { path: string[]; message: string } {
-  const path = issue.path.map(String);
-  let inner: z.core.$ZodIssue | undefined;
-  if (issue.code === 'invalid_key') inner = issue.issues[0];
-  // A union with a message of its own (McpServerConfig's) says it best; zod's default says nothing.
-  if (issue.code === 'invalid_union' && issue.message === 'Invalid input') {
-    const firsts = issue.errors.map((branch) => branch[0]).filter((first) => first !== undefined);
-    inner = firsts.find((first) => first.path.length > 0) ?? (firsts.length === 1 ? firsts[0] : undefined);
-  }
-  if (inner === undefined) return { path, message: issue.message };
-  const deeper = innermostIssue(inner);
-  return { path: [...path, ...deeper.path], message: deeper.message };
 }

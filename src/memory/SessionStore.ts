@@ -101,7 +101,8 @@ export interface SessionManager {
   conversation(id: string): Promise<ChatMessage[] | undefined>;
   /**
    * Removes sessions (records and conversations) that ended more than `maxAgeMs` ago, and those that never ended
-   * (their process died) and started that long ago; returns their ids.
+   * (their process died) and started that long ago; returns their ids. A session still running, in this process or
+   * in another live process of this host, is kept, however old.
    */
   cleanup(maxAgeMs: number): Promise<string[]>;
   /**
@@ -363,9 +364,10 @@ export class SessionStore implements SessionManager {
       const map = asMap(sessions);
       for (const [id, value] of Object.entries(map)) {
         const parsed = SessionRecord.safeParse(value);
-        // An ended session by its end; one that never ended (its process died) by its start, unless it runs here.
+        // An ended session by its end; one that never ended (its process died) by its start, unless it still runs:
+        // here, or in another process of this host that is alive (it would write its end into a record now gone).
         const last = parsed.success ? (parsed.data.endTime ?? parsed.data.startTime) : Infinity;
-        if (last < cutoff && !this.options.isLive?.(id)) {
+        if (last < cutoff && !this.options.isLive?.(id) && !(parsed.success && this.runsElsewhere(parsed.data))) {
           delete map[id];
           removed.push(id);
         }
@@ -374,6 +376,12 @@ export class SessionStore implements SessionManager {
     });
     for (const id of removed) await this.memory.delete(id);
     return removed;
+  }
+
+  /** True when a session pending or running names an owner of this host that still runs (this process included). */
+  private runsElsewhere(record: SessionRecord): boolean {
+    if (record.state !== 'pending' && record.state !== 'running') return false;
+    return record.owner?.host === HOST && !ownerGone(record.owner);
   }
 
   private track(write: () => Promise<unknown>): void {

@@ -1,4 +1,5 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -122,6 +123,29 @@ describe('sessions in the store', () => {
     await runtime.shutdown();
   });
 
+  it('cleanup keeps a session another live runtime on the store still runs, and removes one whose process died', async () => {
+    let answer!: (text: string) => void;
+    const model = new ScriptedModel(() => new Promise<string>((resolve) => (answer = resolve)));
+    const first = createRuntime({ model, agents: [worker()], store: new JsonFileMemory(file), projectAgentDir: false });
+    const long = first.spawn('worker', 'A long task.');
+    await first.flush();
+    const gone = await deadPid();
+    const store = new JsonFileMemory(file);
+    await store.update(SESSIONS_KEY, (sessions) => ({
+      ...(sessions as object),
+      'agent:worker:dead': { ...storedRecord('agent:worker:dead'), state: 'running', endTime: null, owner: { pid: gone, host: hostname(), startedAt: 1 } },
+    }));
+    // Another runtime on the same file (this process here; another process of this host alike) cleans up everything old.
+    const second = createRuntime({ model: scripted([]), agents: [worker()], store, projectAgentDir: false });
+    expect(await second.sessions.cleanup(-1)).toEqual(['agent:worker:dead']);
+
+    answer('Done at last.');
+    await long.result;
+    await first.flush();
+    expect(await second.sessions.get(long.id)).toMatchObject({ state: 'completed', result: 'Done at last.' });
+    await Promise.all([first.shutdown(), second.shutdown()]);
+  });
+
   it('lists and resumes, in a second process, a session a first process wrote to the same file', async () => {
     const { stdout } = await run(process.execPath, ['--import', 'tsx', 'test/support/sessionWorker.ts', file], { cwd: root, timeout: 60_000 });
     const first = JSON.parse(stdout.trim().split('\n').at(-1)!) as { lead: string; status: string };
@@ -216,6 +240,13 @@ describe('sessions in the store', () => {
     expect(await new JsonFileMemory(file).get(SESSIONS_KEY)).toEqual({ 'agent:worker:future': newer });
   });
 });
+
+/** The pid of a process that ran and has exited (so, on this host, one that no longer runs). */
+async function deadPid(): Promise<number> {
+  const child = spawn(process.execPath, ['-e', ''], { stdio: 'ignore' });
+  await new Promise((resolve) => child.once('exit', resolve));
+  return child.pid!;
+}
 
 /** A session record as troupe wrote them before schemaVersion. */
 function storedRecord(id: string) {

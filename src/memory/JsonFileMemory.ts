@@ -30,7 +30,8 @@ interface Op {
  * A {@link MemoryPort} kept in one JSON file (say `history.json`) holding every key.
  *
  * - Writes are atomic: the new content goes to a temporary file, which is synced, renamed over the store, and the
- *   folder synced; a crash at any point leaves either the old file or the new one, whole.
+ *   folder synced; a crash at any point leaves either the old file or the new one, whole. The new file keeps the
+ *   old one's permissions.
  * - Writes from one store object are queued and applied together; writers take turns through a lock (`<file>.lock`,
  *   a folder made by proper-lockfile: see {@link FileLockOptions}), store objects of one process on one file first
  *   in that process's queue for it, and each applies its changes to the file as it is on disk at that moment, so no
@@ -170,8 +171,11 @@ export class JsonFileMemory<T = unknown> implements MemoryPort<T> {
    */
   private async replace(data: Data, lost: AbortSignal): Promise<void> {
     const temp = `${this.file}.${process.pid}-${Math.random().toString(36).slice(2)}.tmp`;
+    // The new file takes the old one's permissions: a store its owner made private stays private.
+    const mode = await stat(this.file).then((stats) => stats.mode & 0o7777, () => undefined);
     const handle = await open(temp, 'w');
     try {
+      if (mode !== undefined) await handle.chmod(mode); // before anything is written to it
       await handle.writeFile(`${JSON.stringify({ [VERSION_FIELD]: STORE_SCHEMA_VERSION, ...data })}\n`);
       await handle.sync();
     } finally {

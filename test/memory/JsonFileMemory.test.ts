@@ -1,6 +1,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -68,6 +68,13 @@ describe('JsonFileMemory', () => {
     expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ schemaVersion: STORE_SCHEMA_VERSION, a: { n: 1 }, log: ['first', 'second'], count: 5 });
     await again.clear();
     expect(await store.keys()).toEqual([]);
+  });
+
+  it('keeps the permissions of the file it writes over, so a private store stays private', async () => {
+    writeFileSync(file, '{}');
+    chmodSync(file, 0o600);
+    await new JsonFileMemory(file).set('conversation', ['private']);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
   });
 
   it('gives out copies, so changing a value read does not change the store', async () => {

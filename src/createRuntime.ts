@@ -4,7 +4,7 @@ import { ending } from './failure.js';
 import { snapshotOf } from './events/metrics.js';
 import { RUNTIME_ADDRESS, TOPIC_PREFIX } from './messaging/Message.js';
 import type { AgentResult } from './runtime/AgentResults.js';
-import type { GroupHandle, Runtime, RuntimeOptions, SpawnOptions } from './runtime/Runtime.js';
+import type { AgentHandle, GroupHandle, Runtime, RuntimeOptions, SpawnOptions } from './runtime/Runtime.js';
 import { buildParts, shutdown, type RuntimeParts } from './runtime/runtimeParts.js';
 import { runUntilIdle, waitingAgents } from './runtime/Simulation.js';
 import { checkSpawnOptions } from './runtime/settings.js';
@@ -65,21 +65,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       }
     },
     group: (name, task, groupOptions = {}) => groupHandle(launcher, launcher.launchGroup(name, task, groupOptions)),
-    async resume(id, task, resumeOptions = {}) {
-      checkSpawnOptions(resumeOptions, 'resume');
-      const { agentType, history, parentId } = await delegator.session(id);
-      const liveParent = resumeOptions.parentId ?? (parentId !== null && table().record(parentId) ? parentId : null);
-      return launcher.launch({
-        ...resumeOptions,
-        agent: agentType,
-        task,
-        parentId: liveParent,
-        ...(liveParent === null ? { parentConversationId: parentId } : {}),
-        resume: id,
-        history,
-        watch: true,
-      });
-    },
+    resume: (id, task, resumeOptions = {}) => resume(parts, id, task, resumeOptions),
     taskOutput: (id, outputOptions) => delegator.taskOutput(id, outputOptions),
     ...controls(parts),
     ...messaging(parts),
@@ -106,6 +92,31 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     },
     toJSON: () => ({ runId: parts.runId, agentNames: catalog.names() }),
   };
+}
+
+/**
+ * `runtime.resume`: takes the ended session (from this process or, through the store, an earlier one) and launches it
+ * again under its id; a launch that is refused gives the session back as it was.
+ */
+async function resume(parts: RuntimeParts, id: string, task: string, resumeOptions: Omit<SpawnOptions, 'history'>): Promise<AgentHandle> {
+  checkSpawnOptions(resumeOptions, 'resume');
+  const { agentType, history, parentId, release } = await parts.delegator.session(id);
+  const liveParent = resumeOptions.parentId ?? (parentId !== null && parts.supervisor.getSnapshot().context.agents.record(parentId) ? parentId : null);
+  try {
+    return parts.launcher.launch({
+      ...resumeOptions,
+      agent: agentType,
+      task,
+      parentId: liveParent,
+      ...(liveParent === null ? { parentConversationId: parentId } : {}),
+      resume: id,
+      history,
+      watch: true,
+    });
+  } catch (error) {
+    release();
+    throw error;
+  }
 }
 
 /** A group's handle: its id and result, whether it is open, and how code ends it. */

@@ -7,6 +7,7 @@ import { ChatMessage } from '../models/Model.js';
 import type { Redactor } from '../redaction.js';
 import { checkSchemaVersion, SESSION_SCHEMA_VERSION } from '../schemaVersion.js';
 import { isRunning } from './fileLock.js';
+import { JsonFileMemory } from './JsonFileMemory.js';
 import type { MemoryPort } from './MemoryPort.js';
 
 const HOST = hostname();
@@ -22,6 +23,31 @@ function ownerGone(owner: SessionRecord['owner']): boolean {
   if (!owner || owner.host !== HOST) return false;
   if (owner.pid === process.pid) return Math.abs(owner.startedAt - OWNER.startedAt) > 1_000;
   return !isRunning(owner.pid);
+}
+
+/**
+ * The sessions the runtimes of this process hold, by store (a `JsonFileMemory` by its file, so store objects on one
+ * file share theirs; another store by itself): each agent from its launch to its end, and each session claimed for a
+ * resume. A session this process marked pending or running, and no runtime of it holds, was left so (a write that
+ * failed): a resume may take it.
+ */
+const HELD = { byFile: new Map<string, Set<string>>(), byStore: new WeakMap<object, Set<string>>() };
+
+/** The ids held on a store, made on first use (the set of a store object goes with it). */
+function heldOn(memory: MemoryPort<unknown>): Set<string> {
+  if (!(memory instanceof JsonFileMemory)) {
+    let ids = HELD.byStore.get(memory);
+    if (!ids) HELD.byStore.set(memory, (ids = new Set()));
+    return ids;
+  }
+  let ids = HELD.byFile.get(memory.file);
+  if (!ids) HELD.byFile.set(memory.file, (ids = new Set()));
+  return ids;
+}
+
+/** True when two owners are one process: the same host, pid and start. */
+function sameOwner(owner: SessionRecord['owner'], other: typeof OWNER): boolean {
+  return owner?.host === other.host && owner.pid === other.pid && Math.abs(owner.startedAt - other.startedAt) <= 1_000;
 }
 
 /** The key under which every session record is kept, in one object by agent id. */
@@ -132,6 +158,8 @@ export class SessionStore implements SessionManager {
   private writing = false;
   /** The last write: each write starts after the one before, so a store that does not queue keeps them in order. */
   private tail: Promise<unknown> = Promise.resolve();
+  /** The sessions this process holds on this store (see {@link HELD}). */
+  private readonly held: Set<string>;
 
   /**
    * @param memory where sessions are kept.
@@ -142,7 +170,9 @@ export class SessionStore implements SessionManager {
   constructor(
     private readonly memory: MemoryPort<unknown>,
     private readonly options: { now?: () => number; isLive?: (id: string) => boolean; redactor?: Redactor } = {},
-  ) {}
+  ) {
+    this.held = heldOn(memory);
+  }
 
   /** A value as it may be stored: with its secrets replaced, when the store has a redactor. */
   private redact<T>(value: T): T {
@@ -170,6 +200,7 @@ export class SessionStore implements SessionManager {
       reason: null,
       metrics: null,
     };
+    this.held.add(record.id);
     this.change((sessions) => {
       sessions[record.id] = session;
     });
@@ -215,6 +246,7 @@ export class SessionStore implements SessionManager {
     this.change((sessions) => {
       const known = sessions[id] as SessionRecord | undefined;
       if (known) Object.assign(known, outcome, { endTime, schemaVersion: SESSION_SCHEMA_VERSION });
+      this.letGo(id); // as its end is written: until then, the record says it runs
     });
   }
 
@@ -222,7 +254,10 @@ export class SessionStore implements SessionManager {
   forget(ids: readonly string[]): void {
     for (const id of ids) this.conversations.delete(id);
     this.change((sessions) => {
-      for (const id of ids) delete sessions[id];
+      for (const id of ids) {
+        delete sessions[id];
+        this.letGo(id);
+      }
     });
     this.track(() => Promise.all(ids.map((id) => this.memory.delete(id))));
   }
@@ -285,6 +320,56 @@ export class SessionStore implements SessionManager {
     if (version.status === 'newer') throw new UnsupportedSchemaError('session', `session ${id}`, version.version, SESSION_SCHEMA_VERSION);
     const parsed = SessionRecord.safeParse(value);
     return parsed.success ? this.seen(parsed.data) : undefined;
+  }
+
+  /**
+   * Takes a session for a resume, in one locked read-change-write of the store, so that two processes (or two
+   * runtimes) never both resume it: one that has ended, was interrupted, or is left pending or running by this
+   * process without running here, is marked `pending` in this process's name (`claimed: true`); one that another
+   * live process runs is left as it is (`claimed: false`). Returns the record as it was, or undefined when the store
+   * has none; a record of a newer troupe is refused with `UnsupportedSchemaError`. A resume that does not start after
+   * all gives its claim back with {@link release}.
+   */
+  async claim(id: string): Promise<{ record: SessionRecord; claimed: boolean } | undefined> {
+    const before = await this.get(id);
+    if (!before) return undefined;
+    if (!this.claimable(before)) return { record: before, claimed: false };
+    let found: { record: SessionRecord; claimed: boolean } | undefined;
+    await this.memory.update(SESSIONS_KEY, (sessions) => {
+      const map = asMap(sessions);
+      const parsed = SessionRecord.safeParse(map[id]);
+      found = parsed.success ? { record: this.seen(parsed.data), claimed: this.claimable(this.seen(parsed.data)) } : undefined;
+      if (found?.claimed) {
+        map[id] = { ...asMap(map[id]), state: 'pending', owner: OWNER };
+        this.held.add(id);
+      }
+      return map;
+    });
+    return found;
+  }
+
+  /** Gives back a session {@link claim} took for a resume that did not start: its record as it was, unless it runs here now. */
+  release(id: string, record: SessionRecord): void {
+    if (this.options.isLive?.(id)) return; // launched after all (by another resume of it here): it is that run's now
+    this.change((sessions) => {
+      const now = sessions[id] as SessionRecord | undefined;
+      if (now?.state === 'pending' && sameOwner(now.owner, OWNER)) sessions[id] = record;
+      this.letGo(id);
+    });
+  }
+
+  /**
+   * This process no longer holds the session, unless it runs here again. Called as a change is applied, so the held
+   * ids and the records in the store change together (under the store's lock, for a file).
+   */
+  private letGo(id: string): void {
+    if (!this.options.isLive?.(id)) this.held.delete(id);
+  }
+
+  /** True when a resume may take the session: no live process runs it (this one may have left it marked, unheld). */
+  private claimable(record: SessionRecord): boolean {
+    if (record.state !== 'pending' && record.state !== 'running') return true;
+    return sameOwner(record.owner, OWNER) && !this.held.has(record.id);
   }
 
   /** A record as it stands: one pending or running in a process of this host that is gone is `interrupted`. */

@@ -125,18 +125,24 @@ export class Delegator {
 
   /** A delegation that first loads the session it resumes, or asks the policy, then hands over. */
   private async delegateAfterWaits(caller: Caller, request: DelegateRequest, agent: ResolvedAgent, started: number): Promise<DelegationResult | TaskRunning> {
-    const history = request.resume !== undefined ? await this.resumable(request.resume, agent.name, caller) : this.sharedHistory(caller, agent);
-    const decision = this.host.policy
-      ? await this.decide({
-          caller: who(caller, true),
-          agent: agent.name,
-          task: taskWithContext(request.task, request.context, caller.agentName),
-          depth: caller.depth + 1,
-          background: request.background === true,
-          ...(request.resume === undefined ? {} : { resume: request.resume }),
-        })
-      : undefined;
-    return this.handOver(caller, request, agent, history, decision, started);
+    const resumed = request.resume !== undefined ? await this.resumable(request.resume, agent.name, caller) : undefined;
+    try {
+      const decision = this.host.policy
+        ? await this.decide({
+            caller: who(caller, true),
+            agent: agent.name,
+            task: taskWithContext(request.task, request.context, caller.agentName),
+            depth: caller.depth + 1,
+            background: request.background === true,
+            ...(request.resume === undefined ? {} : { resume: request.resume }),
+          })
+        : undefined;
+      // Once handed over the agent is launched: only a throw before that (the caller stopped, a refused launch) lands below.
+      return this.handOver(caller, request, agent, resumed ? resumed.history : this.sharedHistory(caller, agent), decision, started);
+    } catch (error) {
+      resumed?.release(); // the resume did not start: its session is given back as it was
+      throw error;
+    }
   }
 
   /** Launches the sub-agent under the caller; in the background returns its id at once, else waits for its result. */
@@ -261,34 +267,45 @@ export class Delegator {
 
   /**
    * An ended session to resume: its agent, its conversation and its parent, from this process or (through the
-   * store) an earlier one. Refuses an unknown id, a session that has not ended, and one that left no conversation.
+   * store) an earlier one. Refuses an unknown id, a session that has not ended (here, or in another process), and one
+   * that left no conversation. The session is claimed in the store (see `SessionStore.claim`), so no other process
+   * resumes it meanwhile; `release` gives it back when the resume does not start after all.
    */
-  async session(id: string): Promise<{ agentType: string; history: ChatMessage[]; parentId: string | null }> {
+  async session(id: string): Promise<ResumedSession> {
     const record = this.host.record(id);
     if (record?.state === 'pending' || record?.state === 'running' || this.host.results.running(id)) {
       throw new DelegationError('still_running', `Agent ${id} is still ${record?.state ?? 'running'}; it can be resumed once it has ended.`);
     }
     await this.host.sessions.settled(); // a failed write stays for flush() to report; read what is there
-    const stored = await this.host.sessions.get(id);
+    const taken = await this.host.sessions.claim(id);
+    const stored = taken?.record;
     if (!record && !stored) throw new DelegationError('unknown_session', `No agent session has the id "${id}".`);
-    if (!record && (stored!.state === 'pending' || stored!.state === 'running')) {
+    if (taken && !taken.claimed) {
       throw new DelegationError(
         'still_running',
-        `Session ${id} is still marked ${stored!.state}: another process runs it (its process on another host, or alive here).`,
+        `Session ${id} is still marked ${taken.record.state}: it runs elsewhere (in another process, or another runtime on this store); it can be resumed once it has ended.`,
       );
     }
-    const interrupted = !record && stored!.state === 'interrupted';
-    const saved = await this.host.sessions.conversation(id);
-    if (!saved && !interrupted) throw new DelegationError('unknown_session', `Session ${id} left no conversation to resume.`);
-    // An interrupted session goes on from its last checkpoint; one that died before its first was saved, from its task
-    // (as its record keeps it), so the model still knows what it was asked.
-    const checkpoint = saved ?? (interrupted ? [{ role: 'user' as const, content: stored!.taskDescription }] : []);
-    const history = interrupted ? afterInterruption(checkpoint, (tool) => this.host.catalog.tool(tool)?.idempotent === true) : saved!;
-    return { agentType: record?.name ?? stored!.agentType, history, parentId: record ? record.parentId : stored!.parentConversationId };
+    const release = () => {
+      if (stored) this.host.sessions.release(id, stored);
+    };
+    try {
+      const interrupted = !record && stored!.state === 'interrupted';
+      const saved = await this.host.sessions.conversation(id);
+      if (!saved && !interrupted) throw new DelegationError('unknown_session', `Session ${id} left no conversation to resume.`);
+      // An interrupted session goes on from its last checkpoint; one that died before its first was saved, from its task
+      // (as its record keeps it), so the model still knows what it was asked.
+      const checkpoint = saved ?? (interrupted ? [{ role: 'user' as const, content: stored!.taskDescription }] : []);
+      const history = interrupted ? afterInterruption(checkpoint, (tool) => this.host.catalog.tool(tool)?.idempotent === true) : saved!;
+      return { agentType: record?.name ?? stored!.agentType, history, parentId: record ? record.parentId : stored!.parentConversationId, release };
+    } catch (error) {
+      release();
+      throw error;
+    }
   }
 
-  /** The conversation of an ended agent the caller may resume, or a refusal naming why it cannot be resumed. */
-  private async resumable(id: string, agentName: string, caller: Caller): Promise<ChatMessage[]> {
+  /** The session of an ended agent the caller may resume, or a refusal naming why it cannot be resumed. */
+  private async resumable(id: string, agentName: string, caller: Caller): Promise<ResumedSession> {
     const known = this.host.record(id);
     if (known && known.name !== agentName) {
       throw new DelegationError('wrong_agent', `Agent ${id} is a "${known.name}", not a "${agentName}".`);
@@ -298,9 +315,10 @@ export class Delegator {
     }
     const session = await this.session(id);
     if (session.agentType !== agentName) {
+      session.release();
       throw new DelegationError('wrong_agent', `Agent ${id} is a "${session.agentType}", not a "${agentName}".`);
     }
-    return session.history;
+    return session;
   }
 
   /** Asks the policy; returns how to launch: as asked, held for a person, or denied at once. */
@@ -366,6 +384,18 @@ export class Delegator {
       agentName: record?.name ?? id,
     };
   }
+}
+
+/** An ended session taken for a resume ({@link Delegator.session}). */
+export interface ResumedSession {
+  /** The name of the agent it is a session of. */
+  agentType: string;
+  /** Its conversation to go on from (an interrupted one made whole). */
+  history: ChatMessage[];
+  /** Its parent: an agent id, or the conversation key it was stored under. */
+  parentId: string | null;
+  /** Gives the session back as it was, for a resume that does not start after all. */
+  release(): void;
 }
 
 /**

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { createRuntime, DelegationError, InMemoryMemory, JsonFileMemory, SESSION_SCHEMA_VERSION, SESSIONS_KEY, UnsupportedSchemaError, type MemoryPort, type SessionRecord } from 'troupe';
+import { ConfigurationError, createRuntime, DelegationError, InMemoryMemory, JsonFileMemory, SESSION_SCHEMA_VERSION, SESSIONS_KEY, UnsupportedSchemaError, type MemoryPort, type SessionRecord } from 'troupe';
 import { ScriptedModel, assignCall, callTools, toolCall } from 'troupe/testing';
 import { echoTool, lastToolMessage, leader, scripted, scriptedPerAgent, worker } from '../stubs.js';
 import { eachTestTempDir } from '../support/tempDir.js';
@@ -208,6 +208,38 @@ describe('sessions in the store', () => {
     await store.set('agent:worker:elsewhere', [{ role: 'user', content: 'x' }]);
     const runtime = createRuntime({ model: scripted([]), agents: [worker()], store, projectAgentDir: false });
     await expect(runtime.resume('agent:worker:elsewhere', 'y')).rejects.toThrow(/still marked running/);
+    await runtime.shutdown();
+  });
+
+  it('lets one of two runtimes that resume a session at once run it, and refuses the other', async () => {
+    const first = createRuntime({ model: new ScriptedModel(['First answer.']), agents: [worker()], store: new JsonFileMemory(file), projectAgentDir: false });
+    const { id } = await first.run('worker', 'Start.');
+    await first.shutdown();
+    // Two runtimes on the store (as two processes would be), each resuming the session with its own task.
+    const answering = (name: string) => new ScriptedModel((request) => `${name} saw ${request.messages.length} messages.`);
+    const a = createRuntime({ model: answering('a'), agents: [worker()], store: new JsonFileMemory(file), projectAgentDir: false });
+    const b = createRuntime({ model: answering('b'), agents: [worker()], store: new JsonFileMemory(file), projectAgentDir: false });
+
+    const outcomes = await Promise.allSettled([a.resume(id, 'Task of a.'), b.resume(id, 'Task of b.')]);
+    const started = outcomes.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : []));
+    const refused = outcomes.flatMap((outcome) => (outcome.status === 'rejected' ? [outcome.reason as DelegationError] : []));
+    expect(started).toHaveLength(1);
+    expect(refused).toEqual([expect.objectContaining({ reason: 'still_running' })]);
+    const result = await started[0]!.result;
+    await Promise.all([a.shutdown(), b.shutdown()]);
+
+    // The one that ran finds its turn in the store, after the first run's: nothing written over.
+    const conversation = (await new JsonFileMemory(file).get(id)) as { content: string }[];
+    expect(conversation.map((message) => message.content)).toEqual(['Start.', 'First answer.', expect.stringMatching(/^Task of [ab]\.$/), result.output]);
+    expect((await new JsonFileMemory(file).get(SESSIONS_KEY)) as Record<string, SessionRecord>).toMatchObject({ [id]: { state: 'completed', result: result.output } });
+  });
+
+  it('gives a session back as it was when its resume is refused after it was taken', async () => {
+    const runtime = createRuntime({ model: new ScriptedModel(['First answer.', 'Second answer.']), agents: [worker()], store: new JsonFileMemory(file), projectAgentDir: false });
+    const { id } = await runtime.run('worker', 'Start.');
+    await expect(runtime.resume(id, '   ')).rejects.toBeInstanceOf(ConfigurationError);
+    expect(await runtime.sessions.get(id)).toMatchObject({ state: 'completed', result: 'First answer.' });
+    expect(await (await runtime.resume(id, 'Go on.')).result).toMatchObject({ status: 'completed', output: 'Second answer.' });
     await runtime.shutdown();
   });
 

@@ -234,6 +234,29 @@ describe('sessions in the store', () => {
     expect((await new JsonFileMemory(file).get(SESSIONS_KEY)) as Record<string, SessionRecord>).toMatchObject({ [id]: { state: 'completed', result: result.output } });
   });
 
+  it('lets one of two processes that resume a session at once run it, and refuses the other', async () => {
+    const first = createRuntime({ model: new ScriptedModel(['First answer.']), agents: [worker()], store: new JsonFileMemory(file), projectAgentDir: false });
+    const { id } = await first.run('worker', 'Start.');
+    await first.shutdown();
+    const workers = ['a', 'b'].map((tag) =>
+      spawn(process.execPath, ['--import', 'tsx', 'test/support/resumeWorker.ts', file, id, tag], { cwd: root, stdio: ['pipe', 'pipe', 'inherit'] }),
+    );
+    const outputs = workers.map((child) => {
+      let out = '';
+      child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+      return { ready: until(() => out.includes('ready\n')), done: new Promise((resolve) => child.once('exit', resolve)).then(() => out) };
+    });
+    await Promise.all(outputs.map((output) => output.ready));
+    for (const child of workers) child.stdin!.write('go\n'); // both at once
+    const reports = (await Promise.all(outputs.map((output) => output.done))).map((out) => JSON.parse(out.trim().split('\n').at(-1)!) as { tag: string; status?: string; refused?: string });
+
+    expect(reports.filter((report) => report.status === 'completed')).toHaveLength(1);
+    expect(reports.filter((report) => report.refused === 'still_running')).toHaveLength(1);
+    const winner = reports.find((report) => report.status === 'completed')!.tag;
+    const conversation = (await new JsonFileMemory(file).get(id)) as { content: string }[];
+    expect(conversation.map((message) => message.content)).toEqual(['Start.', 'First answer.', `Task of ${winner}.`, `Answer of ${winner}.`]);
+  }, 60_000);
+
   it('gives a session back as it was when its resume is refused after it was taken', async () => {
     const runtime = createRuntime({ model: new ScriptedModel(['First answer.', 'Second answer.']), agents: [worker()], store: new JsonFileMemory(file), projectAgentDir: false });
     const { id } = await runtime.run('worker', 'Start.');
@@ -272,6 +295,11 @@ describe('sessions in the store', () => {
     expect(await new JsonFileMemory(file).get(SESSIONS_KEY)).toEqual({ 'agent:worker:future': newer });
   });
 });
+
+/** Resolves once `check` holds, looking every 10 ms. */
+async function until(check: () => boolean): Promise<void> {
+  while (!check()) await new Promise((resolve) => setTimeout(resolve, 10));
+}
 
 /** The pid of a process that ran and has exited (so, on this host, one that no longer runs). */
 async function deadPid(): Promise<number> {

@@ -160,6 +160,8 @@ export class SessionStore implements SessionManager {
   private tail: Promise<unknown> = Promise.resolve();
   /** The sessions this process holds on this store (see {@link HELD}). */
   private readonly held: Set<string>;
+  /** Sessions let go by the changes not written yet: let go too if their write fails (the store keeps them marked). */
+  private lettingGo: string[] = [];
 
   /**
    * @param memory where sessions are kept.
@@ -243,10 +245,10 @@ export class SessionStore implements SessionManager {
     const endTime = this.now();
     this.conversations.set(id, messages);
     if (alsoUnder !== undefined) this.conversations.set(alsoUnder, messages);
-    this.change((sessions) => {
+    // Let go as its end is written (until then, the record says it runs), or once that write fails.
+    this.changeLettingGo(id, (sessions) => {
       const known = sessions[id] as SessionRecord | undefined;
       if (known) Object.assign(known, outcome, { endTime, schemaVersion: SESSION_SCHEMA_VERSION });
-      this.letGo(id); // as its end is written: until then, the record says it runs
     });
   }
 
@@ -291,8 +293,10 @@ export class SessionStore implements SessionManager {
     if (this.writing) return; // the write under way takes these changes up when it ends
     const changes = this.changes;
     const conversations = this.conversations;
+    const lettingGo = this.lettingGo;
     this.changes = [];
     this.conversations = new Map();
+    this.lettingGo = [];
     this.writing = true;
     this.track(async () => {
       try {
@@ -303,6 +307,9 @@ export class SessionStore implements SessionManager {
           for (const apply of changes) apply(map);
           return map;
         });
+      } catch (error) {
+        for (const id of lettingGo) this.letGo(id); // not written: the store's record stays as it was, unheld
+        throw error;
       } finally {
         this.writing = false;
         // Queued while this write was under way: the next write starts now, before this one counts as done, so
@@ -351,10 +358,9 @@ export class SessionStore implements SessionManager {
   /** Gives back a session {@link claim} took for a resume that did not start: its record as it was, unless it runs here now. */
   release(id: string, record: SessionRecord): void {
     if (this.options.isLive?.(id)) return; // launched after all (by another resume of it here): it is that run's now
-    this.change((sessions) => {
+    this.changeLettingGo(id, (sessions) => {
       const now = sessions[id] as SessionRecord | undefined;
       if (now?.state === 'pending' && sameOwner(now.owner, OWNER)) sessions[id] = record;
-      this.letGo(id);
     });
   }
 
@@ -364,6 +370,15 @@ export class SessionStore implements SessionManager {
    */
   private letGo(id: string): void {
     if (!this.options.isLive?.(id)) this.held.delete(id);
+  }
+
+  /** Queues a change that lets a session go (see {@link letGo}), and lets it go even if the change is never written. */
+  private changeLettingGo(id: string, apply: (sessions: Record<string, unknown>) => void): void {
+    this.lettingGo.push(id);
+    this.change((sessions) => {
+      apply(sessions);
+      this.letGo(id);
+    });
   }
 
   /** True when a resume may take the session: no live process runs it (this one may have left it marked, unheld). */

@@ -266,6 +266,25 @@ describe('sessions in the store', () => {
     await runtime.shutdown();
   });
 
+  it('resumes, in the runtime that ran it, a session whose end could not be written while the store failed', async () => {
+    const store = new FailingStore();
+    let answer!: (text: string) => void;
+    const model = new ScriptedModel(['First answer.', () => new Promise<string>((resolve) => (answer = resolve)), 'Third answer.']);
+    const runtime = createRuntime({ model, agents: [worker()], store, projectAgentDir: false });
+    const { id } = await runtime.run('worker', 'Start.');
+    const resumed = await runtime.resume(id, 'Go on.');
+    await runtime.flush();
+    store.failing = true; // the disk is full, say: the end of this run is not written
+    answer('Second answer.');
+    expect(await resumed.result).toMatchObject({ status: 'completed' });
+    await expect(runtime.flush()).rejects.toThrow(/disk full/);
+    store.failing = false;
+
+    // The store still says pending, in this process's name; the runtime knows it ended, and resumes it.
+    expect(await (await runtime.resume(id, 'And again.')).result).toMatchObject({ status: 'completed', output: 'Third answer.' });
+    await runtime.shutdown();
+  });
+
   it('reads a record written before schemaVersion as version 1', async () => {
     const store = new InMemoryMemory();
     await store.set(SESSIONS_KEY, { 'agent:worker:old': storedRecord('agent:worker:old') });
@@ -295,6 +314,21 @@ describe('sessions in the store', () => {
     expect(await new JsonFileMemory(file).get(SESSIONS_KEY)).toEqual({ 'agent:worker:future': newer });
   });
 });
+
+/** A store whose writes fail while `failing` is set, as a full disk does. */
+class FailingStore extends InMemoryMemory {
+  failing = false;
+
+  override async set(key: string, value: unknown): Promise<void> {
+    if (this.failing) throw new Error('disk full');
+    return super.set(key, value);
+  }
+
+  override async update<T>(key: string, change: (current: T | undefined) => T): Promise<T> {
+    if (this.failing) throw new Error('disk full');
+    return super.update(key, change as (current: unknown) => unknown) as Promise<T>;
+  }
+}
 
 /** Resolves once `check` holds, looking every 10 ms. */
 async function until(check: () => boolean): Promise<void> {

@@ -47,7 +47,12 @@ export function recordEvents(events$: Observable<TroupeEvent>, path: string, opt
       closing ??= new Promise<void>((resolve, reject) => {
         subscription.unsubscribe();
         if (failure) return reject(failure);
-        out.end(() => (failure ? reject(failure) : resolve()));
+        // A file that fails to open after the last event (a quick run) fails here: the callback gets its error.
+        out.end((error?: Error | null) => {
+          const problem = failure ?? error;
+          if (problem) reject(problem);
+          else resolve();
+        });
       });
       return closing;
     },

@@ -27,6 +27,14 @@ describe('recordings', () => {
     expect(recording.events.filter((e) => e.type === 'agent.completed')).toHaveLength(2);
   });
 
+  it('make shutdown reject when the file cannot be written, even when the run ends before the file fails to open', async () => {
+    writeFileSync(join(dir.path, 'not-a-folder'), '');
+    const file = join(dir.path, 'not-a-folder', 'run.jsonl');
+    const runtime = createRuntime({ model: scripted(['one']), agents: [worker()], record: file, projectAgentDir: false });
+    await runtime.run('worker', 'First.');
+    await expect(runtime.shutdown()).rejects.toMatchObject({ code: 'ENOTDIR' });
+  });
+
   it('read a file without a header (written before it) as version 1, its run taken from its first event', async () => {
     const file = join(dir.path, 'old.jsonl');
     writeFileSync(file, `${JSON.stringify(event('r1', 0))}\n${JSON.stringify(event('r1', 5))}\n`);

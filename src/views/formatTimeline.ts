@@ -1,4 +1,5 @@
 import type { TodoItem, TroupeEvent, TroupeEventOf } from '../events/events.js';
+import { RUNTIME_ADDRESS } from '../messaging/Message.js';
 import { shortId, TODO_MARKS, todoSummary } from './formatEvent.js';
 import { firstLine } from './liveFormat.js';
 
@@ -14,11 +15,12 @@ export interface TimelineOptions {
 const SHOWN = 8;
 
 /**
- * A text timeline of agents from their events: one row an agent, `█` while it ran (from `agent.started` to its
- * last end), `·` while it waited to start, so agents that ran side by side are easy to see; a restarted agent's row
- * spans its attempts and says how often it was restarted. An agent that keeps a todo list (`todo_write`) has its
- * last list under its row, an item a line. Below, each turn of several tool calls as it was planned (`tool.plan`): its
- * stages, the calls of each (by id and tool), and why each waiting call waits.
+ * A text timeline of agents from their events: one row an agent (none for `runtime`, whose events are code's messages
+ * and blackboard writes), `█` while it ran (from `agent.started` to its last end), `·` while it waited to start, so
+ * agents that ran side by side are easy to see; a restarted agent's row spans its attempts and says how often it was
+ * restarted. An agent that keeps a todo list (`todo_write`) has its last list under its row, an item a line. Below,
+ * each turn of several tool calls as it was planned (`tool.plan`): its stages, the calls of each (by id and tool), and
+ * why each waiting call waits.
  *
  * @example
  * lead:x1Ab      ████████████████····························████████  ok
@@ -41,6 +43,7 @@ export function formatTimeline(events: readonly TroupeEvent[], options: Timeline
   for (const event of events) {
     first = Math.min(first, event.at);
     last = Math.max(last, event.at);
+    if (event.agentId === RUNTIME_ADDRESS) continue; // code that sent a message or wrote the blackboard: no agent
     const row = rows.get(event.agentId) ?? { spawned: event.at };
     if (event.type === 'agent.started') row.started ??= event.at;
     if (event.type === 'agent.completed' || event.type === 'agent.failed') {

@@ -8,9 +8,9 @@ import { promisify } from 'node:util';
 import { CommanderError } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { applyEvent, createMetrics, createRuntime, formatMetrics, formatTimeline, readRecording, RECORDING_SCHEMA_VERSION, summarizeTrace } from 'troupe';
-import { assignCall, callTools, ScriptedModel } from 'troupe/testing';
+import { assignCall, callTools, ScriptedModel, toolCall } from 'troupe/testing';
 import { traceCommand } from '../../src/cli/commands/trace.js';
-import { leader, simulatedClock, worker } from '../stubs.js';
+import { leader, resident, simulatedClock, worker } from '../stubs.js';
 import { eachTestTempDir } from '../support/tempDir.js';
 
 const run = promisify(execFile);
@@ -70,6 +70,25 @@ describe('troupe trace summary', () => {
 
     expect(text).toContain(`\nTimeline\n${formatTimeline(events, { width: 30 })}\n`);
     expect(text.endsWith(`\nMetrics\n${formatMetrics(events.reduce(applyEvent, createMetrics()))}`)).toBe(true);
+  });
+
+  it('has a row for each agent, none for code that sent a message or wrote the blackboard (events of "runtime")', async () => {
+    const file = join(dir.path, 'talk.trace.jsonl');
+    const model = new ScriptedModel((request) => (request.messages.at(-1)?.content.startsWith('[message') ? callTools(toolCall('reply', { content: 'Yes.' })) : 'Ready.'));
+    const runtime = createRuntime({ model, agents: [resident('voter', ['reply'])], clock: simulatedClock(), seed: 3, trace: file, projectAgentDir: false });
+    const voter = runtime.spawn('voter', 'Wait for questions.');
+    await runtime.runUntilIdle();
+    runtime.blackboard.set('round', 1);
+    const reply = runtime.request('voter', 'Agreed?', { timeoutMs: 1_000 });
+    await runtime.runUntilIdle();
+    expect((await reply).content).toBe('Yes.');
+    runtime.stop(voter.id);
+    await runtime.shutdown();
+
+    const { events } = await readRecording(file);
+    expect(events.some((event) => event.agentId === 'runtime')).toBe(true);
+    const rows = formatTimeline(events, { plans: false }).split('\n').slice(0, -1); // without the scale line
+    expect(rows).toEqual([expect.stringMatching(/^voter:\S{4} +█+ +ok$/)]);
   });
 
   it.each([

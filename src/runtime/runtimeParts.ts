@@ -106,7 +106,7 @@ export function buildParts(options: RuntimeOptions) {
     pipeline.fold(),
     internal$.subscribe((event) => launcher.observe(event)),
   ];
-  const recording: EventRecording | undefined = options.record ? recordEvents(internal$, options.record, { runId }) : undefined;
+  const recording = recordingAfter(trace, subscriptions, options.record, () => recordEvents(internal$, options.record!, { runId }));
   if (inspection.ui) subscriptions.push(inspection.ui.watch(internal$));
   supervisor.start();
   return {
@@ -570,4 +570,24 @@ export async function shutdown(parts: RuntimeParts): Promise<void> {
   if (flushed.status === 'rejected') throw flushed.reason;
   if (recorded.status === 'rejected') throw recorded.reason;
   if (traced.status === 'rejected') throw traced.reason;
+}
+
+/**
+ * Starts the `record` recording, if one is asked for; when its file cannot be opened, ends the trace and the
+ * subscriptions already made (nothing has run yet), then throws.
+ */
+function recordingAfter(
+  trace: EventRecording | undefined,
+  subscriptions: readonly Subscription[],
+  path: string | undefined,
+  start: () => EventRecording,
+): EventRecording | undefined {
+  if (!path) return undefined;
+  try {
+    return start();
+  } catch (error) {
+    for (const subscription of subscriptions) subscription.unsubscribe();
+    void trace?.close().catch(() => {});
+    throw error;
+  }
 }

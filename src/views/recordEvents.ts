@@ -1,6 +1,7 @@
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, openSync } from 'node:fs';
 import type { Observable } from 'rxjs';
 import type { TroupeEvent } from '../events/events.js';
+import { ConfigurationError, errorMessage } from '../errors.js';
 import { RECORDING_SCHEMA_VERSION } from '../schemaVersion.js';
 import { checkRecordingTarget } from './recordingTarget.js';
 
@@ -31,12 +32,20 @@ export interface EventRecording {
 /**
  * Writes every event of a stream to a file, one JSON object a line, in the order they happen (the file is made anew),
  * after a {@link RecordingHeader} line. A file there that holds something else than a recording is refused with a
- * `ConfigurationError` and left as it is. Events carry clock time and ids from the runtime's random source, so a seeded
- * run in simulated time writes the same bytes every time. `readRecording` reads the file back.
+ * `ConfigurationError` and left as it is, and so is a file that cannot be opened (its folder missing, a folder in
+ * its place): at once, not when the run ends and its events are written. Events carry clock time and ids from the
+ * runtime's random source, so a seeded run in simulated time writes the same bytes every time. `readRecording` reads
+ * the file back.
  */
 export function recordEvents(events$: Observable<TroupeEvent>, path: string, options: { runId?: string } = {}): EventRecording {
   checkRecordingTarget(path, 'record');
-  const out = createWriteStream(path, { flags: 'w', encoding: 'utf8' });
+  let fd: number;
+  try {
+    fd = openSync(path, 'w');
+  } catch (error) {
+    throw new ConfigurationError(`The record file ${path} cannot be written: ${errorMessage(error)}.`);
+  }
+  const out = createWriteStream(path, { fd, encoding: 'utf8' });
   let failure: Error | undefined;
   out.on('error', (error) => (failure ??= error));
   out.write(`${JSON.stringify(recordingHeader(options.runId))}\n`);

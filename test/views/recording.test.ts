@@ -2,7 +2,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CorruptRecordingError, createRuntime, readRecording, RECORDING_SCHEMA_VERSION, UnsupportedSchemaError, type TroupeEvent } from 'troupe';
+import { ConfigurationError, CorruptRecordingError, createRuntime, readRecording, RECORDING_SCHEMA_VERSION, UnsupportedSchemaError, type TroupeEvent } from 'troupe';
+import { ScriptedModel } from 'troupe/testing';
 import { scripted, simulatedClock, worker } from '../stubs.js';
 import { eachTestTempDir } from '../support/tempDir.js';
 
@@ -27,12 +28,13 @@ describe('recordings', () => {
     expect(recording.events.filter((e) => e.type === 'agent.completed')).toHaveLength(2);
   });
 
-  it('make shutdown reject when the file cannot be written, even when the run ends before the file fails to open', async () => {
+  it('fail createRuntime at once, with a ConfigurationError, when the file cannot be made (not at shutdown, after the run)', () => {
+    const make = (record: string) => () => createRuntime({ model: new ScriptedModel([]), record, projectAgentDir: false });
+    expect(make(join(dir.path, 'missing', 'run.jsonl'))).toThrow(ConfigurationError);
+    expect(make(join(dir.path, 'missing', 'run.jsonl'))).toThrow(/^The record file .*run\.jsonl cannot be written: ENOENT/);
+    expect(make(dir.path)).toThrow(/^The record file .* cannot be written: EISDIR/);
     writeFileSync(join(dir.path, 'not-a-folder'), '');
-    const file = join(dir.path, 'not-a-folder', 'run.jsonl');
-    const runtime = createRuntime({ model: scripted(['one']), agents: [worker()], record: file, projectAgentDir: false });
-    await runtime.run('worker', 'First.');
-    await expect(runtime.shutdown()).rejects.toMatchObject({ code: 'ENOTDIR' });
+    expect(make(join(dir.path, 'not-a-folder', 'run.jsonl'))).toThrow(/^The record file .* cannot be written: ENOTDIR/);
   });
 
   it('read a file without a header (written before it) as version 1, its run taken from its first event', async () => {

@@ -172,9 +172,11 @@ export const overBudget = (why: string) => failure('budget', 'budget_exceeded', 
 export const emptyAnswer = () => failure('error', 'empty_answer', 'model', 'The model gave an empty answer.', true);
 /** `finish` without an answer, and none given before. */
 export const noAnswer = () => failure('error', 'no_answer', 'model', 'The agent called finish without an answer, and it had given none before.');
+/** What an idle timeout's message says to do about it. */
+const IDLE_HINT = '(idleTimeoutMs: raise it on the runtime, the agent or the spawn for longer waits)';
 /** No progress while the model thought (`thinking`) or tools ran (`acting`). */
 export const idle = (context: AgentContext, fault: 'model' | 'tool') =>
-  failure('timeout', 'idle_timeout', fault, `No progress for ${context.input.idleTimeoutMs} ms while ${fault === 'model' ? 'waiting for the model' : 'tools ran'}.`, true);
+  failure('timeout', 'idle_timeout', fault, `No progress for ${context.input.idleTimeoutMs} ms while ${fault === 'model' ? 'waiting for the model' : 'tools ran'} ${IDLE_HINT}.`, true);
 
 function errorOf(event: AgentEvent): string | undefined {
   return 'error' in event && typeof event.error === 'string' ? event.error : undefined;

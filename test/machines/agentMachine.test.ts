@@ -262,6 +262,8 @@ describe('idle timeout in simulated time', () => {
     const result = await advanceUntilSettled(clock, runtime.run('worker', 'Think slowly.'));
 
     expect(result).toMatchObject({ status: 'failed', reason: 'timeout' });
+    // The message says which setting ended it, so a slow model (a simulated one that thinks for minutes) can be given more.
+    expect(result.error?.message).toBe('No progress for 5000 ms while waiting for the model (idleTimeoutMs: raise it on the runtime, the agent or the spawn for longer waits).');
     expect(clock.now()).toBe(5_000);
     expect(model.calls[0]!.signal.aborted).toBe(true);
     await runtime.shutdown();

@@ -1,6 +1,9 @@
 // A record file: a header line with the format's version, then every event; read back by readRecording.
 import { readFileSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { ConfigurationError, CorruptRecordingError, createRuntime, readRecording, RECORDING_SCHEMA_VERSION, UnsupportedSchemaError, type TroupeEvent } from 'troupe';
 import { ScriptedModel } from 'troupe/testing';
@@ -8,6 +11,8 @@ import { scripted, simulatedClock, worker } from '../stubs.js';
 import { eachTestTempDir } from '../support/tempDir.js';
 
 const dir = eachTestTempDir();
+const run = promisify(execFile);
+const root = fileURLToPath(new URL('../..', import.meta.url));
 const event = (runId: string, at: number) => ({ type: 'agent.started', runId, agentId: 'agent:w:1', parentId: null, toolCallId: null, at, name: 'w' });
 
 describe('recordings', () => {
@@ -31,11 +36,20 @@ describe('recordings', () => {
   it('fail createRuntime at once, with a ConfigurationError, when the file cannot be made (not at shutdown, after the run)', () => {
     const make = (record: string) => () => createRuntime({ model: new ScriptedModel([]), record, projectAgentDir: false });
     expect(make(join(dir.path, 'missing', 'run.jsonl'))).toThrow(ConfigurationError);
-    expect(make(join(dir.path, 'missing', 'run.jsonl'))).toThrow(/^The record file .*run\.jsonl cannot be written: ENOENT/);
-    expect(make(dir.path)).toThrow(/^The record file .* cannot be written: EISDIR/);
+    expect(make(join(dir.path, 'missing', 'run.jsonl'))).toThrow(/^The record file .*run\.jsonl cannot be written: its folder .*missing does not exist or is not a folder\.$/);
+    expect(make(dir.path)).toThrow(/^The record file .* cannot be written: it is a folder\.$/);
     writeFileSync(join(dir.path, 'not-a-folder'), '');
-    expect(make(join(dir.path, 'not-a-folder', 'run.jsonl'))).toThrow(/^The record file .* cannot be written: ENOTDIR/);
+    expect(make(join(dir.path, 'not-a-folder', 'run.jsonl'))).toThrow(/cannot be written: its folder .*not-a-folder does not exist or is not a folder/);
   });
+
+  it('refuse a file that cannot be made before any part starts: no web inspector server is left open', async () => {
+    // The process ends by itself: a server started before the refusal would keep it alive until the time limit.
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'test/support/refusedRuntimeWorker.ts', join(dir.path, 'missing', 'run.jsonl')], {
+      cwd: root,
+      timeout: 60_000,
+    });
+    expect(stdout.trim()).toBe('refused: ConfigurationError');
+  }, 90_000);
 
   it('read a file without a header (written before it) as version 1, its run taken from its first event', async () => {
     const file = join(dir.path, 'old.jsonl');

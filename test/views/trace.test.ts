@@ -106,8 +106,8 @@ describe('a trace', () => {
   it('fails createRuntime at once, with a ConfigurationError, when its file cannot be made', () => {
     const make = (trace: string) => () => createRuntime({ model: new ScriptedModel([]), trace, projectAgentDir: false });
     expect(make(join(dir.path, 'missing', 'trace.jsonl'))).toThrow(ConfigurationError);
-    expect(make(join(dir.path, 'missing', 'trace.jsonl'))).toThrow(/^The trace file .*trace\.jsonl cannot be written: ENOENT/);
-    expect(make(dir.path)).toThrow(/cannot be written: EISDIR/);
+    expect(make(join(dir.path, 'missing', 'trace.jsonl'))).toThrow(/^The trace file .*trace\.jsonl cannot be written: its folder .*missing does not exist or is not a folder\.$/);
+    expect(make(dir.path)).toThrow(/cannot be written: it is a folder/);
   });
 
   it('refuses to write a trace or a recording over a file that holds something else, and leaves it as it was', async () => {

@@ -13,10 +13,12 @@ export class RandomSource {
   private readonly generator: RandomGenerator;
 
   constructor(
-    /** The seed: a whole number (only its low 32 bits are used). */
+    /** The seed: a whole number. One of 32 bits seeds the generator as it is; a larger one (`Date.now()`) is hashed whole. */
     readonly seed: number,
   ) {
-    this.generator = xoroshiro128plus(seed | 0);
+    // `seed | 0` alone keeps the low 32 bits: 2 ** 32 + 7 would give the same ids as 7, while `fork` (which hashes the
+    // whole seed) gave each agent other draws.
+    this.generator = xoroshiro128plus((seed | 0) === seed ? seed : hash32(String(seed)));
   }
 
   /** A new source whose seed is given at random (for runs that need not repeat). */

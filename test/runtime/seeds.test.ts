@@ -1,0 +1,28 @@
+// Seeds: the same seed gives the same run ids and agent ids; seeds that differ, even only above 32 bits, do not.
+import { describe, expect, it } from 'vitest';
+import { createRuntime, defineAgent } from 'troupe';
+import { ScriptedModel } from 'troupe/testing';
+
+const worker = defineAgent({ name: 'worker', description: 'Works.', systemPrompt: 'Work.' });
+
+async function idsOf(seed: number) {
+  const runtime = createRuntime({ model: new ScriptedModel((request) => `drew ${request.random!().toFixed(6)}`), agents: [worker], seed, projectAgentDir: false });
+  const result = await runtime.run('worker', 'Work.');
+  await runtime.shutdown();
+  return { runId: runtime.runId, agentId: result.id, output: result.output };
+}
+
+describe('seeds', () => {
+  it('repeat a run for the same seed, small or large', async () => {
+    expect(await idsOf(7)).toEqual(await idsOf(7));
+    expect(await idsOf(1_764_000_000_123)).toEqual(await idsOf(1_764_000_000_123));
+  });
+
+  it('give other ids and draws for seeds that differ only above their low 32 bits (Date.now() as the seed)', async () => {
+    const small = await idsOf(7);
+    const large = await idsOf(2 ** 32 + 7);
+    expect(large.runId).not.toBe(small.runId);
+    expect(large.agentId).not.toBe(small.agentId);
+    expect(large.output).not.toBe(small.output);
+  });
+});

@@ -6,7 +6,7 @@
 //   npx tsx examples/debate.ts [--seed N]
 import { SimulatedClock } from 'xstate';
 import { createRuntime, defineAgent, formatMetrics, type ModelRequest } from 'troupe';
-import { callTools, ScriptedModel, toolCall } from 'troupe/testing';
+import { callTools, ScriptedModel, toolCall, type ScriptRequest } from 'troupe/testing';
 
 const seedAt = process.argv.indexOf('--seed');
 const seed = seedAt > 0 ? Number(process.argv[seedAt + 1]) : 7;
@@ -47,7 +47,7 @@ const points: Record<string, string[]> = {
 /** The text of the last message, and whether it is a tool result. */
 const last = (request: ModelRequest) => request.messages[request.messages.length - 1]!;
 const turn = (request: ModelRequest) => request.messages.filter((message) => message.role === 'assistant').length;
-const latency = (request: ModelRequest) => 1_000 + Math.floor((request.random?.() ?? 0) * 2_000);
+const latency = (request: ScriptRequest) => 1_000 + Math.floor(request.random() * 2_000);
 
 const model = new ScriptedModel(
   (request) => {
@@ -70,7 +70,7 @@ const model = new ScriptedModel(
     if (message.role === 'user' && message.content.startsWith('[message')) {
       const said = JSON.stringify(request.messages);
       const unsaid = points[request.agentName]!.filter((point) => !said.includes(point));
-      const argument = unsaid[Math.floor((request.random?.() ?? 0) * unsaid.length)]!;
+      const argument = unsaid[Math.floor(request.random() * unsaid.length)]!;
       return callTools(toolCall('reply', { content: argument }, `r_${turn(request)}`));
     }
     return message.role === 'tool' ? 'Argument sent.' : 'Ready.';

@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import { SimulatedClock } from 'xstate';
 import { createRuntime, defineAgent, formatMetrics, type ModelRequest } from 'troupe';
-import { callTools, ScriptedModel, toolCall } from 'troupe/testing';
+import { callTools, ScriptedModel, toolCall, type ScriptRequest } from 'troupe/testing';
 
 const option = (name: string, fallback: number) => {
   const at = process.argv.indexOf(`--${name}`);
@@ -96,8 +96,8 @@ const auctioneerTurn = (request: ModelRequest, round: number) => {
 
 // Each trader keeps a private value near 100, drawn once from its own seeded stream; it bids below or asks above it.
 const values = new Map<string, number>();
-const traderTurn = (request: ModelRequest, round: number) => {
-  const random = request.random ?? Math.random;
+const traderTurn = (request: ScriptRequest, round: number) => {
+  const { random } = request;
   let value = values.get(request.agentId);
   if (value === undefined) values.set(request.agentId, (value = 90 + random() * 20));
   const text = lastText(request).slice(lastText(request).lastIndexOf('] ') + 2);
@@ -121,7 +121,7 @@ const model = new ScriptedModel(
     if (round === 0) return 'Ready to trade.';
     return traderTurn(request, round);
   },
-  { latencyMs: (request) => (request.agentName === 'trader' ? 200 + Math.floor((request.random?.() ?? 0) * 5_000) : 500), record: false },
+  { latencyMs: (request) => (request.agentName === 'trader' ? 200 + Math.floor(request.random() * 5_000) : 500), record: false },
 );
 
 const clock = new SimulatedClock();

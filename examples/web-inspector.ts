@@ -49,7 +49,7 @@ const model = ScriptedModel.perAgent(
       (request) => `Filed: ${String(request.messages[1]?.content).replace(/^Report: /, '')}`,
     ],
   },
-  { model: 'gpt-4o-mini', latencyMs: (request) => 300 + Math.floor((request.random?.() ?? 0.5) * 900) },
+  { model: 'gpt-4o-mini', latencyMs: (request) => 300 + Math.floor(request.random() * 900) },
 );
 
 // `createRuntime({ ui: true })` starts one too (closed at shutdown); one of our own outlives the run until Ctrl-C.

@@ -8,7 +8,7 @@ export { TestClock } from './testing/TestClock.js';
 
 // ── A scripted model and the steps of its scripts ──
 export { ScriptedModel } from './models/ScriptedModel.js';
-export type { ScriptFunction, ScriptStep, ScriptedModelOptions } from './models/ScriptedModel.js';
+export type { ScriptFunction, ScriptRequest, ScriptStep, ScriptedModelOptions } from './models/ScriptedModel.js';
 export { assignCall, callTools, textReply, toolCall } from './testing/steps.js';
 export type { AssignCallOptions } from './testing/steps.js';
 export { InvalidScriptStepError, ScriptExhaustedError, UnusedStepsError } from './errors.js';

@@ -1,18 +1,26 @@
 import { whenRequestStopped } from '../abort.js';
 import { sleepUnlessStopped } from '../clock.js';
 import { ConfigurationError, InvalidScriptStepError, ScriptExhaustedError, UnusedStepsError } from '../errors.js';
+import { RandomSource } from '../random.js';
 import { describeUnknownKeys, unknownKeys } from '../unknownKeys.js';
 import type { Model, ModelReply, ModelRequest } from './Model.js';
+
+/**
+ * The request a script's function is given: a {@link ModelRequest} whose `random` is always there (the agent's seeded
+ * stream, from the runtime; a request made by hand gets a stream of the model's own, seeded 0), so a script draws
+ * with `request.random()`.
+ */
+export type ScriptRequest = ModelRequest & { random: () => number };
 
 /** A reply a script can give: a full reply, a plain answer, an error to throw, or a function of the request. */
 export type ScriptStep =
   | ModelReply
   | string
   | Error
-  | ((request: ModelRequest) => ModelReply | string | Promise<ModelReply | string>);
+  | ((request: ScriptRequest) => ModelReply | string | Promise<ModelReply | string>);
 
 /** A function that answers every request. */
-export type ScriptFunction = (request: ModelRequest, callIndex: number) => ModelReply | string | Promise<ModelReply | string>;
+export type ScriptFunction = (request: ScriptRequest, callIndex: number) => ModelReply | string | Promise<ModelReply | string>;
 
 /** Options of {@link ScriptedModel}. */
 export interface ScriptedModelOptions {
@@ -24,7 +32,7 @@ export interface ScriptedModelOptions {
    */
   model?: string;
   /** Time each reply takes, on the actor system's clock: a number, or a function of the request and call index. */
-  latencyMs?: number | ((request: ModelRequest, callIndex: number) => number);
+  latencyMs?: number | ((request: ScriptRequest, callIndex: number) => number);
   /** Keep every request in `calls` (default true; turn off for very large simulations). */
   record?: boolean;
 }
@@ -59,6 +67,8 @@ export class ScriptedModel implements Model {
   private callCount = 0;
   /** For a {@link ScriptedModel.perAgent} model: the unused steps of each agent (by id, or by name if none ran). */
   private unusedByAgent: (() => Record<string, number>) | undefined;
+  /** The stream of requests that come without the runtime's `random` (see `withRandom`). */
+  private ownRandom: RandomSource | undefined;
 
   constructor(steps: readonly ScriptStep[] | ScriptFunction, options: ScriptedModelOptions = {}) {
     const unknown = unknownKeys(options, SCRIPTED_OPTIONS);
@@ -129,22 +139,30 @@ export class ScriptedModel implements Model {
   async complete(request: ModelRequest): Promise<ModelReply> {
     const callIndex = this.callCount++;
     if (this.options.record !== false) this.calls.push(request);
+    const scripted = this.withRandom(request);
     const { latencyMs } = this.options;
-    const delay = typeof latencyMs === 'function' ? latencyMs(request, callIndex) : (latencyMs ?? 0);
+    const delay = typeof latencyMs === 'function' ? latencyMs(scripted, callIndex) : (latencyMs ?? 0);
     if (delay > 0) await sleepUnlessStopped(request.clock, delay, whenRequestStopped(request));
     let answer: unknown;
     let where: string;
     if (typeof this.steps === 'function') {
       where = `call ${callIndex + 1} of the script function`;
-      answer = await this.steps(request, callIndex);
+      answer = await this.steps(scripted, callIndex);
     } else {
       if (this.cursor >= this.steps.length) throw new ScriptExhaustedError(callIndex, request.agentId);
       where = `step ${this.cursor + 1} of the script`;
       const step = this.steps[this.cursor];
       this.cursor += 1;
-      answer = await resolveStep(step, request);
+      answer = await resolveStep(step, scripted);
     }
     return this.finish(checkAnswer(answer, this.name, where, request.agentId), request);
+  }
+
+  /** The request with a `random` of its own when it came without one (made by hand, not by a runtime). */
+  private withRandom(request: ModelRequest): ScriptRequest {
+    if (typeof request.random === 'function') return request as ScriptRequest;
+    const stream = (this.ownRandom ??= new RandomSource(0));
+    return { ...request, random: () => stream.next() };
   }
 
   private finish(answer: ModelReply | string, request: ModelRequest): ModelReply {
@@ -156,7 +174,7 @@ export class ScriptedModel implements Model {
 }
 
 /** What a step gives; `unknown`, since a script built at run time (or in plain JavaScript) may hold anything. */
-async function resolveStep(step: ScriptStep | undefined, request: ModelRequest): Promise<unknown> {
+async function resolveStep(step: ScriptStep | undefined, request: ScriptRequest): Promise<unknown> {
   if (step instanceof Error) throw step;
   if (typeof step === 'function') return step(request);
   return step;

@@ -145,6 +145,25 @@ describe('steps that give no reply', () => {
 });
 
 describe('the steps of a script', () => {
+  it("gives a script's function a random stream always: the runtime's seeded one, or its own for a request made by hand", async () => {
+    const draws = (model: ScriptedModel) => model.complete(modelRequest()).then((reply) => reply.content);
+    const script = (request: { random: () => number }) => String(request.random());
+    const inUnit = (text: string | null | undefined) => Number(text) >= 0 && Number(text) < 1;
+    // By hand: a stream of the model's own, seeded 0, so two models draw alike, and one model draws on.
+    const [first, again] = [await draws(new ScriptedModel(script)), await draws(new ScriptedModel(script))];
+    expect(inUnit(first)).toBe(true);
+    expect(again).toBe(first);
+    const model = new ScriptedModel(script);
+    expect([await draws(model), await draws(model)]).toEqual([first, expect.not.stringMatching(first!)]);
+    // From the runtime: the agent's stream (its latency function draws from it too).
+    const seeded = new ScriptedModel((request) => String(request.random()), { latencyMs: (request) => Math.floor(request.random() * 10) });
+    const runtime = createRuntime({ model: seeded, agents: [worker('w')], seed: 3, projectAgentDir: false });
+    const drawn = (await runtime.run('w', 'Draw.')).output;
+    expect(inUnit(drawn)).toBe(true);
+    expect(drawn).not.toBe(first);
+    await runtime.shutdown();
+  });
+
   it('toolCall turns its arguments into JSON text, keeps a string as it is, and names the call after the tool', () => {
     expect(toolCall('read_file', { path: 'a.txt' })).toEqual({ id: 'call_read_file', name: 'read_file', arguments: '{"path":"a.txt"}' });
     expect(toolCall('read_file', '{not json', 'bad')).toEqual({ id: 'bad', name: 'read_file', arguments: '{not json' });

@@ -283,7 +283,7 @@ export class Delegator {
     if (taken && !taken.claimed) {
       throw new DelegationError(
         'still_running',
-        `Session ${id} is still running (marked ${taken.record.state}: another resume of it has started, here, in another runtime on this store or in another process); it can be resumed once it has ended.`,
+        `Session ${id} is still marked ${taken.record.state}: it runs elsewhere (in another process, another runtime on this store, or another resume of it here); it can be resumed once it has ended.`,
       );
     }
     const release = () => {

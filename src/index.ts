@@ -123,7 +123,7 @@ export { JsonFileMemory } from './memory/JsonFileMemory.js';
 export type { JsonFileMemoryOptions } from './memory/JsonFileMemory.js';
 export type { FileLockOptions } from './memory/fileLock.js';
 export { SESSIONS_KEY, SessionRecord, SessionStore } from './memory/SessionStore.js';
-export type { SessionManager } from './memory/SessionStore.js';
+export type { RecoverOptions, SessionManager } from './memory/SessionStore.js';
 export { RECORDING_SCHEMA_VERSION, SESSION_SCHEMA_VERSION, STORE_SCHEMA_VERSION } from './schemaVersion.js';
 export { TOOL_NAME, defineTool } from './tools/defineTool.js';
 export type { PlanLookup, Tool, ToolAudience, ToolContext, ToolDefinition, ToolKind, ToolOutput } from './tools/defineTool.js';

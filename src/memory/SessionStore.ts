@@ -133,9 +133,17 @@ export interface SessionManager {
   cleanup(maxAgeMs: number): Promise<string[]>;
   /**
    * Marks the sessions whose process is gone (pending or running there, their owner a process of this host that no
-   * longer runs) as `interrupted` in the store, and returns their ids; `get` and `list` show them so already.
+   * longer runs) as `interrupted` in the store, and returns their ids; `get` and `list` show them so already. With
+   * `otherHosts: true` it also marks those whose owner ran on another host (or is not named), which troupe cannot check:
+   * give it when you know those processes are gone (a container that was replaced runs under a new host name).
    */
-  recover(): Promise<string[]>;
+  recover(options?: RecoverOptions): Promise<string[]>;
+}
+
+/** Options of {@link SessionManager.recover}. */
+export interface RecoverOptions {
+  /** Also mark the sessions owned by processes of other hosts (or of no named owner) as interrupted. Default false. */
+  otherHosts?: boolean;
 }
 
 /**
@@ -398,14 +406,16 @@ export class SessionStore implements SessionManager {
    * Marks in the store every session whose process is gone (pending or running there, its owner a process of this
    * host that no longer runs) as `interrupted`; returns their ids. They can then be resumed from their last turn.
    */
-  async recover(): Promise<string[]> {
+  async recover(options: RecoverOptions = {}): Promise<string[]> {
     await this.settled();
     const found: string[] = [];
     await this.memory.update(SESSIONS_KEY, (sessions) => {
       const map = asMap(sessions);
       for (const [id, value] of Object.entries(map)) {
         const parsed = SessionRecord.safeParse(value);
-        if (!parsed.success || this.seen(parsed.data).state !== 'interrupted' || parsed.data.state === 'interrupted') continue;
+        if (!parsed.success || parsed.data.state === 'interrupted') continue;
+        const elsewhere = options.otherHosts === true && this.ownedByOtherHost(parsed.data);
+        if (!elsewhere && this.seen(parsed.data).state !== 'interrupted') continue;
         (value as { state: string }).state = 'interrupted';
         found.push(id);
       }
@@ -476,6 +486,12 @@ export class SessionStore implements SessionManager {
     });
     for (const id of removed) await this.memory.delete(id);
     return removed;
+  }
+
+  /** True when a session is pending or running under an owner of another host, or under none named. */
+  private ownedByOtherHost(record: SessionRecord): boolean {
+    if (record.state !== 'pending' && record.state !== 'running') return false;
+    return record.owner?.host !== HOST && !this.options.isLive?.(record.id) && !this.held.has(record.id);
   }
 
   /** True when a session pending or running names an owner of this host that still runs (this process included). */

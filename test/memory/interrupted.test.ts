@@ -2,6 +2,7 @@
 // and may resume it from its last saved turn. A call that was in flight is not run again (it may have taken effect)
 // unless its tool is idempotent, and the model is told what happened.
 import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -62,6 +63,26 @@ describe('a session whose process died', () => {
     expect(messages.at(-1)).toMatchObject({ role: 'user', content: 'Go on.' });
     await runtime.flush();
     expect((await runtime.sessions.get(id))?.state).toBe('completed');
+    await runtime.shutdown();
+  });
+
+  it('owned by another host is left running, unless recover is told other hosts are gone too (a replaced container)', async () => {
+    const file = join(scratch.path, 'store.json');
+    const id = await killMidRun(file);
+    // The process ran on another host: troupe cannot tell whether it still runs.
+    const stored = JSON.parse(readFileSync(file, 'utf8'));
+    stored.__agent_sessions__[id].owner.host = 'container-gone';
+    writeFileSync(file, JSON.stringify(stored));
+
+    const clerk = defineAgent({ name: 'clerk', description: 'Sells.', systemPrompt: 'You sell.', tools: ['charge', 'lookup'] });
+    const tools = ['charge', 'lookup'].map((name) => defineTool({ name, description: 'A tool.', parameters: z.object({}).passthrough(), kind: 'read', execute: () => 'done' }));
+    const runtime = createRuntime({ model: new ScriptedModel(['Sold.']), agents: [clerk], tools, store: new JsonFileMemory(file), projectAgentDir: false });
+    expect((await runtime.sessions.get(id))?.state).toBe('running');
+    await expect(runtime.resume(id, 'Go on.')).rejects.toMatchObject({ reason: 'still_running' });
+    expect(await runtime.sessions.recover()).toEqual([]);
+    expect(await runtime.sessions.recover({ otherHosts: true })).toEqual([id]);
+    expect((await runtime.sessions.get(id))?.state).toBe('interrupted');
+    expect(await (await runtime.resume(id, 'Go on.')).result).toMatchObject({ id, status: 'completed', output: 'Sold.' });
     await runtime.shutdown();
   });
 

@@ -46,6 +46,8 @@ interface LiveRun {
   poolKey?: string;
   /** For a top-level agent: the key its conversation is stored under too. */
   conversationKey?: string;
+  /** For a resumed session: the conversation it was resumed with, kept if it ends before its first model turn. */
+  resumedFrom?: ChatMessage[];
   /** Its mailbox, opened anew for each attempt when it is restarted. */
   mailbox: { readonly inbox: { capacity: number; overflow: 'reject' | 'drop-oldest' }; readonly topics: readonly string[] };
 }
@@ -243,6 +245,7 @@ export class Launcher {
     const run: LiveRun = { agent, mailbox: limits };
     if (poolKey !== undefined) run.poolKey = poolKey;
     if (conversationKey !== undefined) run.conversationKey = conversationKey;
+    if (resume !== undefined && history !== undefined) run.resumedFrom = history;
     this.live.set(id, run);
     this.parts.activity?.busy();
     this.liveRuns.set(agent.name, (this.liveRuns.get(agent.name) ?? 0) + 1);
@@ -341,7 +344,9 @@ export class Launcher {
         reason: outcome.reason ?? null,
         metrics: result.metrics,
       },
-      outcome.messages,
+      // A resume denied, cancelled or stopped before its first model turn never took its task up: the session keeps the
+      // conversation it had, so a later resume does not hand the model a task nobody let it do.
+      outcome.turns === 0 && run?.resumedFrom ? run.resumedFrom : outcome.messages,
       // A run's conversation is stored under its key (`main`) too once it completed; not a cancelled or failed one.
       outcome.status === 'completed' ? run?.conversationKey : undefined,
     );

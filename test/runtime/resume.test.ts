@@ -100,4 +100,33 @@ describe('resuming a sub-agent', () => {
     await expect(runtime.resume('agent:writer:unknown', 'x')).rejects.toThrow(/No agent session/);
     await runtime.shutdown();
   });
+  it('keeps the conversation as it was when a resume is denied before it ran: a later resume never sees the denied task', async () => {
+    const model = scriptedPerAgent({
+      lead: [
+        callTools(assignCall('analyst', 'List the modules.', { id: 'first' })),
+        (request) => callTools(assignCall('analyst', 'Delete the cli module.', { resume: idIn(lastToolMessage(request)?.content), id: 'denied' })),
+        (request) => callTools(assignCall('analyst', 'Which has no tests?', { resume: /\((agent:[^)]+)\)/.exec(lastToolMessage(request)?.content ?? '')?.[1], id: 'third' })),
+        'done',
+      ],
+      analyst: ['Modules: core, cli.', 'The cli module has no tests.'],
+    });
+    const runtime = createRuntime({
+      model,
+      agents: [leader(), worker('analyst')],
+      delegationPolicy: (request) => (request.task.startsWith('Delete') ? { decision: 'deny', reason: 'No deletions.' } : 'allow'),
+    });
+
+    await runtime.run('lead', 'Find untested modules.');
+
+    const leadCalls = model.calls.filter((request) => request.agentName === 'lead');
+    expect(lastToolMessage(leadCalls[2]!)).toMatchObject({ isError: true, content: expect.stringMatching(/denied/) });
+    const analystCalls = model.calls.filter((request) => request.agentName === 'analyst');
+    expect(analystCalls[1]!.messages.map((message) => message.content)).toEqual([
+      'You are the analyst.',
+      'List the modules.',
+      'Modules: core, cli.',
+      'Which has no tests?',
+    ]);
+    await runtime.shutdown();
+  });
 });

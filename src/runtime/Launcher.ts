@@ -250,6 +250,11 @@ export class Launcher {
     this.parts.activity?.busy();
     this.liveRuns.set(agent.name, (this.liveRuns.get(agent.name) ?? 0) + 1);
     sessions.spawned({ id, agentType: agent.name, parentConversationId: sessionParent, taskDescription: request.task });
+    // A resumed session's saved conversation takes its new task at once: if the process dies before the first turn is
+    // saved, the session's resume goes on with that task, not from the end of the earlier run without it.
+    if (resume !== undefined && history !== undefined && this.parts.checkpoints) {
+      sessions.checkpoint(id, [...history, { role: 'user', content: request.task }]);
+    }
     this.parts.postOffice.open(id, agent.name, inbox, topics);
     const watcher = request.watch ? new HandleStream() : undefined;
     if (watcher) this.watchers.set(id, watcher);

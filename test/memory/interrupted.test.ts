@@ -15,8 +15,8 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 const scratch = eachTestTempDir();
 
 /** Runs the worker until its turn is saved, kills it with SIGKILL, and returns the id of its agent. */
-async function killMidRun(file: string, when: 'mid-turn' | 'before-answer' = 'mid-turn'): Promise<string> {
-  const args = ['--import', 'tsx', 'test/support/interruptWorker.ts', file, ...(when === 'before-answer' ? [when] : [])];
+async function killMidRun(file: string, when: 'mid-turn' | 'before-answer' | 'resumed-before-answer' = 'mid-turn'): Promise<string> {
+  const args = ['--import', 'tsx', 'test/support/interruptWorker.ts', file, ...(when === 'mid-turn' ? [] : [when])];
   const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
   const id = await new Promise<string>((resolve, reject) => {
     let out = '';
@@ -102,6 +102,28 @@ describe('a session whose process died', () => {
     expect(seen[0]!.messages.map((message) => [message.role, message.content])).toEqual([
       ['system', expect.stringContaining('You sell.')],
       ['user', 'Sell a tea for 5 euros.'],
+      ['user', expect.stringMatching(/was interrupted/)],
+      ['user', 'Go on.'],
+    ]);
+    await runtime.shutdown();
+  });
+
+  it('a resumed session that died before its first turn was saved goes on with the task it was resumed with', async () => {
+    const file = join(scratch.path, 'store.json');
+    const id = await killMidRun(file, 'resumed-before-answer');
+
+    const clerk = defineAgent({ name: 'clerk', description: 'Sells.', systemPrompt: 'You sell.' });
+    const seen: ModelRequest[] = [];
+    const model = new ScriptedModel((request) => (seen.push(request), 'Sold a coffee.'));
+    const runtime = createRuntime({ model, agents: [clerk], store: new JsonFileMemory(file), projectAgentDir: false });
+    expect((await runtime.sessions.get(id))?.state).toBe('interrupted');
+    await (await runtime.resume(id, 'Go on.')).result;
+
+    expect(seen[0]!.messages.map((message) => [message.role, message.content])).toEqual([
+      ['system', expect.stringContaining('You sell.')],
+      ['user', 'Sell a tea for 5 euros.'],
+      ['assistant', 'Sold a tea.'],
+      ['user', 'Now sell a coffee.'],
       ['user', expect.stringMatching(/was interrupted/)],
       ['user', 'Go on.'],
     ]);

@@ -46,8 +46,8 @@ interface LiveRun {
   poolKey?: string;
   /** For a top-level agent: the key its conversation is stored under too. */
   conversationKey?: string;
-  /** For a resumed session: the conversation it was resumed with, kept if it ends before its first model turn. */
-  resumedFrom?: ChatMessage[];
+  /** The conversation it was launched with (none for a fresh agent without history), kept if it is refused before its first turn. */
+  launchedWith: readonly ChatMessage[];
   /** Its mailbox, opened anew for each attempt when it is restarted. */
   mailbox: { readonly inbox: { capacity: number; overflow: 'reject' | 'drop-oldest' }; readonly topics: readonly string[] };
 }
@@ -242,10 +242,9 @@ export class Launcher {
     const conversationKey =
       !parent && sessionParent !== null && !sessionParent.startsWith('agent:') ? sessionParent : undefined;
     // The limits are the mailbox's options (its inbox and topics), shared and read only.
-    const run: LiveRun = { agent, mailbox: limits };
+    const run: LiveRun = { agent, mailbox: limits, launchedWith: history ?? NO_MESSAGES };
     if (poolKey !== undefined) run.poolKey = poolKey;
     if (conversationKey !== undefined) run.conversationKey = conversationKey;
-    if (resume !== undefined && history !== undefined) run.resumedFrom = history;
     this.live.set(id, run);
     this.parts.activity?.busy();
     this.liveRuns.set(agent.name, (this.liveRuns.get(agent.name) ?? 0) + 1);
@@ -349,9 +348,9 @@ export class Launcher {
         reason: outcome.reason ?? null,
         metrics: result.metrics,
       },
-      // A resume denied, cancelled or stopped before its first model turn never took its task up: the session keeps the
-      // conversation it had, so a later resume does not hand the model a task nobody let it do.
-      outcome.turns === 0 && run?.resumedFrom ? run.resumedFrom : outcome.messages,
+      // A run denied, cancelled or stopped before its first model turn never took its task up: the session keeps the
+      // conversation it was launched with, so a later resume does not hand the model a task nobody let it do.
+      run && refusedBeforeStart(outcome) ? run.launchedWith : outcome.messages,
       // A run's conversation is stored under its key (`main`) too once it completed; not a cancelled or failed one.
       outcome.status === 'completed' ? run?.conversationKey : undefined,
     );
@@ -491,4 +490,11 @@ function inputOf(
   if (history) input.history = history;
   if (agent.definition.requiredToolCalls?.length) input.requiredToolCalls = [...agent.definition.requiredToolCalls];
   return input;
+}
+
+const NO_MESSAGES: readonly ChatMessage[] = [];
+
+/** True for a run refused before it took its task up: denied, or cancelled (or stopped) before its first turn. */
+function refusedBeforeStart(outcome: AgentOutcome): boolean {
+  return outcome.turns === 0 && (outcome.reason === 'denied' || outcome.reason === 'cancelled');
 }

@@ -129,4 +129,25 @@ describe('resuming a sub-agent', () => {
     ]);
     await runtime.shutdown();
   });
+  it('never hands the model the task of a delegation that was denied, when the denied agent is resumed', async () => {
+    const model = scriptedPerAgent({
+      lead: [
+        callTools(assignCall('analyst', 'Delete the cli module.', { id: 'denied' })),
+        (request) => callTools(assignCall('analyst', 'List the modules.', { resume: /\((agent:[^)]+)\)/.exec(lastToolMessage(request)?.content ?? '')?.[1], id: 'again' })),
+        'done',
+      ],
+      analyst: ['Modules: core, cli.'],
+    });
+    const runtime = createRuntime({
+      model,
+      agents: [leader(), worker('analyst')],
+      delegationPolicy: (request) => (request.task.startsWith('Delete') ? { decision: 'deny', reason: 'No deletions.' } : 'allow'),
+    });
+
+    await runtime.run('lead', 'Tidy up.');
+
+    const analystCalls = model.calls.filter((request) => request.agentName === 'analyst');
+    expect(analystCalls[0]!.messages.map((message) => message.content)).toEqual(['You are the analyst.', 'List the modules.']);
+    await runtime.shutdown();
+  });
 });

@@ -29,6 +29,12 @@ describe('the process running out of work while agents are alive', { timeout: 90
     expect(stderr).toMatch(/2 agents were still alive/);
   });
 
+  it('watches a restarted agent too: its second attempt, waiting for messages, is stopped with its answer', async () => {
+    const { result, stderr } = await stalled('restarted');
+    expect(result).toEqual({ status: 'completed', output: 'listening again' });
+    expect(stderr).toMatch(/TROUPE_STALLED/);
+  });
+
   it('cancels an agent that waits on a simulated clock nothing moves, and says to use runUntilIdle', async () => {
     const { result, stderr } = await stalled('simulated');
     expect(result).toMatchObject({ status: 'failed', reason: 'cancelled' });

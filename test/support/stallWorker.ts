@@ -1,5 +1,5 @@
 // A process whose awaited run can never end by itself, for the process-end tests:
-//   node --import tsx test/support/stallWorker.ts resident|delegated|simulated|ended
+//   node --import tsx test/support/stallWorker.ts resident|delegated|restarted|simulated|ended
 // It prints the run's result as one JSON line; a runtime left with live agents when the process runs out of work stops
 // them (and warns on stderr), so the line is printed instead of the process ending with the run unsettled.
 import { SimulatedClock } from 'xstate';
@@ -20,6 +20,12 @@ async function main() {
     const model = ScriptedModel.perAgent({ lead: [callTools(assignCall('listener', 'Listen.', { id: 'a1' })), 'The listener said: listening'], listener: ['listening'] });
     const runtime = createRuntime({ model, agents: [lead, listener], projectAgentDir: false });
     return runtime.run('lead', 'Ask the listener.');
+  }
+  if (mode === 'restarted') {
+    // The first attempt fails and is restarted; the second answers and waits for messages nobody sends.
+    const restarting = defineAgent({ ...listener, name: 'restarting', restart: 'on-failure' });
+    const runtime = createRuntime({ model: new ScriptedModel([new Error('The first attempt breaks.'), 'listening again']), agents: [restarting], projectAgentDir: false });
+    return runtime.run('restarting', 'Listen for news.');
   }
   if (mode === 'simulated') {
     // A model latency on a simulated clock that nothing moves (no runUntilIdle).

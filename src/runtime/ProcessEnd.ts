@@ -9,7 +9,13 @@ const stallHandlers = new Set<() => boolean>();
 
 function onBeforeExit(): void {
   let acted = false;
-  for (const handler of [...stallHandlers]) acted = handler() || acted;
+  for (const handler of [...stallHandlers]) {
+    try {
+      acted = handler() || acted;
+    } catch {
+      // A runtime that cannot be read any more (its supervisor failed) is left as it is: the process ends as it would.
+    }
+  }
   // One more turn of the event loop: if agents are still alive after what was ended settles, the process comes back
   // here (Node emits `beforeExit` again only once the loop has run).
   if (acted) setImmediate(() => {});

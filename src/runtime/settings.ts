@@ -1,6 +1,5 @@
 import { toolPolicyProblem } from '../tools/toolApproval.js';
-import { statSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { ConfigurationError } from '../errors.js';
 import { JsonFileMemory } from '../memory/JsonFileMemory.js';
 import { isStatelyInspector } from '../inspect/statelyInspector.js';
@@ -80,15 +79,6 @@ export function checkSpawnOptions(options: SpawnOptions, call: string): void {
   checkOptionNames(options, SPAWN_OPTIONS, call);
 }
 
-/** True when `path` is a folder. */
-function isFolder(path: string): boolean {
-  try {
-    return statSync(path).isDirectory();
-  } catch {
-    return false;
-  }
-}
-
 /**
  * Refuses a `trace` or `record` file that holds something else, that is the store's file (not made yet, it would pass
  * the first check, and the events would make the store unreadable), or that is the other one's.
@@ -101,11 +91,7 @@ function checkRecordingFiles(options: RuntimeOptions): void {
     if (typeof path === 'string' && resolve(path) === storeFile) {
       throw new ConfigurationError(`The ${option} file ${path} is the store's file; give the ${option} a file of its own.`);
     }
-    // Its folder, checked before any part starts (a web inspector's server would be left open by a later refusal).
-    if (typeof path === 'string' && !isFolder(dirname(resolve(path)))) {
-      throw new ConfigurationError(`The ${option} file ${path} cannot be written: its folder ${dirname(path)} does not exist or is not a folder.`);
-    }
-    if (typeof path === 'string' && isFolder(path)) throw new ConfigurationError(`The ${option} file ${path} cannot be written: it is a folder.`);
+    // Checked before any part starts (its folder too: a web inspector's server would be left open by a later refusal).
     checkRecordingTarget(path, option);
   }
   const { trace, record } = options;

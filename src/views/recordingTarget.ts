@@ -1,4 +1,5 @@
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { ConfigurationError, errorMessage } from '../errors.js';
 
 /** Bytes read from the start of an existing file to tell a recording from anything else: a header line is far shorter, an event of an old recording shorter too. */
@@ -11,17 +12,31 @@ const FIRST_BYTES = 65_536;
  * headers existed), may be written over. `option` names the option in the error (`trace`, `record`).
  */
 export function checkRecordingTarget(path: string, option: string): void {
+  // Its folder first: a file that cannot be made is refused before anything runs, not when the first event is written.
+  if (!isFolder(dirname(resolve(path)))) {
+    throw new ConfigurationError(`The ${option} file ${path} cannot be written: its folder ${dirname(path)} does not exist or is not a folder.`);
+  }
   let stats;
   try {
     stats = statSync(path);
   } catch {
     return; // no file there: opening it for writing says what is wrong, if anything
   }
-  // A folder, a device or a pipe is not written over either: opening it for writing says so.
+  if (stats.isDirectory()) throw new ConfigurationError(`The ${option} file ${path} cannot be written: it is a folder.`);
+  // A device or a pipe is not written over either: opening it for writing says so.
   if (!stats.isFile() || stats.size === 0 || startsLikeRecording(path)) return;
   throw new ConfigurationError(
     `The ${option} file ${path} holds something else than a troupe recording; it was left as it is. Give another file, or remove this one first.`,
   );
+}
+
+/** True when `path` is a folder. */
+function isFolder(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 /** True when the file's first line is a recording header, or an event as recordings wrote them before headers. */

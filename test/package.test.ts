@@ -36,7 +36,7 @@ afterAll(() => {
 });
 
 describe('the packed package', () => {
-  it('ships the build, the README and the licence, and no sources, tests, benches or examples', async () => {
+  it('ships the build (its maps holding their sources), the README and the licence, and no sources, tests, benches or examples', async () => {
     const { stdout } = await exec('tar', ['-tzf', tarball]);
     const files = stdout.trim().split('\n').map((file) => file.replace(/^package\//, ''));
     expect(files).toEqual(
@@ -44,6 +44,12 @@ describe('the packed package', () => {
     );
     expect(files.filter((file) => !file.startsWith('dist/') && !['package.json', 'README.md', 'LICENSE'].includes(file))).toEqual([]);
     expect(files.some((file) => file.endsWith('.js.map'))).toBe(true);
+    // The sources are not shipped, so a map carries its source's text (a debugger or --enable-source-maps shows the
+    // TypeScript), and no declaration map points at a .ts file that is not there.
+    expect(files.filter((file) => file.endsWith('.d.ts.map'))).toEqual([]);
+    const map = JSON.parse((await exec('tar', ['-xzOf', tarball, 'package/dist/index.js.map'])).stdout) as { sources: string[]; sourcesContent?: string[] };
+    expect(map.sourcesContent?.[0]).toContain('export { createRuntime }');
+    expect(map.sources).toEqual(['../src/index.ts']);
   });
 
   it('runs a scripted two-agent delegation from a plain .mjs file importing troupe and troupe/testing', async () => {

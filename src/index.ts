@@ -232,6 +232,8 @@ export {
   ToolResulted,
   ToolWait,
   ToolWaitCause,
+  ToolWaitEnded,
+  WaitOutcome,
   TroupeEvent,
 } from './events/events.js';
 export type { TroupeEventOf, TroupeEventType } from './events/events.js';

@@ -27,7 +27,8 @@ export const SESSION_SCHEMA_VERSION = 4;
 
 /**
  * The format of a `record` file (JSON lines): a header line `{"type":"recording","schemaVersion":5,"runId":…}`, then
- * one event a line. Version 6: an `agent.failed` event's `reason` and its error's `code` may be `required_tools`, a
+ * one event a line. Version 7: events may be `tool.wait_ended` (a tool call's wait for messages ended: its outcome,
+ * status and duration), and a `tool.result` may be `waiting` (the call waits for messages). Version 6: an `agent.failed` event's `reason` and its error's `code` may be `required_tools`, a
  * `tool.denied` event's `reason` may be `denied` (a tool policy or a person refused the call), and `approval.*` events
  * may be about a tool call (`tool`, `category`, `callId` on `approval.requested`). Version 5: events may be `todo.updated` (an agent wrote its todo list) and `tool.plan` (a turn's tool calls as planned: stages and why calls wait). Version 4: events may be `agent.restarted` (a failed agent started again) and `agent.escalated` (a
  * failure past its restarts), and `agent.spawned` may carry an `attempt`. Version 3: events may be `model.retry` (a failed model call tried again), which older code does not
@@ -35,7 +36,7 @@ export const SESSION_SCHEMA_VERSION = 4;
  * the error as a text; a file without the header (written before it) is events only and reads as version 1. All are
  * read, their failures given the code their reason implies.
  */
-export const RECORDING_SCHEMA_VERSION = 6;
+export const RECORDING_SCHEMA_VERSION = 7;
 
 /**
  * The format of a long-term note in `__agent_notes__` (see `Note`, `memory_save`), a field of each note. Version 1;

@@ -55,8 +55,16 @@ function Entry({ event, events, model, calls }: { event: TroupeEvent; events: re
       return (
         <Block
           kind={event.status === 'ok' ? 'result' : 'error'}
-          title={`← ${event.tool} ${event.status} · ${formatDuration(event.durationMs)}`}
+          title={`← ${event.tool} ${event.waiting ? 'waiting' : event.status} · ${formatDuration(event.durationMs)}`}
           text={event.error ?? event.content ?? ''}
+        />
+      );
+    case 'tool.wait_ended':
+      return (
+        <Block
+          kind={event.status === 'ok' ? 'result' : 'error'}
+          title={`← ${event.tool} ${event.outcome} · waited ${formatDuration(event.durationMs)}`}
+          text={event.error ?? `${event.messages} message${event.messages === 1 ? '' : 's'}`}
         />
       );
     case 'message.sent':

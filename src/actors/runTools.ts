@@ -39,7 +39,7 @@ export type ToolMessage = Extract<ChatMessage, { role: 'tool' }>;
 export type ToolNote =
   | { type: 'tool.call'; callId: string; tool: string; arguments: string }
   | { type: 'tool.denied'; callId: string; tool: string; reason: ToolRefusal['reason']; error: string }
-  | { type: 'tool.result'; callId: string; tool: string; status: 'ok' | 'error'; durationMs: number; error?: string; content?: string };
+  | { type: 'tool.result'; callId: string; tool: string; status: 'ok' | 'error'; durationMs: number; error?: string; content?: string; waiting?: true };
 
 /**
  * The events `runTools` sends back to its agent. Calls starting and ending are not among them: `runTools` announces
@@ -296,14 +296,18 @@ function callEnded(batch: Batch, call: ToolCall, output: unknown, started: numbe
     if (output.kind === 'wait') batch.waiting = true;
     else batch.finish = output.answer === undefined ? {} : { answer: output.answer };
   }
+  const waits = isToolSignal(output) && output.kind === 'wait';
   // A tool that registered a wait but did not return its signal: the wait would hold the agent for ever.
-  if (!(isToolSignal(output) && output.kind === 'wait')) environment.dropWait(input.agentId, call.id);
+  if (!waits) environment.dropWait(input.agentId, call.id);
   const message = toMessage(call.id, output);
   const durationMs = clock.now() - started;
   send(
-    message.isError === true
-      ? { type: 'tool.result', callId: call.id, tool: call.name, status: 'error', durationMs, error: message.content }
-      : { type: 'tool.result', callId: call.id, tool: call.name, status: 'ok', durationMs, content: message.content },
+    waits
+      ? // Its outcome comes with its `tool.wait_ended`, when the agent reads it.
+        { type: 'tool.result', callId: call.id, tool: call.name, status: 'ok', durationMs, waiting: true }
+      : message.isError === true
+        ? { type: 'tool.result', callId: call.id, tool: call.name, status: 'error', durationMs, error: message.content }
+        : { type: 'tool.result', callId: call.id, tool: call.name, status: 'ok', durationMs, content: message.content },
   );
   return message;
 }

@@ -173,6 +173,41 @@ export const ToolResulted = z.object({
   error: z.string().optional(),
   /** What the model is given back for an ok call (the tool message's text); a failed call's is `error`. */
   content: z.string().optional(),
+  /**
+   * True for a call that waits for messages (`wait_for_messages`, `send_message` with `expect_reply`): it ended its
+   * part of the batch by starting the wait, and what it gives the model comes with its `tool.wait_ended` (since
+   * recording version 7).
+   */
+  waiting: z.literal(true).optional(),
+});
+
+/**
+ * How a tool call's wait for messages ended: `message` (a message it waited for came), `reply` (the reply came),
+ * `collected` (a collecting wait's time passed, with however many messages came), `timeout` (nothing came in time),
+ * `ended` (the agent that was to reply ended without replying).
+ */
+export const WaitOutcome = z.enum(['message', 'reply', 'collected', 'timeout', 'ended']);
+/** How a tool call's wait for messages ended. */
+export type WaitOutcome = z.infer<typeof WaitOutcome>;
+
+/**
+ * A tool call's wait for messages ended and the agent read its answer, at the start of its next turn (since recording
+ * version 7): the outcome the model is told, as ok or error (a wait that timed out, or whose replier ended, is an
+ * error the model sees, and counts as a tool error in the metrics). A wait cut short by its agent's end has none.
+ */
+export const ToolWaitEnded = z.object({
+  type: z.literal('tool.wait_ended'),
+  ...base,
+  callId: z.string(),
+  tool: z.string(),
+  outcome: WaitOutcome,
+  status: z.enum(['ok', 'error']),
+  /** The messages it took (none for `timeout` and `ended`). */
+  messages: z.number().int().nonnegative(),
+  /** From the start of the wait to its end, on the runtime's clock (the answer may be read later). */
+  durationMs: z.number().nonnegative(),
+  /** What the model is told of a wait that ended in error. */
+  error: z.string().optional(),
 });
 
 /** A tool call was refused before it ran: the tool is not on the agent's list, or delegation is out of reach. */
@@ -349,6 +384,7 @@ export const TroupeEvent = z.discriminatedUnion('type', [
   ModelRetried,
   ToolCalled,
   ToolResulted,
+  ToolWaitEnded,
   ToolDenied,
   ToolPlanned,
   ApprovalRequested,

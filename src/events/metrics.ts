@@ -17,7 +17,7 @@ export type Figures = {
   modelCalls: number;
   /** Tool calls that ended (`tool.result` events), failed ones included. */
   toolCalls: number;
-  /** Tool calls that ended with status `error`. */
+  /** Tool calls that ended with status `error`, and calls whose wait for messages ended in error (`tool.wait_ended`). */
   toolErrors: number;
   /** Messages sent (`message.sent`; a message to a topic counts once). */
   messagesOut: number;
@@ -122,7 +122,7 @@ export function createMetrics(): MetricsSnapshot {
  * - `agent.completed` / `agent.failed` end it; only an agent that was running leaves `agentsRunning`,
  *   so one cancelled while still pending only counts as failed. A second ending is ignored.
  * - `model.response` adds its tokens, its cost and one model call; `tool.result` adds one tool call,
- *   and one tool error when its status is `error`.
+ *   and one tool error when its status is `error`; `tool.wait_ended` adds one tool error when its wait ended in error.
  * - Every event of a running agent moves its `own.durationMs` to `at − startedAt` (never backwards).
  *
  * - `message.sent` counts one message out for its sender, `message.delivered` one message in for its receiver; code
@@ -244,6 +244,17 @@ function agentStep(agents: MetricsSnapshot['agents'], total: TotalMetrics, agent
       addTool(agent.subtree, error);
       for (let up = parentOf(agents, agent); up; up = parentOf(agents, up)) addTool(up.subtree, error);
       addTool(total, error);
+      break;
+    }
+    case 'tool.wait_ended': {
+      // The call was counted by its `tool.result`; a wait that ended in error makes it a failed one.
+      tick(agents, total, agent, event.at);
+      if (event.status === 'error') {
+        agent.own.toolErrors += 1;
+        agent.subtree.toolErrors += 1;
+        for (let up = parentOf(agents, agent); up; up = parentOf(agents, up)) up.subtree.toolErrors += 1;
+        total.toolErrors += 1;
+      }
       break;
     }
     default:

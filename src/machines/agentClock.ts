@@ -31,7 +31,7 @@ export function clockedAgentActions(clock: TroupeClock, mailbox?: Mailbox, annou
      */
     endBatchAndBeginTurn: assign<AgentContext, AgentEvent, BatchEnd, AgentEvent, never>(({ context }, done) => {
       const batch = withBatch(context, done);
-      return { ...batch, ...turnBegun(context, now(), mailbox, batch.messages) };
+      return { ...batch, ...turnBegun(context, now(), mailbox, batch.messages, batch.own) };
     }),
     startIdleTimer: ({ context, self }: { context: AgentContext; self: Parameters<typeof startIdleTimer>[0] }) =>
       startIdleTimer(self, clock, context.input.idleTimeoutMs),
@@ -77,11 +77,15 @@ export function clockedAgentActions(clock: TroupeClock, mailbox?: Mailbox, annou
  * started on the first turn, and any mail that came read into the conversation (`messages`, taken from `mailbox`).
  * The `beginTurn` action assigns it; an agent begun in `running` has it in its initial context (see `SpawnLogic`).
  */
-export function turnBegun(context: AgentContext, now: number, mailbox?: Mailbox, messages = context.messages): Partial<AgentContext> {
+export function turnBegun(context: AgentContext, now: number, mailbox?: Mailbox, messages = context.messages, own = context.own): Partial<AgentContext> {
   const begun = { turns: context.turns + 1, holdsSlot: true, startedAt: context.startedAt ?? now };
   if (!mailbox?.hasMail(context.input.id)) return begun;
   const { answers, mail } = mailbox.take(context.input.id);
-  return { ...begun, messages: withMail(messages, answers, mail) };
+  // A wait that ended in error (no reply in time, the replier ended) is a failed call, as its `tool.wait_ended` says.
+  let failed = 0;
+  for (let index = 0; index < answers.length; index++) if (answers[index]!.isError) failed += 1;
+  if (failed === 0) return { ...begun, messages: withMail(messages, answers, mail) };
+  return { ...begun, own: { ...own, toolErrors: own.toolErrors + failed }, messages: withMail(messages, answers, mail) };
 }
 
 /** The group machine's one clocked action, `announce`, made for one clock (see {@link clockedAgentActions}). */

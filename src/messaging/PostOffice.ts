@@ -1,6 +1,7 @@
 import { clockNow, type Clock } from '../clock.js';
 import { Inbox, type Overflow } from './Inbox.js';
 import { RUNTIME_ADDRESS, TOPIC_PREFIX, agentNameOf, renderMessage, type Message } from './Message.js';
+import type { WaitOutcome } from '../events/events.js';
 
 /** Why a message reached nobody. */
 export type DeadLetterReason = 'unknown_agent' | 'ended' | 'no_live_agent' | 'ambiguous' | 'no_subscribers';
@@ -41,12 +42,17 @@ export interface WaitSpec {
   collect?: boolean;
   /** Give up (or, collecting, stop) after this long on the runtime's clock; none waits for ever. */
   timeoutMs?: number;
+  /** The tool that made the call, for its `tool.wait_ended` (default `wait_for_messages`). */
+  tool?: string;
 }
 
 interface Wait extends WaitSpec {
   /** `ended`: the agent expected to reply ended without replying. */
   state: 'open' | 'met' | 'timed_out' | 'ended';
   messages: Message[];
+  /** When it began and when it ended (met, timed out or ended), on the runtime's clock. */
+  since: number;
+  endedAt?: number;
   timer?: unknown;
   /** For a wait for a reply: the agent that should send it, once the message reached it. */
   replier?: string;
@@ -55,8 +61,17 @@ interface Wait extends WaitSpec {
 /** The answer a wait gives to its tool call, when the agent wakes. */
 export interface WaitAnswer {
   callId: string;
+  /** What the tool message says. */
   content: string;
   isError: boolean;
+  /** The tool that waited. */
+  tool: string;
+  /** How the wait ended. */
+  outcome: WaitOutcome;
+  /** The messages it took. */
+  messages: number;
+  /** From the wait's start to its end, on the runtime's clock. */
+  durationMs: number;
 }
 
 interface Mailbox {
@@ -96,6 +111,8 @@ export class PostOffice {
     private readonly clock: Clock,
     /** Called when an agent's waits have all ended (met or timed out), so it can wake. */
     private readonly wake: (agentId: string) => void,
+    /** Called for each ended wait whose answer an agent reads (see {@link PostOffice.take}), as it reads it. */
+    private readonly answered?: (agentId: string, answer: WaitAnswer) => void,
   ) {}
 
   /** The time on the runtime's clock, which the post office's timers run on. */
@@ -155,6 +172,7 @@ export class PostOffice {
     for (const { box, wait } of waiting) {
       if (wait.state !== 'open' || this.boxes.get(box.id) !== box) continue;
       wait.state = 'ended';
+      wait.endedAt = this.now();
       this.stopTimer(wait);
       if (this.ready(box.id)) this.wake(box.id);
     }
@@ -226,9 +244,12 @@ export class PostOffice {
   await(id: string, spec: WaitSpec): boolean {
     const box = this.boxes.get(id);
     if (!box) return false;
-    const wait: Wait = { ...spec, state: 'open', messages: box.inbox.takeWhere((message) => matches(spec, message)) };
-    if (wait.messages.length > 0 && !wait.collect) wait.state = 'met';
-    else if (spec.timeoutMs !== undefined) {
+    const since = this.now();
+    const wait: Wait = { ...spec, state: 'open', since, messages: box.inbox.takeWhere((message) => matches(spec, message)) };
+    if (wait.messages.length > 0 && !wait.collect) {
+      wait.state = 'met';
+      wait.endedAt = since;
+    } else if (spec.timeoutMs !== undefined) {
       wait.timer = this.clock.setTimeout(() => this.expire(box, wait), spec.timeoutMs);
     }
     box.waits.push(wait);
@@ -302,7 +323,9 @@ export class PostOffice {
       }
       this.stopTimer(wait);
       this.rememberAll(box, wait.messages);
-      answers.push(answerOf(wait));
+      const answer = answerOf(wait, this.now());
+      answers.push(answer);
+      this.answered?.(id, answer);
     }
     box.waits = open;
     const mail = box.inbox.size > 0 ? box.inbox.takeAll() : [];
@@ -331,6 +354,7 @@ export class PostOffice {
       wait.messages.push(message);
       if (!wait.collect) {
         wait.state = 'met';
+        wait.endedAt = this.now();
         this.stopTimer(wait);
       }
       return { to: box.id, outcome: 'delivered', message };
@@ -346,6 +370,7 @@ export class PostOffice {
     wait.timer = undefined;
     if (wait.state !== 'open') return;
     wait.state = wait.collect ? 'met' : 'timed_out';
+    wait.endedAt = this.now();
     if (this.boxes.get(box.id) === box && this.ready(box.id)) this.wake(box.id);
   }
 
@@ -376,16 +401,20 @@ function matches(spec: WaitSpec, message: Message): boolean {
   return spec.from === undefined || message.from === spec.from || agentNameOf(message.from) === spec.from;
 }
 
-function answerOf(wait: Wait): WaitAnswer {
-  if (wait.messages.length > 0) {
-    return { callId: wait.callId, content: wait.messages.map(renderMessage).join('\n'), isError: false };
+/** What an ended wait tells its call (read at `now`): the messages it took, or why none came. */
+function answerOf(wait: Wait, now: number): WaitAnswer {
+  const { callId, messages } = wait;
+  const ended = { callId, tool: wait.tool ?? 'wait_for_messages', messages: messages.length, durationMs: (wait.endedAt ?? now) - wait.since };
+  if (messages.length > 0) {
+    const outcome = wait.collect ? 'collected' : wait.replyTo !== undefined ? 'reply' : 'message';
+    return { ...ended, outcome, content: messages.map(renderMessage).join('\n'), isError: false };
   }
   const within = wait.timeoutMs === undefined ? '' : ` within ${wait.timeoutMs} ms`;
   if (wait.state === 'ended') {
-    return { callId: wait.callId, content: `Error: ${wait.replier} ended without replying to ${wait.replyTo}.`, isError: true };
+    return { ...ended, outcome: 'ended', content: `Error: ${wait.replier} ended without replying to ${wait.replyTo}.`, isError: true };
   }
-  if (wait.replyTo !== undefined) return { callId: wait.callId, content: `Error: no reply to ${wait.replyTo} came${within}.`, isError: true };
-  if (wait.collect) return { callId: wait.callId, content: `No message arrived${within}.`, isError: false };
+  if (wait.replyTo !== undefined) return { ...ended, outcome: 'timeout', content: `Error: no reply to ${wait.replyTo} came${within}.`, isError: true };
+  if (wait.collect) return { ...ended, outcome: 'collected', content: `No message arrived${within}.`, isError: false };
   const from = wait.from === undefined ? '' : ` from ${wait.from}`;
-  return { callId: wait.callId, content: `Error: no message${from} arrived${within}.`, isError: true };
+  return { ...ended, outcome: 'timeout', content: `Error: no message${from} arrived${within}.`, isError: true };
 }

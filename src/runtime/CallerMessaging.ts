@@ -27,7 +27,7 @@ export class CallerMessaging implements Messaging {
     const message = this.messenger.make(this.caller.agentId, to, content);
     // The wait is registered before the message leaves, so a quick reply cannot pass it by.
     const { agentId, toolCallId } = this.caller;
-    this.host.postOffice.await(agentId, { callId: toolCallId, replyTo: message.id, ...timeout(options.timeoutMs) });
+    this.host.postOffice.await(agentId, { callId: toolCallId, tool: this.toolName('send_message'), replyTo: message.id, ...timeout(options.timeoutMs) });
     try {
       const receipt = receiptOf(await this.messenger.post(message, this.caller.relay), true);
       const replier = receipt.deliveredTo[0];
@@ -72,6 +72,7 @@ export class CallerMessaging implements Messaging {
     }
     this.host.postOffice.await(this.caller.agentId, {
       callId: this.caller.toolCallId,
+      tool: this.toolName('wait_for_messages'),
       ...(options.from === undefined ? {} : { from: options.from }),
       ...(options.collect ? { collect: true } : {}),
       ...timeout(options.timeoutMs),
@@ -121,6 +122,13 @@ export class CallerMessaging implements Messaging {
     if (decision === 'allow' || decision?.decision === 'allow') return;
     const reason = decision?.decision === 'deny' ? decision.reason : `the policy gave an answer it may not give (${JSON.stringify(decision)})`;
     throw new MessageRefusedError(caller.agentId, to, `The message to ${to} was refused: ${reason}`);
+  }
+
+  /** The name of the tool that makes this call (a tool of one's own may wait too), or `fallback` where it is not known. */
+  private toolName(fallback: string): string {
+    const last = this.caller.messages[this.caller.messages.length - 1];
+    const call = last?.role === 'assistant' ? last.toolCalls?.find((candidate) => candidate.id === this.caller.toolCallId) : undefined;
+    return call?.name ?? fallback;
   }
 
   private isBelow(id: string, ancestorId: string): boolean {

@@ -32,7 +32,7 @@ import { InMemoryMemory } from '../memory/InMemoryMemory.js';
 import { NoteStore } from '../memory/NoteStore.js';
 import { SessionStore } from '../memory/SessionStore.js';
 import { Blackboard } from '../messaging/Blackboard.js';
-import { PostOffice, type RouteReport } from '../messaging/PostOffice.js';
+import { PostOffice, type RouteReport, type WaitAnswer } from '../messaging/PostOffice.js';
 import { defaultPrices, type PriceTable } from '../models/prices.js';
 import { RandomSource } from '../random.js';
 import { Redactor } from '../redaction.js';
@@ -214,7 +214,11 @@ function messagingFor(
   },
 ) {
   const { clock, catalog, send, table, announce } = parts;
-  const postOffice = new PostOffice(clock, (id) => send({ type: 'WAKE', id }));
+  const postOffice = new PostOffice(
+    clock,
+    (id) => send({ type: 'WAKE', id }),
+    (id, answer) => announce(id, waitEnded(answer)),
+  );
   const blackboard = new Blackboard((change) =>
     announce(change.by, {
       type: 'blackboard.changed',
@@ -234,6 +238,21 @@ function messagingFor(
     inspected: parts.inspected,
   });
   return { postOffice, blackboard, messenger };
+}
+
+/** The `tool.wait_ended` of a wait whose answer an agent reads. */
+function waitEnded(answer: WaitAnswer): Announcement {
+  const { callId, tool, outcome, messages, durationMs } = answer;
+  return {
+    type: 'tool.wait_ended',
+    callId,
+    tool,
+    outcome,
+    status: answer.isError ? 'error' : 'ok',
+    messages,
+    durationMs,
+    ...(answer.isError ? { error: answer.content.replace(/^Error: /, '') } : {}),
+  };
 }
 
 /** What the agents' workers (model calls, tool batches) are given: agents, tools, services and the clock. */

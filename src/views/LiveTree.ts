@@ -165,7 +165,10 @@ export class LiveTree {
         this.toolCalled(node, event);
         return true;
       case 'tool.result':
+        // A call that waits for messages runs on until its wait ends (`tool.wait_ended`).
+        return event.waiting ? false : this.toolEnded(node, event);
       case 'tool.denied':
+      case 'tool.wait_ended':
         return this.toolEnded(node, event);
       case 'approval.requested':
         node.approval = event.risk;
@@ -210,12 +213,13 @@ export class LiveTree {
   }
 
   /** Ends a tool call; false when it had ended already (a denied call is followed by its error result). */
-  private toolEnded(node: LiveAgent, event: TroupeEventOf<'tool.result'> | TroupeEventOf<'tool.denied'>): boolean {
+  private toolEnded(node: LiveAgent, event: TroupeEventOf<'tool.result' | 'tool.denied' | 'tool.wait_ended'>): boolean {
     const call = this.calls.get(`${node.id} ${event.callId}`);
     if (!call || call.state !== 'running') return false;
     const denied = event.type === 'tool.denied';
     call.state = denied || event.status === 'error' ? 'error' : 'ok';
-    call.durationMs = denied ? event.at - call.startedAt : event.durationMs;
+    // A wait's call lasted until its answer was read.
+    call.durationMs = event.type === 'tool.result' ? event.durationMs : event.at - call.startedAt;
     const error = denied ? `denied (${event.reason})` : event.error;
     if (error !== undefined) call.error = error;
     if (call.state === 'error') this.add(node, { toolErrors: 1 });

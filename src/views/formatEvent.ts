@@ -31,7 +31,9 @@ export function formatEvent(event: TroupeEvent): string {
     case 'tool.call':
       return line(`→ ${event.tool} ${clip(event.arguments, 50)}`);
     case 'tool.result':
-      return line(`← ${event.tool} ${event.status}${event.error ? `: ${clip(event.error, 50)}` : ''}`);
+      return line(`← ${event.tool} ${event.waiting ? 'waiting' : event.status}${event.error ? `: ${clip(event.error, 50)}` : ''}`);
+    case 'tool.wait_ended':
+      return line(`← ${event.tool} ${waitLine(event)}`);
     case 'tool.denied':
       return line(`✗ ${event.tool} denied (${event.reason})`);
     case 'tool.plan':
@@ -70,6 +72,14 @@ export function formatEvent(event: TroupeEvent): string {
     case 'todo.updated':
       return line(todoSummary(event.items));
   }
+}
+
+/** How a wait ended, in a few words: `2 messages after 1.500 s`, `timeout after 5.000 s: no reply to msg:3 came…`. */
+function waitLine(event: TroupeEventOf<'tool.wait_ended'>): string {
+  const after = `after ${(event.durationMs / 1000).toFixed(3)} s`;
+  if (event.status === 'error') return `${event.outcome} ${after}${event.error ? `: ${clip(event.error, 50)}` : ''}`;
+  const what = event.outcome === 'reply' ? 'reply' : `${event.messages} message${event.messages === 1 ? '' : 's'}`;
+  return `${what} ${after}`;
 }
 
 /** A todo list in a few words: `todo 1/3 done, now: Write the parser` (or `todo list cleared`). */

@@ -17,7 +17,9 @@ export function plainEventLine(event: TroupeEvent, node: LiveAgent): string | un
     case 'agent.spawned':
       return `${indent}${agentTitle(node, node.label)}${event.resumed ? ' (resumed)' : ''}`;
     case 'tool.result':
-    case 'tool.denied': {
+    case 'tool.denied':
+    case 'tool.wait_ended': {
+      if (event.type === 'tool.result' && event.waiting) return undefined; // it ends with its tool.wait_ended
       const call = node.tools.find((candidate) => candidate.callId === event.callId);
       if (!call || (event.type === 'tool.result' && node.children.some((child) => child.toolCallId === call.callId))) return undefined;
       return `${indent}  ${node.label} ${toolLine(call)}`;

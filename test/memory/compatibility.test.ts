@@ -24,7 +24,7 @@ import { eachTestTempDir } from '../support/tempDir.js';
 
 const fixtures = fileURLToPath(new URL('../fixtures/', import.meta.url));
 /** Every fixture folder: the format of files written before versioning, then one folder per schema version. */
-const FORMATS = ['unversioned', 'v1', 'v2', 'v3', 'v4', 'v5', 'v6', 'v7', 'v8'];
+const FORMATS = ['unversioned', 'v1', 'v2', 'v3', 'v4', 'v5', 'v6', 'v7', 'v8', 'v9'];
 /**
  * The writer's failure as each fixture holds it: read from a text (v1) or written before model failures were wrapped in
  * a ModelCallError (v2, v3), `unexpected` with the model's message; since v4, what today's troupe writes.
@@ -35,12 +35,15 @@ const WRITER_ERRORS: Record<string, { code: string; message: string }> = {
   v6: { code: 'model_call_failed', message: 'The model call of agent "writer" to model "scripted" failed: The model is down.' },
   v7: { code: 'model_call_failed', message: 'The model call of agent "writer" to model "scripted" failed: The model is down.' },
   v8: { code: 'model_call_failed', message: 'The model call of agent "writer" to model "scripted" failed: The model is down.' },
+  v9: { code: 'model_call_failed', message: 'The model call of agent "writer" to model "scripted" failed: The model is down.' },
 };
 const writerError = (format: string) => WRITER_ERRORS[format] ?? { code: 'unexpected', message: 'The model is down.' };
 /** The recording format of each fixture folder. */
-const RECORDING_VERSIONS: Record<string, number> = { unversioned: 1, v1: 1, v2: 2, v3: 2, v4: 3, v5: 3, v6: 4, v7: 5, v8: 6 };
+const RECORDING_VERSIONS: Record<string, number> = { unversioned: 1, v1: 1, v2: 2, v3: 2, v4: 3, v5: 3, v6: 4, v7: 5, v8: 6, v9: 7 };
 /** Since v8 a fourth run: a reporter that had to write to the blackboard first, and failed with `required_tools`. */
 const hasReporter = (format: string) => RECORDING_VERSIONS[format]! >= 6;
+/** Since v9 a fifth run: a listener whose wait for a message timed out (a `tool.wait_ended`), then answered. */
+const hasListener = (format: string) => RECORDING_VERSIONS[format]! >= 7;
 const REPORTER_ERROR = {
   code: 'required_tools',
   message: 'The agent used its one turn without calling blackboard_write, which it must call before it finishes.',
@@ -61,7 +64,7 @@ function fixtureHashes(): Record<string, string> {
 const before = fixtureHashes();
 afterAll(() => expect(fixtureHashes()).toEqual(before));
 
-const agents = ['lead', 'analyst', 'writer', 'reporter'].map((name) =>
+const agents = ['lead', 'analyst', 'writer', 'reporter', 'listener'].map((name) =>
   defineAgent({ name, description: `The ${name}.`, systemPrompt: `You are the ${name}.`, tools: name === 'lead' ? ['assign_task'] : [] }),
 );
 
@@ -73,7 +76,7 @@ describe('the fixtures', () => {
     const header = JSON.parse(readFileSync(join(newest, 'run.jsonl'), 'utf8').split('\n')[0]!) as { schemaVersion?: unknown };
     expect(store.schemaVersion).toBe(STORE_SCHEMA_VERSION);
     expect(records.map((record) => record.schemaVersion)).toEqual(records.map(() => SESSION_SCHEMA_VERSION));
-    expect(records).toHaveLength(4);
+    expect(records).toHaveLength(5);
     expect(header.schemaVersion).toBe(RECORDING_SCHEMA_VERSION);
     expect((store[NOTES_KEY] as { schemaVersion?: unknown }[]).map((note) => note.schemaVersion)).toEqual([NOTE_SCHEMA_VERSION]);
   });
@@ -94,6 +97,7 @@ describe.each(FORMATS)('the %s fixtures', (format) => {
     expect(sessions.map((session) => [session.agentType, session.state]).sort()).toEqual([
       ['analyst', 'completed'],
       ['lead', 'completed'],
+      ...(hasListener(format) ? [['listener', 'completed']] : []),
       ...(hasReporter(format) ? [['reporter', 'failed']] : []),
       ['writer', 'failed'],
     ]);
@@ -145,9 +149,20 @@ describe.each(FORMATS)('the %s fixtures', (format) => {
     expect(ends.map((event) => [event.type, event.agentId.split(':')[1]]).sort((a, b) => a[1]!.localeCompare(b[1]!))).toEqual([
       ['agent.completed', 'analyst'],
       ['agent.completed', 'lead'],
+      ...(hasListener(format) ? [['agent.completed', 'listener']] : []),
       ...(hasReporter(format) ? [['agent.failed', 'reporter']] : []),
       ['agent.failed', 'writer'],
     ]);
+    // Since version 7 a waiting call's tool.result is `waiting`, and its wait's end a tool.wait_ended: the listener's
+    // wait for a message timed out after its second.
+    const waits = recording.events.filter((event) => event.type === 'tool.wait_ended' || (event.type === 'tool.result' && event.waiting));
+    expect(waits.map((event) => [event.type, event.agentId.split(':')[1], event.type === 'tool.wait_ended' ? [event.outcome, event.status, event.durationMs] : event.at])).toEqual(
+      hasListener(format) ? [['tool.result', 'listener', 0], ['tool.wait_ended', 'listener', ['timeout', 'error', 1000]]] : [],
+    );
+    if (hasListener(format)) {
+      const records = Object.values(JSON.parse(readFileSync(store, 'utf8'))[SESSIONS_KEY] as Record<string, { agentType: string }>);
+      expect(records.find((record) => record.agentType === 'listener')).toMatchObject({ result: 'Nobody wrote.', metrics: { own: { toolCalls: 1, toolErrors: 1 } } });
+    }
     // Since version 6 a failure may have reason and code required_tools.
     if (hasReporter(format)) expect(ends.find((event) => event.agentId.includes(':reporter:'))).toMatchObject({ reason: 'required_tools', error: REPORTER_ERROR });
     // A version-1 failure (a text error) reads as today's ErrorInfo, its code what its reason implies.

@@ -124,20 +124,33 @@ describe('PostOffice', () => {
       post.await('agent:me:m', { callId: 'c1', from: 'bob' });
       expect(post.ready('agent:me:m')).toBe(true);
       const { answers, mail } = post.take('agent:me:m');
-      expect(answers).toEqual([{ callId: 'c1', content: expect.stringMatching(/^\[message msg:\d+ from agent:bob:b\] from bob$/), isError: false }]);
+      expect(answers).toEqual([
+        {
+          callId: 'c1',
+          content: expect.stringMatching(/^\[message msg:\d+ from agent:bob:b\] from bob$/),
+          isError: false,
+          tool: 'wait_for_messages',
+          outcome: 'message',
+          messages: 1,
+          durationMs: 0,
+        },
+      ]);
       expect(mail.map((m) => m.content)).toEqual(['from alice']);
     });
 
     it('a wait for a reply ignores other messages, which go to the inbox', () => {
-      const { post, open, route } = office();
+      const { clock, post, open, route } = office();
       open('agent:me:m');
-      post.await('agent:me:m', { callId: 'c1', replyTo: 'msg:question' });
+      post.await('agent:me:m', { callId: 'c1', tool: 'send_message', replyTo: 'msg:question' });
       route(msg('agent:peer:p', 'agent:me:m', 'chatter'));
       expect(post.ready('agent:me:m')).toBe(false);
+      clock.increment(40);
       route(msg('agent:peer:p', 'agent:me:m', 'the answer', { replyTo: 'msg:question' }));
       expect(post.ready('agent:me:m')).toBe(true);
+      clock.increment(10); // read later: its duration is until the reply came
       const { answers, mail } = post.take('agent:me:m');
       expect(answers[0]!.content).toMatch(/in reply to msg:question\] the answer$/);
+      expect(answers[0]).toMatchObject({ tool: 'send_message', outcome: 'reply', messages: 1, durationMs: 40, isError: false });
       expect(mail.map((m) => m.content)).toEqual(['chatter']);
     });
 
@@ -149,7 +162,9 @@ describe('PostOffice', () => {
       expect(woken).toEqual([]);
       clock.increment(1);
       expect(woken).toEqual(['agent:me:m']);
-      expect(post.take('agent:me:m').answers).toEqual([{ callId: 'c1', content: 'Error: no message from bob arrived within 100 ms.', isError: true }]);
+      expect(post.take('agent:me:m').answers).toEqual([
+        { callId: 'c1', content: 'Error: no message from bob arrived within 100 ms.', isError: true, tool: 'wait_for_messages', outcome: 'timeout', messages: 0, durationMs: 100 },
+      ]);
       expect(post.isWaiting('agent:me:m')).toBe(false);
     });
 
@@ -164,7 +179,7 @@ describe('PostOffice', () => {
       clock.increment(1_000);
       expect(woken).toEqual(['agent:me:m']);
       const { answers, mail } = post.take('agent:me:m');
-      expect(answers[0]!.isError).toBe(false);
+      expect(answers[0]).toMatchObject({ isError: false, outcome: 'collected', messages: 3, durationMs: 1_000 });
       expect(answers[0]!.content.split('\n').map((line) => line.replace(/^\[[^\]]*\] /, ''))).toEqual(['one', 'two', 'three']);
       expect(mail).toEqual([]);
     });
@@ -174,7 +189,9 @@ describe('PostOffice', () => {
       open('agent:me:m');
       post.await('agent:me:m', { callId: 'c1', collect: true, timeoutMs: 50 });
       clock.increment(50);
-      expect(post.take('agent:me:m').answers).toEqual([{ callId: 'c1', content: 'No message arrived within 50 ms.', isError: false }]);
+      expect(post.take('agent:me:m').answers).toEqual([
+        { callId: 'c1', content: 'No message arrived within 50 ms.', isError: false, tool: 'wait_for_messages', outcome: 'collected', messages: 0, durationMs: 50 },
+      ]);
     });
 
     it('a met or withdrawn wait sets no timer off later', () => {

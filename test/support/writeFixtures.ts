@@ -1,4 +1,4 @@
-// Writes the stored-format fixtures of test/fixtures/: a JSON store with three sessions and the recording of the run
+// Writes the stored-format fixtures of test/fixtures/: a JSON store with its sessions and the recording of the run
 // that made them, as the troupe of this commit writes them. Run it once per new format, into a new folder, and commit
 // what it writes; never run it over a folder already committed (those are the formats older files are in).
 //   node --import tsx test/support/writeFixtures.ts test/fixtures/<folder>
@@ -36,6 +36,9 @@ const reporter = defineAgent({
   requiredToolCalls: ['blackboard_write'],
   maxTurns: 1,
 });
+// It waits a second for a message nobody sends, then answers (since recording version 7: a tool.result that is
+// `waiting`, then the wait's tool.wait_ended, a timeout).
+const listener = defineAgent({ name: 'listener', description: 'Listens.', systemPrompt: 'You listen.', tools: ['wait_for_messages'] });
 const todos = [
   { id: 'draft', content: 'Draft the haiku', status: 'in_progress' },
   { id: 'count', content: 'Count the syllables', status: 'pending' },
@@ -59,6 +62,7 @@ const model = ScriptedModel.perAgent({
   // A 503 first (since recording version 3): the model call is tried again, and the recording holds a model.retry.
   analyst: [new ModelError('Service unavailable.', { status: 503 }), 'There are 7 modules: a, b, c, d, e, f, g.'],
   reporter: ['Nothing to report.'],
+  listener: [{ content: '', toolCalls: [{ id: 'l1', name: 'wait_for_messages', arguments: JSON.stringify({ timeout_ms: 1000 }) }] }, 'Nobody wrote.'],
   writer: [
     { content: '', toolCalls: [{ id: 'w1', name: 'todo_write', arguments: JSON.stringify({ items: todos }) }, { id: 'w2', name: 'memory_save', arguments: JSON.stringify(note) }] },
     new Error('The model is down.'),
@@ -67,7 +71,7 @@ const model = ScriptedModel.perAgent({
 });
 const runtime = createRuntime({
   model,
-  agents: [lead, analyst, writer, reporter],
+  agents: [lead, analyst, writer, reporter, listener],
   store: new JsonFileMemory(join(folder, 'store.json')),
   clock: new SimulatedClock(),
   seed: 11,
@@ -78,6 +82,7 @@ const running = Promise.all([
   runtime.run('lead', 'How many modules?'),
   runtime.run('writer', 'Write a haiku.', { conversationKey: 'poems' }),
   runtime.run('reporter', 'Report on the modules.', { conversationKey: 'reports' }),
+  runtime.run('listener', 'Listen for a second.', { conversationKey: 'listening' }),
 ]);
 await runtime.runUntilIdle(); // simulated time: the retry's wait passes at once
 const results = await running;

@@ -292,7 +292,7 @@ export type { EndingCode } from './failure.js';
 export { MIN_SECRET_LENGTH, REDACTED, Redactor } from './redaction.js';
 export type { RedactorOptions } from './redaction.js';
 // ── The troupe command ──────────────────────────────────────────────────────────────────────────────────
-export type { Scenario, ScenarioContext, ScenarioDefinition, ScenarioRun } from './cli/Scenario.js';
+export type { Scenario, ScenarioContext, ScenarioDefinition, ScenarioRun, ScenarioRuntimeOptions } from './cli/Scenario.js';
 
 // ── Views ───────────────────────────────────────────────────────────────────────────────────────────────
 export { formatEvent, shortId } from './views/formatEvent.js';

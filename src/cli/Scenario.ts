@@ -3,7 +3,7 @@ import { basename, dirname, extname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Agent, AgentDefinition } from '../catalog/defineAgent.js';
 import type { Model } from '../models/Model.js';
-import type { Runtime } from '../runtime/Runtime.js';
+import type { Runtime, RuntimeOptions } from '../runtime/Runtime.js';
 import type { Tool } from '../tools/defineTool.js';
 import { CommandError } from './CommandError.js';
 
@@ -16,6 +16,25 @@ export interface ScenarioContext {
 /** The body of a scenario: runs agents on the runtime it is given and returns a result (an `AgentResult`, or anything). */
 export type ScenarioRun = (runtime: Runtime, context: ScenarioContext) => unknown;
 
+/**
+ * Runtime options a scenario sets for the runtime `troupe run` makes for it: a simulated `clock`, a `seed`, inbox
+ * sizes, limits, policies, a `record` file and so on. The command's flags win (`--seed`, `--max-parallel`); what it
+ * owns itself is not among them: the `store` (`--store`), the `trace` (`--trace`) and the inspectors (`--inspect`,
+ * `--ui`), and the scenario's `agents`, `model` and `tools` have fields of their own.
+ */
+export type ScenarioRuntimeOptions = Omit<RuntimeOptions, 'model' | 'agents' | 'tools' | 'store' | 'trace' | 'inspect' | 'ui'>;
+
+/** The options the command sets itself, refused in a scenario's `options` with the flag (or field) to use instead. */
+const COMMAND_OWNED: Readonly<Record<string, string>> = {
+  model: 'the scenario\'s model field (or --model / --base-url)',
+  agents: "the scenario's agents field",
+  tools: "the scenario's tools field",
+  store: '--store',
+  trace: '--trace',
+  inspect: '--inspect',
+  ui: '--ui',
+};
+
 /** A scenario that brings the agents, model and tools its runtime is made with, besides its `run`. */
 export interface ScenarioDefinition {
   /** Agents defined in code (agent files come from `--agents` and `./agents`). */
@@ -24,13 +43,18 @@ export interface ScenarioDefinition {
   model?: Model;
   /** Tools agents may name. */
   tools?: readonly Tool[];
+  /**
+   * Options of the runtime: `{ clock: new SimulatedClock(), seed: 7 }` runs a simulation, whose `run` then drives its
+   * time (`runtime.runUntilIdle()`; see the README's Messaging and simulations).
+   */
+  options?: ScenarioRuntimeOptions;
   run: ScenarioRun;
 }
 
 /**
  * The default export of a scenario file that `troupe run <file>` runs: a function of the runtime, or a
- * {@link ScenarioDefinition} that also gives the agents, model and tools. The command makes the runtime from its
- * options (`--seed`, `--max-parallel`, `--store`, `--agents`, `--trace`) and the scenario's agents, model and tools,
+ * {@link ScenarioDefinition} that also gives the agents, model, tools and runtime options. The command makes the runtime
+ * from its options (`--seed`, `--max-parallel`, `--store`, `--agents`, `--trace`) over the scenario's,
  * watches its events, and shuts it down when `run` has returned.
  *
  * @example
@@ -87,7 +111,7 @@ function notAScenario(file: string): string {
 }
 
 function asScenario(value: unknown, file: string): ScenarioDefinition {
-  const expected = `${file} must export default a function (runtime) => result, or an object { agents?, model?, tools?, run }`;
+  const expected = `${file} must export default a function (runtime) => result, or an object { agents?, model?, tools?, options?, run }`;
   if (typeof value === 'function') return { run: value as ScenarioRun };
   if (value === null || typeof value !== 'object' || typeof (value as ScenarioDefinition).run !== 'function') {
     throw new CommandError(expected);
@@ -98,7 +122,18 @@ function asScenario(value: unknown, file: string): ScenarioDefinition {
   if (scenario.model !== undefined && typeof scenario.model?.complete !== 'function') {
     throw new CommandError(`${file}: model must be a Model (an object with complete(request))`);
   }
+  checkOptions(scenario.options, file);
   return scenario;
+}
+
+/** A scenario's runtime options: a plain object, without what the command sets itself (the rest createRuntime checks). */
+function checkOptions(options: unknown, file: string): void {
+  if (options === undefined) return;
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) throw new CommandError(`${file}: options must be an object of runtime options`);
+  for (const key of Object.keys(options)) {
+    const instead = COMMAND_OWNED[key];
+    if (instead !== undefined) throw new CommandError(`${file}: options.${key} is set by the command; use ${instead}`);
+  }
 }
 
 /**

@@ -20,7 +20,8 @@ export function plainEventLine(event: TroupeEvent, node: LiveAgent): string | un
     case 'tool.denied':
     case 'tool.wait_ended': {
       if (event.type === 'tool.result' && event.waiting) return undefined; // it ends with its tool.wait_ended
-      const call = node.tools.find((candidate) => candidate.callId === event.callId);
+      // The latest call of that id: a model may give the calls of different turns the same id.
+      const call = node.tools.findLast((candidate) => candidate.callId === event.callId);
       if (!call || (event.type === 'tool.result' && node.children.some((child) => child.toolCallId === call.callId))) return undefined;
       return `${indent}  ${node.label} ${toolLine(call)}`;
     }

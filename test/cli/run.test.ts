@@ -59,6 +59,18 @@ describe.concurrent('troupe run <scenario>', { timeout: 60_000 }, () => {
     expect(stdout).toMatch(/^Review summary:\n- 1 finding: src\/server\.ts:3/);
   });
 
+  it('runs a simulation: a scenario whose options bring a simulated clock spends hours of its time in a moment, the same each run', async () => {
+    const run = () => troupe(['run', 'examples/simulated-scenario.ts', '--store', store('simulated')]);
+    const { code, stdout } = await run();
+    expect(code).toBe(0);
+    // Four offers, each answered after the seller's two twenty-minute model calls; the last reply is the deal (the
+    // seller's calls all have one id, and each line names its own call).
+    expect(stdout).toMatch(/seller ✓ reply \{"content":"Deal at 100\."\} 0ms\n/);
+    expect(stdout.match(/seller ✓ reply \{"content":"No: 120\."\}/g)).toHaveLength(3);
+    expect(stdout).toMatch(/\nBought the bike for 100\. \(180 simulated minutes\)\n$/);
+    expect((await run()).stdout).toBe(stdout); // the seed and the simulated clock come from the scenario
+  });
+
   it('hands a scenario its --task, and prints a value that is not a result as JSON; exit 0', async () => {
     const { code, stdout } = await troupe(['run', 'test/cli/fixtures/value.mjs', '--task', 'Count.', '--quiet', '--store', store('value')]);
     expect(code).toBe(0);
@@ -136,6 +148,7 @@ describe.concurrent('troupe run: arguments it cannot use give one line and exit 
       ['run', 'examples/agent-files/agents/researcher.md'],
       /^troupe: cannot load scenario examples\/agent-files\/agents\/researcher\.md: a scenario is a \.ts, \.js or \.mjs file; to run the agent of an agent file, give its name and folder: troupe run researcher --agents examples\/agent-files\/agents --task TEXT\n$/,
     ],
+    [['run', 'test/cli/fixtures/badOptions.mjs'], /^troupe: test\/cli\/fixtures\/badOptions\.mjs: options\.store is set by the command; use --store\n$/],
     [['run', 'test/cli/fixtures/notAScenario.mjs'], /^troupe: test\/cli\/fixtures\/notAScenario\.mjs must export default a function \(runtime\) => result, or an object/],
     [['run', 'researcher'], /^troupe: an agent needs a task: troupe run researcher --task TEXT\n$/],
     [['run', 'researcher', '--task', 'Find it.'], /^troupe: no model: set OPENAI_API_KEY or pass --base-url\n$/],

@@ -237,6 +237,20 @@ describe('plain lines', () => {
     ]);
   });
 
+  it('name each ended call with its own arguments when turns reuse a call id (as scripted models and some servers do)', () => {
+    const tree = new LiveTree();
+    const events = [
+      spawned('agent:w:1', 'w', 0),
+      started('agent:w:1', 0),
+      called('agent:w:1', 'call_reply', 'reply', { content: 'No.' }, 1),
+      resulted('agent:w:1', 'call_reply', 'reply', 0, 1),
+      called('agent:w:1', 'call_reply', 'reply', { content: 'Deal.' }, 5),
+      resulted('agent:w:1', 'call_reply', 'reply', 0, 5),
+    ];
+    const lines = events.map((event) => plainEventLine(event, tree.apply(event)!)).filter((line) => line !== undefined);
+    expect(lines).toEqual(['► w (The task of w.)', '  w ✓ reply {"content":"No."} 0ms', '  w ✓ reply {"content":"Deal."} 0ms']);
+  });
+
   it('carry no control codes, even when a model answers with some', () => {
     const tree = new LiveTree();
     const events = [

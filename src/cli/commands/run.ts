@@ -6,7 +6,8 @@ import { watchRun } from '../watchRun.js';
 
 const EXAMPLES = `
 A target with a path or a .ts/.js/.mjs ending is a scenario file: its default export is a function
-(runtime) => result, or { agents?, model?, tools?, run(runtime) }. It runs on its own (scripted) model
+(runtime) => result, or { agents?, model?, tools?, options?, run(runtime) }; options are runtime
+options, such as a simulated clock (--seed and --max-parallel win). It runs on its own (scripted) model
 unless --model or --base-url asks for a real one. Any other target is an agent name (from ./agents or
 --agents DIR), run on --task with a real model: OPENAI_API_KEY or --base-url.
 
@@ -35,7 +36,7 @@ async function runScenario(file: string, flags: RunFlags): Promise<void> {
   const scenario = await loadScenario(file);
   // A scenario brings its own (scripted) model; --model or --base-url ask for a real one instead.
   const model = flags.model !== undefined || flags.baseUrl !== undefined ? await requireModel(flags) : (scenario.model ?? (await realModel(flags)) ?? missingModel);
-  const runtime = await runtimeFor(flags, { model, agents: scenario.agents ?? [], tools: scenario.tools ?? [] });
+  const runtime = await runtimeFor(flags, { ...scenario.options, model, agents: scenario.agents ?? [], tools: scenario.tools ?? [] });
   await watchRun(runtime, flags, async () => {
     try {
       return await scenario.run(runtime, flags.task === undefined ? {} : { task: flags.task });

@@ -1,7 +1,7 @@
 import { AgentFileError, errorMessage } from '../errors.js';
 import { adaptAgentFile, misspellingWarnings, type AgentFileWarning } from './adaptAgentFile.js';
 import { AGENT_NAME } from './defineAgent.js';
-import type { AgentFiles, LoadedAgent } from './AgentFiles.js';
+import { shadowedMessage, type AgentFiles, type LoadedAgent } from './AgentFiles.js';
 
 /** The file an agent was read from, and its version when read. */
 export interface AgentSource {
@@ -48,6 +48,12 @@ export class AgentFileSync {
   loadAll(): void {
     const scan = this.files.scan();
     this.errors.push(...scan.errors);
+    for (const shadowed of scan.shadowed) this.warn({ file: shadowed.file, field: 'name', message: shadowedMessage(shadowed) });
+    for (const loaded of scan.agents) {
+      if (this.shelf.sourceOf(loaded.definition.name) !== null) continue;
+      const { file } = loaded;
+      this.warn({ file, field: 'name', message: `${file} is not used: an agent named "${loaded.definition.name}" is given in code, which wins over a file.` });
+    }
     const taken = scan.agents.filter((loaded) => this.shelf.sourceOf(loaded.definition.name) === undefined && this.put(loaded) === undefined);
     for (const loaded of taken) {
       const missing = this.missingSubagents(loaded);
@@ -78,6 +84,11 @@ export class AgentFileSync {
     return source === undefined ? refused : undefined;
   }
 
+  /** Records a warning once. */
+  private warn(warning: AgentFileWarning): void {
+    if (!this.warnings.some((known) => known.message === warning.message)) this.warnings.push(warning);
+  }
+
   /** Records a refused file once (an edit refused on every spawn is one error), and returns it. */
   private refuse(error: AgentFileError): AgentFileError {
     if (!this.errors.some((known) => known.message === error.message)) this.errors.push(error);
@@ -89,9 +100,7 @@ export class AgentFileSync {
     try {
       const adapted = this.strict ? { loaded, warnings: [] } : adaptAgentFile(loaded, (name) => this.shelf.hasTool(name));
       this.shelf.put(adapted.loaded);
-      for (const warning of [...misspellingWarnings(loaded), ...adapted.warnings]) {
-        if (!this.warnings.some((known) => known.message === warning.message)) this.warnings.push(warning);
-      }
+      for (const warning of [...misspellingWarnings(loaded), ...adapted.warnings]) this.warn(warning);
       return undefined;
     } catch (error) {
       const message = errorMessage(error);

@@ -15,10 +15,17 @@ export interface LoadedAgent {
   readonly misspelled?: readonly { key: string; meant: string }[];
 }
 
+/** What to say of a file a later folder's file of the same agent replaces. */
+export function shadowedMessage({ file, by }: { file: string; by: string }): string {
+  return `${file} is not used: ${by} defines the same agent, and a later folder wins.`;
+}
+
 /** What a scan of the agent folders found: the agents that load, and the files refused, each with its reason. */
 export interface AgentScan {
   agents: LoadedAgent[];
   errors: AgentFileError[];
+  /** Files not used because a later folder has a file of the same agent: each with the file used instead. */
+  shadowed: { file: string; by: string }[];
 }
 
 interface Cached {
@@ -55,6 +62,7 @@ export class AgentFiles {
   scan(): AgentScan {
     const byName = new Map<string, LoadedAgent>();
     const errors: AgentFileError[] = [];
+    const shadowed: { file: string; by: string }[] = [];
     for (const folder of this.folders) {
       let entries: string[];
       try {
@@ -67,13 +75,16 @@ export class AgentFiles {
         const name = entry.slice(0, -'.md'.length);
         try {
           const loaded = this.read(folder, name);
-          if (loaded) byName.set(loaded.definition.name, loaded);
+          if (!loaded) continue;
+          const earlier = byName.get(loaded.definition.name);
+          if (earlier) shadowed.push({ file: earlier.file, by: loaded.file });
+          byName.set(loaded.definition.name, loaded);
         } catch (error) {
           errors.push(error instanceof AgentFileError ? error : new AgentFileError(join(folder.path, entry), 'path', errorMessage(error)));
         }
       }
     }
-    return { agents: [...byName.values()], errors };
+    return { agents: [...byName.values()], errors, shadowed };
   }
 
   /**

@@ -7,8 +7,12 @@ import type { LoadedAgent } from './AgentFiles.js';
 export interface AgentFileWarning {
   /** The file (absolute). */
   readonly file: string;
-  /** The frontmatter field it is about: `tools` or `model`, or `frontmatter` for a field troupe does not read. */
-  readonly field: 'tools' | 'model' | 'frontmatter';
+  /**
+   * The frontmatter field it is about: `tools` or `model`, `frontmatter` for a field troupe does not read, or `name`
+   * for a file not used because another definition of its agent wins (an agent given in code, or a file of a later
+   * folder).
+   */
+  readonly field: 'tools' | 'model' | 'frontmatter' | 'name';
   /** What was asked and what was done, in one sentence. */
   readonly message: string;
 }

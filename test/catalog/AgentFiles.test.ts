@@ -42,6 +42,23 @@ describe('AgentFiles', () => {
     expect(new AgentFiles([agents, second]).load('writer')?.definition.systemPrompt).toBe('Second.');
   });
 
+  it('warns of a file that is not used: another folder has its agent, or the agent is given in code', async () => {
+    const second = join(dir.path, 'more');
+    mkdirSync(second);
+    write('writer', agentFile('writer', [], 'First.'));
+    write('writer', agentFile('writer', [], 'Second.'), second);
+    write('reviewer', agentFile('reviewer', [], 'From the file.'));
+    const reviewer = { name: 'reviewer', description: 'Reviews.', systemPrompt: 'From code.' };
+    const runtime = createRuntime({ model: new ScriptedModel([]), agents: [reviewer], agentDirs: [agents, second], projectAgentDir: false });
+
+    expect(runtime.agentFileWarnings.map(({ file, field, message }) => ({ file, field, message }))).toEqual([
+      { file: join(agents, 'writer.md'), field: 'name', message: `${join(agents, 'writer.md')} is not used: ${join(second, 'writer.md')} defines the same agent, and a later folder wins.` },
+      { file: join(agents, 'reviewer.md'), field: 'name', message: `${join(agents, 'reviewer.md')} is not used: an agent named "reviewer" is given in code, which wins over a file.` },
+    ]);
+    expect(runtime.agentFileErrors).toEqual([]);
+    await runtime.shutdown();
+  });
+
   it.each([
     ['a parent path', '../secret'],
     ['an absolute path', '/etc/passwd'],

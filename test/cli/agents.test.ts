@@ -27,6 +27,16 @@ describe.concurrent('troupe agents', () => {
     expect(stderr).toMatch(/^troupe: warning: [^\n]*broken\.md[^\n]*temperature[^\n]*\n$/);
   });
 
+  it('list warns of a file that a later folder replaces, and lists the agent once, from the later folder', async () => {
+    const more = join(scratch.path, 'more');
+    mkdirSync(more);
+    writeFileSync(join(more, 'editor.md'), agentFile('editor', [], 'You edit harder.'));
+    const { code, stdout, stderr } = await troupe(['agents', 'list', '--agents', team, '--agents', more, '--json']);
+    expect(code).toBe(0);
+    expect((JSON.parse(stdout) as { name: string; file: string }[]).filter((agent) => agent.name === 'editor').map((agent) => agent.file)).toEqual([join(more, 'editor.md')]);
+    expect(stderr).toContain(`troupe: warning: ${join(team, 'editor.md')} is not used: ${join(more, 'editor.md')} defines the same agent, and a later folder wins.\n`);
+  });
+
   it('list --json: the definitions with their files', async () => {
     const { code, stdout } = await troupe(['agents', 'list', '--agents', team, '--json']);
     expect(code).toBe(0);

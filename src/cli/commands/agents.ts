@@ -1,7 +1,7 @@
 import { relative } from 'node:path';
 import { Command } from 'commander';
 import { misspellingWarnings } from '../../catalog/adaptAgentFile.js';
-import { AgentFiles, type LoadedAgent } from '../../catalog/AgentFiles.js';
+import { AgentFiles, shadowedMessage, type LoadedAgent } from '../../catalog/AgentFiles.js';
 import type { AgentDefinition } from '../../catalog/defineAgent.js';
 import { clip, firstLine } from '../../views/liveFormat.js';
 import { CommandError, oneLine } from '../CommandError.js';
@@ -48,8 +48,9 @@ Examples:
 
 function listAgents(flags: AgentsFlags): void {
   const files = new AgentFiles(flags.agents ?? [], [PROJECT_AGENTS]);
-  const { agents, errors } = files.scan();
+  const { agents, errors, shadowed } = files.scan();
   for (const error of errors) process.stderr.write(`troupe: warning: ${oneLine(error)}\n`);
+  for (const file of shadowed) process.stderr.write(`troupe: warning: ${shadowedMessage(file)}\n`);
   for (const warning of agents.flatMap(misspellingWarnings)) process.stderr.write(`troupe: warning: ${warning.message}\n`);
   const sorted = agents.sort((a, b) => a.definition.name.localeCompare(b.definition.name));
   if (flags.json) {

@@ -6,10 +6,10 @@ import { AbortedError, DelegationError, errorMessage } from '../errors.js';
 import { Risk } from '../events/events.js';
 import type { AgentRecord } from '../machines/agentTable.js';
 import type { SupervisorEvent } from '../machines/supervisorMachine.js';
-import type { ChatMessage } from '../models/Model.js';
+import type { ChatMessage, ToolCall } from '../models/Model.js';
 import type { AgentResult, AgentResults } from './AgentResults.js';
 import type { Approvals } from './Approvals.js';
-import type { SessionStore } from '../memory/SessionStore.js';
+import type { SessionRecord, SessionStore } from '../memory/SessionStore.js';
 import type {
   AgentSummary,
   Delegation,
@@ -296,7 +296,8 @@ export class Delegator {
       // An interrupted session goes on from its last checkpoint; one that died before its first was saved, from its task
       // (as its record keeps it), so the model still knows what it was asked.
       const checkpoint = saved ?? (interrupted ? [{ role: 'user' as const, content: stored!.taskDescription }] : []);
-      const history = interrupted ? afterInterruption(checkpoint, (tool) => this.host.catalog.tool(tool)?.idempotent === true) : saved!;
+      const idempotent = (tool: string) => this.host.catalog.tool(tool)?.idempotent === true;
+      const history = interrupted ? afterInterruption(checkpoint, idempotent, await this.host.sessions.byParent(id)) : saved!;
       return { agentType: record?.name ?? stored!.agentType, history, parentId: record ? record.parentId : stored!.parentConversationId, release };
     } catch (error) {
       release();
@@ -428,9 +429,15 @@ class CallerDelegation implements Delegation {
 /**
  * The conversation of an interrupted session, made whole to go on: every tool call of its last turn that has no answer
  * gets one (an idempotent tool's call may be made again; any other is reported as interrupted and not run again, since
- * it may have taken effect), then a note tells the model its run was interrupted.
+ * it may have taken effect), then a note tells the model its run was interrupted. A delegation among them is told of
+ * the sessions it had started (`started`: the sessions whose parent is this one), so the model can take a finished
+ * sub-agent's answer or resume an unfinished one rather than start the work again.
  */
-export function afterInterruption(history: readonly ChatMessage[], idempotent: (tool: string) => boolean): ChatMessage[] {
+export function afterInterruption(
+  history: readonly ChatMessage[],
+  idempotent: (tool: string) => boolean,
+  started: readonly SessionRecord[] = [],
+): ChatMessage[] {
   const messages = [...history];
   const lastAsk = messages.findLastIndex((message) => message.role === 'assistant' && (message.toolCalls?.length ?? 0) > 0);
   if (lastAsk >= 0) {
@@ -446,7 +453,7 @@ export function afterInterruption(history: readonly ChatMessage[], idempotent: (
         isError: true,
         content: idempotent(call.name)
           ? `Interrupted: this call of "${call.name}" was running when the process stopped, and has no result. It is safe to call it again.`
-          : `Interrupted: this call of "${call.name}" was running when the process stopped. It was not run again: it may or may not have taken effect; check before you repeat it.`,
+          : `Interrupted: this call of "${call.name}" was running when the process stopped. It was not run again: it may or may not have taken effect; check before you repeat it.${sessionsOf(call, started)}`,
       }));
     messages.splice(end, 0, ...missing);
   }
@@ -455,6 +462,35 @@ export function afterInterruption(history: readonly ChatMessage[], idempotent: (
     content: '[The run of this conversation was interrupted: the process running it stopped before it ended. It goes on from its last saved turn.]',
   });
   return messages;
+}
+
+/**
+ * What a delegation call interrupted had started, in words: the sessions of the agent it named on its task (or the
+ * session it resumed), each with its id and how it stands, and a finished one's answer. Empty for any other call.
+ */
+function sessionsOf(call: ToolCall, started: readonly SessionRecord[]): string {
+  let args: { agent?: unknown; task?: unknown; resume?: unknown };
+  try {
+    args = JSON.parse(call.arguments) as typeof args;
+  } catch {
+    return '';
+  }
+  if (args === null || typeof args !== 'object') return '';
+  const task = typeof args.task === 'string' ? args.task.trim() : undefined;
+  // The task as it was stored: as given, or with the caller's context after it (`taskWithContext`).
+  const gave = (stored: string) => task !== undefined && (stored === task || stored.startsWith(`${task}\n\n## Context from `));
+  const mine = started.filter((session) =>
+    typeof args.resume === 'string' ? session.id === args.resume : session.agentType === args.agent && gave(session.taskDescription),
+  );
+  return mine.map((session) => ` ${describeSession(session)}`).join('');
+}
+
+/** A sub-agent's session as an interrupted caller is told of it: its id, its state, and what to do with it. */
+function describeSession(session: SessionRecord): string {
+  const { id, state } = session;
+  if (state === 'completed') return `It had started ${id}, which completed with this answer: ${session.result ?? ''}`;
+  if (state === 'failed') return `It had started ${id}, which failed: ${session.error?.message ?? session.reason ?? 'no reason kept'}.`;
+  return `It had started ${id}, which did not finish (${state}): to go on with its work, delegate with resume: "${id}".`;
 }
 
 /** True once the caller has stopped (read through its `stop` when it has one, so no signal is made for it). */

@@ -15,8 +15,9 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 const scratch = eachTestTempDir();
 
 /** Runs the worker until its turn is saved, kills it with SIGKILL, and returns the id of its agent. */
-async function killMidRun(file: string, when: 'mid-turn' | 'before-answer' | 'resumed-before-answer' = 'mid-turn'): Promise<string> {
-  const args = ['--import', 'tsx', 'test/support/interruptWorker.ts', file, ...(when === 'mid-turn' ? [] : [when])];
+async function killMidRun(file: string, when: 'mid-turn' | 'before-answer' | 'resumed-before-answer' | 'delegating' = 'mid-turn'): Promise<string> {
+  const worker = when === 'delegating' ? 'test/support/interruptDelegation.ts' : 'test/support/interruptWorker.ts';
+  const args = ['--import', 'tsx', worker, file, ...(when === 'mid-turn' || when === 'delegating' ? [] : [when])];
   const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
   const id = await new Promise<string>((resolve, reject) => {
     let out = '';
@@ -63,6 +64,29 @@ describe('a session whose process died', () => {
     expect(messages.at(-1)).toMatchObject({ role: 'user', content: 'Go on.' });
     await runtime.flush();
     expect((await runtime.sessions.get(id))?.state).toBe('completed');
+    await runtime.shutdown();
+  });
+
+  it('tells a lead resumed after its process died what its sub-agents did: the answer of one that finished, the id of one to resume', async () => {
+    const file = join(scratch.path, 'store.json');
+    const id = await killMidRun(file, 'delegating');
+
+    const agents = ['counter', 'slowpoke'].map((name) => defineAgent({ name, description: `The ${name}.`, systemPrompt: 'Work.' }));
+    const lead = defineAgent({ name: 'lead', description: 'Leads.', systemPrompt: 'You lead.', tools: ['assign_task'], subagents: ['counter', 'slowpoke'] });
+    const seen: ModelRequest[] = [];
+    const model = new ScriptedModel((request) => (seen.push(request), 'The counter found 3 files; I will resume the slowpoke.'));
+    const runtime = createRuntime({ model, agents: [lead, ...agents], store: new JsonFileMemory(file), projectAgentDir: false });
+    const started = await runtime.sessions.byParent(id);
+    const counter = started.find((session) => session.agentType === 'counter')!;
+    const slowpoke = started.find((session) => session.agentType === 'slowpoke')!;
+    expect([counter.state, slowpoke.state]).toEqual(['completed', 'interrupted']);
+
+    expect(await (await runtime.resume(id, 'Go on.')).result).toMatchObject({ status: 'completed' });
+    const answers = seen[0]!.messages.filter((message) => message.role === 'tool');
+    expect(answers.map((message) => [message.role === 'tool' && message.toolCallId, message.content])).toEqual([
+      ['count', expect.stringContaining(`It had started ${counter.id}, which completed with this answer: There are 3 files.`)],
+      ['think', expect.stringContaining(`It had started ${slowpoke.id}, which did not finish (interrupted): to go on with its work, delegate with resume: "${slowpoke.id}".`)],
+    ]);
     await runtime.shutdown();
   });
 

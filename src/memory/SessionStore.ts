@@ -8,6 +8,7 @@ import type { Redactor } from '../redaction.js';
 import { checkSchemaVersion, SESSION_SCHEMA_VERSION } from '../schemaVersion.js';
 import { isRunning } from './fileLock.js';
 import { JsonFileMemory } from './JsonFileMemory.js';
+import { processStartTime, START_TOLERANCE_MS } from './processStart.js';
 import type { MemoryPort } from './MemoryPort.js';
 
 const HOST = hostname();
@@ -15,14 +16,17 @@ const HOST = hostname();
 const OWNER = { pid: process.pid, host: HOST, startedAt: Math.round(Date.now() - process.uptime() * 1000) };
 
 /**
- * True when the process that owned a session is gone: on this host, its pid no longer runs, or it is this process's
- * pid with another start time (an earlier process that had it). An owner on another host, or none (a record written
- * before owners), is never judged gone.
+ * True when the process that owned a session is gone: on this host, its pid no longer runs, or the process that has
+ * it now started at another time (an earlier process had it: pids are reused, and start over after a reboot). Where a
+ * process's start cannot be told (not Linux), a running pid is taken for the owner. An owner on another host, or none
+ * (a record written before owners), is never judged gone.
  */
 function ownerGone(owner: SessionRecord['owner']): boolean {
   if (!owner || owner.host !== HOST) return false;
   if (owner.pid === process.pid) return Math.abs(owner.startedAt - OWNER.startedAt) > 1_000;
-  return !isRunning(owner.pid);
+  if (!isRunning(owner.pid)) return true;
+  const started = processStartTime(owner.pid);
+  return started !== undefined && Math.abs(started - owner.startedAt) > START_TOLERANCE_MS;
 }
 
 /**

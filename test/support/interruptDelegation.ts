@@ -3,7 +3,7 @@
 // once the counter's end and the lead's turn are saved, the process prints the lead's id and waits to be killed.
 //   node --import tsx test/support/interruptDelegation.ts <store file>
 import { readFileSync } from 'node:fs';
-import { createRuntime, defineAgent, JsonFileMemory } from '../../src/index.js';
+import { createRuntime, defineAgent, JsonFileMemory, SESSIONS_KEY } from '../../src/index.js';
 import { ScriptedModel, assignCall, callTools } from '../../src/testing.js';
 
 const file = process.argv[2]!;
@@ -18,16 +18,18 @@ const model = ScriptedModel.perAgent({
 });
 const runtime = createRuntime({ model, agents: [lead, counter, slowpoke], store: new JsonFileMemory(file), projectAgentDir: false });
 const handle = runtime.spawn('lead', 'Count the files, and think it over.');
-// Wait until the lead's turn (both calls in flight) and the counter's answer are in the file.
-for (;;) {
-  await new Promise((resolve) => setTimeout(resolve, 20));
-  let text = '';
+// Wait until the lead's turn (both calls in flight), the counter's end and the slowpoke's start are in the file.
+const saved = (): boolean => {
+  let store: Record<string, unknown>;
   try {
-    text = readFileSync(file, 'utf8');
+    store = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
   } catch {
-    continue;
+    return false; // not written yet
   }
-  if (text.includes('"think"') && text.includes('There are 3 files.') && text.includes('Think it over.')) break;
-}
+  const sessions = Object.values((store[SESSIONS_KEY] ?? {}) as Record<string, { agentType: string; state: string }>);
+  const turn = JSON.stringify(store[handle.id] ?? null);
+  return turn.includes('"think"') && sessions.some((s) => s.agentType === 'counter' && s.state === 'completed') && sessions.some((s) => s.agentType === 'slowpoke');
+};
+while (!saved()) await new Promise((resolve) => setTimeout(resolve, 20));
 process.stdout.write(`${handle.id}\n`);
 await forever();

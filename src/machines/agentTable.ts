@@ -144,14 +144,9 @@ export class AgentTable {
     return this.actors.get(id) ?? this.groups.get(id);
   }
 
-  /** Every live group's actor. */
-  liveGroups(): IterableIterator<GroupActorRef> {
-    return this.groups.values();
-  }
-
-  /** Every live agent's actor. */
-  liveActors(): IterableIterator<AgentActorRef> {
-    return this.actors.values();
+  /** The ids of every live agent and group, in the order they were made. */
+  liveIds(): string[] {
+    return [...this.actors.keys(), ...this.groups.keys()];
   }
 
   /** Every live agent with its id (an actor's own id is its kind, `agent:<name>`; this is the agent's). */

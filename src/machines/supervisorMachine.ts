@@ -121,12 +121,14 @@ export const supervisorMachine = setup({
       }
     },
     cancelAll: ({ context }) => {
-      for (const actor of [...context.agents.liveActors()]) {
+      const { agents } = context;
+      // Deepest first, as a cancelled subtree ends: no parent ends while one of its sub-agents could still report to it.
+      for (const id of agents.liveIds().sort((a, b) => agents.record(b)!.depth - agents.record(a)!.depth)) {
+        const actor = agents.actor(id);
         // A resident lives until it is stopped, shutdown included: it ends with its last answer, as a stop ends it.
-        const resident = actor.getSnapshot().context.input.resident === true;
-        actor.send({ type: resident ? 'STOP' : 'CANCEL', error: 'The runtime shut down.' });
+        const resident = actor?.getSnapshot().context.input.resident === true;
+        agents.member(id)?.send({ type: resident ? 'STOP' : 'CANCEL', error: 'The runtime shut down.' });
       }
-      for (const group of [...context.agents.liveGroups()]) group.send({ type: 'CANCEL', error: 'The runtime shut down.' });
     },
   },
   guards: {

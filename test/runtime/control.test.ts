@@ -1,0 +1,50 @@
+// Lifecycle control from code (`cancel`, `stop`, `shutdown`) at the points of an agent's life where it waits: what
+// every handle settles with, the order agents end in, and what a bad call says.
+import { describe, expect, it } from 'vitest';
+import { createRuntime, type ModelRequest } from 'troupe';
+import { ScriptedModel, advanceUntilSettled, callTools, toolCall } from 'troupe/testing';
+import { collect, hang, leader, ofType, simulatedClock, worker } from '../stubs.js';
+
+const turnOf = (request: ModelRequest) => request.messages.filter((message) => message.role === 'assistant').length;
+
+describe('shutdown', () => {
+  it('ends sub-agents before the agents that wait for them, as a cancel does', async () => {
+    // lead → helper → sub (each delegating and waiting), and a group with a member beside them.
+    const lead = leader('lead', { subagents: ['helper'] });
+    const helper = leader('helper', { subagents: ['sub'] });
+    const sub = worker('sub', ['hang']);
+    const model = new ScriptedModel((request: ModelRequest) => {
+      if (turnOf(request) > 0) return 'never read';
+      if (request.agentName === 'sub') return callTools(toolCall('hang', {}));
+      const next = request.agentName === 'lead' ? 'helper' : 'sub';
+      return callTools(toolCall('assign_task', { description: 'a part', agent: next, task: 'Do the part.' }));
+    });
+    const clock = simulatedClock();
+    const runtime = createRuntime({ model, agents: [lead, helper, sub], tools: [hang], clock, seed: 3, projectAgentDir: false });
+    const events = collect(runtime.events$);
+    const led = runtime.run('lead', 'Lead.');
+    const group = runtime.group('team', 'Work together.');
+    const member = runtime.run('sub', 'Hang.', { parentId: group.id });
+    // Until both `sub` agents hang in their tool.
+    const hanging = new Promise<void>((resolve) => {
+      let calls = 0;
+      runtime.events$.subscribe((event) => {
+        if (event.type === 'tool.call' && event.tool === 'hang' && ++calls === 2) resolve();
+      });
+    });
+    await advanceUntilSettled(clock, hanging);
+    expect(runtime.record(group.id)?.state).toBe('running');
+    expect(ofType(events, 'agent.spawned')).toHaveLength(5);
+
+    await runtime.shutdown();
+    const ended = ofType(events, 'agent.failed').map((event) => event.agentId);
+    expect(ended).toHaveLength(5);
+    for (const id of ended) {
+      const children = ofType(events, 'agent.spawned').filter((event) => event.parentId === id).map((event) => event.agentId);
+      for (const child of children) expect(ended.indexOf(child), `${child} ends before ${id}`).toBeLessThan(ended.indexOf(id));
+    }
+    for (const result of [await led, await member, await group.result]) {
+      expect(result).toMatchObject({ status: 'failed', reason: 'cancelled', error: { code: 'cancelled', message: 'The runtime shut down.' } });
+    }
+  });
+});

@@ -139,20 +139,23 @@ function controls(parts: RuntimeParts): Pick<Runtime, 'cancel' | 'stop' | 'appro
   const table = () => supervisor.getSnapshot().context.agents;
   return {
     cancel(id) {
-      if (!table().record(id)) throw new UnknownAgentError(id);
+      if (!table().record(checkedId('cancel', 'id', id))) throw new UnknownAgentError(id);
       supervisor.send({ type: 'CANCEL', id });
     },
     stop(id) {
-      if (!table().record(id)) throw new UnknownAgentError(id);
+      if (!table().record(checkedId('stop', 'id', id))) throw new UnknownAgentError(id);
       supervisor.send({ type: 'STOP', id });
     },
     approve(requestId) {
+      checkedId('approve', 'requestId', requestId);
       if (approvals.answer(requestId, { approved: true })) return;
       const approval = approvals.take(requestId);
       if (!approval) throw new UnknownRequestError(requestId);
       supervisor.send({ type: 'APPROVE', id: approval.agentId });
     },
     deny(requestId, reason = 'Denied by a person.') {
+      checkedId('deny', 'requestId', requestId);
+      if (typeof reason !== 'string') throw new ConfigurationError(`runtime.deny: reason must be a string, not ${shown(reason)}.`);
       if (approvals.answer(requestId, { approved: false, reason })) return;
       const approval = approvals.take(requestId);
       if (!approval) throw new UnknownRequestError(requestId);
@@ -160,6 +163,23 @@ function controls(parts: RuntimeParts): Pick<Runtime, 'cancel' | 'stop' | 'appro
     },
     pendingApprovals: () => approvals.list(),
   };
+}
+
+/** A value as an error message shows it: a string quoted, anything else by its JSON or its type. */
+function shown(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  return typeof value === 'object' && value !== null ? (Array.isArray(value) ? 'an array' : 'an object') : String(value);
+}
+
+/**
+ * The id a control method was given, when it is a non-empty string: anything else (`undefined`, a number, a handle
+ * instead of its `id`) is a `ConfigurationError` that says what was passed, rather than an unknown id named
+ * `[object Object]`.
+ */
+function checkedId(method: string, name: string, id: unknown): string {
+  if (typeof id === 'string' && id !== '') return id;
+  const hint = typeof id === 'object' && id !== null && 'id' in id ? ' (pass the handle\'s id)' : '';
+  throw new ConfigurationError(`runtime.${method}: ${name} must be a non-empty string, not ${shown(id)}${hint}.`);
 }
 
 /**

@@ -357,11 +357,21 @@ export interface Runtime {
   resume(id: string, task: string, options?: Omit<SpawnOptions, 'history'>): Promise<AgentHandle>;
   /** Says whether an agent still runs, or returns its result; `blocking` waits up to `timeoutMs`. */
   taskOutput(id: string, options?: TaskOutputOptions): Promise<TaskOutput>;
-  /** Cancels an agent and all its descendants (background ones included); they fail with `cancelled`. */
+  /**
+   * Cancels an agent or group and all its descendants (background ones included); they fail with `cancelled`. An id
+   * that has ended is left as it is (a no-op); an id the runtime never had (or has forgotten, see `retainFinished`)
+   * throws `UnknownAgentError`, and anything but a non-empty string a `ConfigurationError`.
+   */
   cancel(id: string): void;
-  /** Lets a delegation that waits for a person go ahead. Throws `UnknownRequestError` if it is not waiting. */
+  /**
+   * Lets a delegation (or tool call) that waits for a person go ahead. Throws `UnknownRequestError` if it is not
+   * waiting, and `ConfigurationError` for a `requestId` that is not a non-empty string.
+   */
   approve(requestId: string): void;
-  /** Refuses a delegation that waits for a person: its sub-agent fails with `denied`, its caller gets an error. */
+  /**
+   * Refuses a delegation (or tool call) that waits for a person: its sub-agent fails with `denied`, its caller gets an
+   * error. Throws as `approve` does, and `ConfigurationError` for a `reason` that is not a string.
+   */
   deny(requestId: string, reason?: string): void;
   /** The delegations waiting for a person, oldest first. */
   pendingApprovals(): PendingApproval[];
@@ -414,7 +424,8 @@ export interface Runtime {
   unsubscribe(agentId: string, topic: string): void;
   /**
    * Stops an agent and its descendants: each completes with its last answer (a resident agent's result), or fails
-   * with `cancelled` if it has none.
+   * with `cancelled` if it has none. Like `cancel`, it leaves an ended id as it is and throws `UnknownAgentError` for an
+   * unknown one and `ConfigurationError` for anything but a non-empty string.
    */
   stop(id: string): void;
 

@@ -1,7 +1,7 @@
 // Lifecycle control from code (`cancel`, `stop`, `shutdown`) at the points of an agent's life where it waits: what
 // every handle settles with, the order agents end in, and what a bad call says.
 import { describe, expect, it } from 'vitest';
-import { createRuntime, type ModelRequest } from 'troupe';
+import { ConfigurationError, UnknownAgentError, UnknownRequestError, createRuntime, type ModelRequest } from 'troupe';
 import { ScriptedModel, advanceUntilSettled, callTools, toolCall } from 'troupe/testing';
 import { collect, hang, leader, ofType, simulatedClock, worker } from '../stubs.js';
 
@@ -46,5 +46,30 @@ describe('shutdown', () => {
     for (const result of [await led, await member, await group.result]) {
       expect(result).toMatchObject({ status: 'failed', reason: 'cancelled', error: { code: 'cancelled', message: 'The runtime shut down.' } });
     }
+  });
+});
+
+describe('control calls with a bad argument', () => {
+  it('refuse what is not an id with a ConfigurationError, an unknown id with UnknownAgentError, and leave an ended one', async () => {
+    const runtime = createRuntime({ model: new ScriptedModel(['Done.']), agents: [worker()], projectAgentDir: false });
+    const handle = runtime.spawn('worker', 'Work.');
+    for (const method of ['cancel', 'stop'] as const) {
+      expect(() => runtime[method](handle as never)).toThrow(ConfigurationError);
+      expect(() => runtime[method](handle as never)).toThrow(`runtime.${method}: id must be a non-empty string, not an object (pass the handle's id).`);
+      expect(() => (runtime[method] as (id?: unknown) => void)()).toThrow(`runtime.${method}: id must be a non-empty string, not undefined.`);
+      expect(() => runtime[method](42 as never)).toThrow(ConfigurationError);
+      expect(() => runtime[method]('')).toThrow(ConfigurationError);
+      expect(() => runtime[method]('agent:worker:none')).toThrow(UnknownAgentError);
+    }
+    expect(() => runtime.approve(undefined as never)).toThrow('runtime.approve: requestId must be a non-empty string, not undefined.');
+    expect(() => runtime.deny(7 as never)).toThrow(ConfigurationError);
+    expect(() => runtime.deny('approval:none', 7 as never)).toThrow('runtime.deny: reason must be a string, not 7.');
+    expect(() => runtime.deny('approval:none')).toThrow(UnknownRequestError);
+    expect(await handle.result).toMatchObject({ status: 'completed', output: 'Done.' });
+    // An ended agent is left as it is.
+    runtime.cancel(handle.id);
+    runtime.stop(handle.id);
+    expect(runtime.record(handle.id)?.state).toBe('completed');
+    await runtime.shutdown();
   });
 });

@@ -135,15 +135,17 @@ function groupHandle(launcher: RuntimeParts['launcher'], { id, result }: { id: s
 
 /** Stopping agents and answering approvals, from code. */
 function controls(parts: RuntimeParts): Pick<Runtime, 'cancel' | 'stop' | 'approve' | 'deny' | 'pendingApprovals'> {
-  const { supervisor, approvals } = parts;
+  const { supervisor, approvals, launcher } = parts;
   const table = () => supervisor.getSnapshot().context.agents;
   return {
     cancel(id) {
       if (!table().record(checkedId('cancel', 'id', id))) throw new UnknownAgentError(id);
+      launcher.halt({ type: 'CANCEL', id });
       supervisor.send({ type: 'CANCEL', id });
     },
     stop(id) {
       if (!table().record(checkedId('stop', 'id', id))) throw new UnknownAgentError(id);
+      launcher.halt({ type: 'STOP', id });
       supervisor.send({ type: 'STOP', id });
     },
     approve(requestId) {

@@ -24,7 +24,7 @@ import type { Approvals } from './Approvals.js';
 import type { Launch } from './Delegator.js';
 import { HandleStream } from './HandleStream.js';
 import type { Messenger } from './Messenger.js';
-import { RESTARTED, Restarts, withEarlierAttempts } from './Restarts.js';
+import { RESTARTED, Restarts, type Halt, withEarlierAttempts } from './Restarts.js';
 import type { AgentHandle, GroupOptions, SpawnOptions } from './Runtime.js';
 import type { Retention } from './Retention.js';
 import type { RunLimits } from './RunLimits.js';
@@ -124,6 +124,16 @@ export class Launcher {
       send: parts.send,
       reopen: (id) => this.reopen(id),
     });
+  }
+
+  /**
+   * Code cancelled or stopped an agent (or group) and its subtree: none of them is restarted, not even one whose failed
+   * attempt ended a moment before (see `Restarts.halt`).
+   */
+  halt(halt: Halt): void {
+    const table = this.parts.table();
+    const error = halt.error ?? (halt.type === 'CANCEL' ? `Cancelled (${halt.id} was cancelled).` : undefined);
+    for (const id of table.subtree(halt.id)) this.restarts.halt({ type: halt.type, id, ...(error === undefined ? {} : { error }) });
   }
 
   /** The definition a live agent runs with, or the catalog's. */

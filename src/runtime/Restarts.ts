@@ -40,7 +40,12 @@ interface Plan {
   earlier?: EarlierAttempts;
   /** Set while it is cancelled to be restarted with a sibling (`one-for-all`): that sibling's id. */
   by?: string;
+  /** Set once code cancelled or stopped it (or an agent above it): how, to end a new attempt already on its way. */
+  halt?: Halt;
 }
+
+/** A cancel or stop from code, as the supervisor gets it. */
+export type Halt = Extract<SupervisorEvent, { type: 'CANCEL' | 'STOP' }>;
 
 /** Returned by {@link Restarts.ended} when the agent was started again: its result is not settled yet. */
 export const RESTARTED = 'restarted';
@@ -90,6 +95,17 @@ export class Restarts {
     this.groups.set(id, new RestartWindow(limit));
   }
 
+  /**
+   * Code cancelled or stopped the agent, or an agent above it (`runtime.cancel`, `runtime.stop`): it is not started
+   * again. Its run may have failed a moment before (a cancel made as `agent.failed` or `agent.restarted` is heard, when
+   * the failed attempt has no actor left to take it): then that failure is its result, or, when its new attempt is
+   * already on its way, that attempt gets the same cancel or stop as it starts.
+   */
+  halt(halt: Halt): void {
+    const plan = this.plans.get(halt.id);
+    if (plan) plan.halt = halt;
+  }
+
   /** A group ended. */
   groupEnded(id: string): void {
     this.groups.delete(id);
@@ -102,7 +118,7 @@ export class Restarts {
   ended(outcome: AgentOutcome, closed: boolean): EarlierAttempts | typeof RESTARTED | undefined {
     const plan = this.plans.get(outcome.id);
     if (!plan) return undefined;
-    if (outcome.status === 'failed' && !closed) {
+    if (outcome.status === 'failed' && !closed && plan.halt === undefined) {
       if (plan.by !== undefined) return this.restartWithSibling(plan, outcome);
       if (plan.mode === 'on-failure' && RESTARTABLE_REASONS.has(outcome.reason ?? '')) return this.restartAfterFailure(plan, outcome);
     }
@@ -162,6 +178,8 @@ export class Restarts {
     this.host.reopen(id);
     const input = { ...plan.request.input, attempt: plan.attempt };
     this.host.send({ type: 'SPAWN', request: { ...plan.request, input } });
+    // Code cancelled it as it heard of the restart, before this attempt was made: the cancel is for this attempt.
+    if (plan.halt) this.host.send(plan.halt);
   }
 
   /** Cancels the group's other members still pending or running, each to be restarted when its cancel lands. */

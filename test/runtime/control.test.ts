@@ -1,7 +1,7 @@
 // Lifecycle control from code (`cancel`, `stop`, `shutdown`) at the points of an agent's life where it waits: what
 // every handle settles with, the order agents end in, and what a bad call says.
 import { describe, expect, it } from 'vitest';
-import { ConfigurationError, UnknownAgentError, UnknownRequestError, createRuntime, type ModelRequest } from 'troupe';
+import { ConfigurationError, UnknownAgentError, UnknownRequestError, createRuntime, defineAgent, type ModelRequest } from 'troupe';
 import { ScriptedModel, advanceUntilSettled, callTools, toolCall } from 'troupe/testing';
 import { collect, hang, leader, ofType, simulatedClock, worker } from '../stubs.js';
 
@@ -70,6 +70,67 @@ describe('control calls with a bad argument', () => {
     runtime.cancel(handle.id);
     runtime.stop(handle.id);
     expect(runtime.record(handle.id)?.state).toBe('completed');
+    await runtime.shutdown();
+  });
+});
+
+describe('a cancel or stop as a restartable agent fails', () => {
+  // The first model call fails; a restart would run the agent again and answer.
+  const failingOnce = () => {
+    let calls = 0;
+    return new ScriptedModel(() => {
+      calls += 1;
+      if (calls === 1) throw new Error('boom');
+      return 'Answered after a restart.';
+    });
+  };
+
+  for (const [heard, method] of [['agent.failed', 'cancel'], ['agent.failed', 'stop'], ['agent.restarted', 'cancel'], ['agent.restarted', 'stop']] as const) {
+    it(`is not lost when made as ${heard} is heard (${method})`, async () => {
+      const runtime = createRuntime({ model: failingOnce(), agents: [worker()], retry: { attempts: 1 }, projectAgentDir: false });
+      const events = collect(runtime.events$);
+      const handle = runtime.spawn('worker', 'Work.', { restart: 'on-failure' });
+      runtime.events$.subscribe((event) => {
+        if (event.type === heard) runtime[method](handle.id);
+      });
+      const result = await handle.result;
+      expect(result.status).toBe('failed');
+      if (heard === 'agent.failed') {
+        // Its failed attempt had ended: that failure is the result, and nothing runs again.
+        expect(result).toMatchObject({ reason: 'error', error: { code: 'model_call_failed' } });
+        expect(ofType(events, 'agent.restarted')).toHaveLength(0);
+      } else {
+        // The new attempt was on its way: it gets the cancel or stop as it starts.
+        expect(result).toMatchObject({ reason: 'cancelled', error: { code: 'cancelled' } });
+        expect(ofType(events, 'agent.restarted')).toHaveLength(1);
+        expect(ofType(events, 'agent.failed').map((event) => event.reason)).toEqual(['error', 'cancelled']);
+      }
+      expect(ofType(events, 'agent.completed')).toHaveLength(0);
+      await runtime.shutdown();
+    });
+  }
+
+  it('cancelling the lead as its sub-agent fails leaves no restarted sub-agent running under it', async () => {
+    const lead = leader('lead', { subagents: ['worker'] });
+    let workerCalls = 0;
+    const model = new ScriptedModel((request: ModelRequest) => {
+      if (request.agentName === 'lead') return callTools(toolCall('assign_task', { description: 'a part', agent: 'worker', task: 'Do it.' }));
+      workerCalls += 1;
+      if (workerCalls === 1) throw new Error('boom');
+      return 'Done after a restart.';
+    });
+    const worker$ = defineAgent({ name: 'worker', description: 'Works.', systemPrompt: 'Work.', restart: 'on-failure' });
+    const runtime = createRuntime({ model, agents: [lead, worker$], retry: { attempts: 1 }, projectAgentDir: false });
+    const events = collect(runtime.events$);
+    const handle = runtime.spawn('lead', 'Lead.');
+    runtime.events$.subscribe((event) => {
+      if (event.type === 'agent.failed' && event.agentId.startsWith('agent:worker:')) runtime.cancel(handle.id);
+    });
+    expect(await handle.result).toMatchObject({ status: 'failed', reason: 'cancelled' });
+    await runtime.idle();
+    expect(workerCalls).toBe(1);
+    expect(ofType(events, 'agent.restarted')).toHaveLength(0);
+    expect(ofType(events, 'agent.spawned')).toHaveLength(2);
     await runtime.shutdown();
   });
 });

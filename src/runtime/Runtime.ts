@@ -358,9 +358,10 @@ export interface Runtime {
   /** Says whether an agent still runs, or returns its result; `blocking` waits up to `timeoutMs`. */
   taskOutput(id: string, options?: TaskOutputOptions): Promise<TaskOutput>;
   /**
-   * Cancels an agent or group and all its descendants (background ones included); they fail with `cancelled`. An id
-   * that has ended is left as it is (a no-op); an id the runtime never had (or has forgotten, see `retainFinished`)
-   * throws `UnknownAgentError`, and anything but a non-empty string a `ConfigurationError`.
+   * Cancels an agent or group and all its descendants (background ones included); they fail with `cancelled`. An agent
+   * that has ended keeps its result (only its descendants still running are cancelled; with none, it is a no-op); an id
+   * the runtime never had (or has forgotten, see `retainFinished`) throws `UnknownAgentError`, and anything but a
+   * non-empty string a `ConfigurationError`.
    */
   cancel(id: string): void;
   /**
@@ -424,8 +425,9 @@ export interface Runtime {
   unsubscribe(agentId: string, topic: string): void;
   /**
    * Stops an agent and its descendants: each completes with its last answer (a resident agent's result), or fails
-   * with `cancelled` if it has none. Like `cancel`, it leaves an ended id as it is and throws `UnknownAgentError` for an
-   * unknown one and `ConfigurationError` for anything but a non-empty string.
+   * with `cancelled` if it has none. Like `cancel`, it leaves an ended agent's result as it is (stopping its descendants
+   * still running), and throws `UnknownAgentError` for an unknown id and `ConfigurationError` for anything but a
+   * non-empty string.
    */
   stop(id: string): void;
 

@@ -1,13 +1,14 @@
 import { map } from 'rxjs';
 import { ConfigurationError, UnknownAgentError, UnknownRequestError } from './errors.js';
-import { ending } from './failure.js';
+import { ending, type ErrorInfo } from './failure.js';
+import { FailureReason } from './events/events.js';
 import { snapshotOf } from './events/metrics.js';
 import { RUNTIME_ADDRESS, TOPIC_PREFIX } from './messaging/Message.js';
 import type { AgentResult } from './runtime/AgentResults.js';
 import type { AgentHandle, GroupHandle, Runtime, RuntimeOptions, SpawnOptions } from './runtime/Runtime.js';
 import { buildParts, shutdown, type RuntimeParts } from './runtime/runtimeParts.js';
 import { runUntilIdle, waitingAgents } from './runtime/Simulation.js';
-import { checkSpawnOptions } from './runtime/settings.js';
+import { checkGroupOptions, checkSpawnOptions } from './runtime/settings.js';
 
 export type { AgentResult, ResultMetrics } from './runtime/AgentResults.js';
 export type { AgentHandle, GroupHandle, GroupOptions, Runtime, RuntimeOptions, SpawnOptions } from './runtime/Runtime.js';
@@ -64,7 +65,10 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         return Promise.reject(error);
       }
     },
-    group: (name, task, groupOptions = {}) => groupHandle(launcher, launcher.launchGroup(name, task, groupOptions)),
+    group: (name, task, groupOptions = {}) => {
+      checkGroupOptions(groupOptions);
+      return groupHandle(launcher, launcher.launchGroup(name, task, groupOptions));
+    },
     resume: (id, task, resumeOptions = {}) => resume(parts, id, task, resumeOptions),
     taskOutput: (id, outputOptions) => delegator.taskOutput(id, outputOptions),
     ...controls(parts),
@@ -127,10 +131,28 @@ function groupHandle(launcher: RuntimeParts['launcher'], { id, result }: { id: s
     get open() {
       return launcher.isLive(id);
     },
-    complete: (output) => launcher.endGroup(id, { status: 'completed', output }),
-    fail: (error, reason = 'error') =>
-      launcher.endGroup(id, { status: 'failed', reason, error: typeof error === 'string' ? ending('step_failed', error, 'user') : error }),
+    complete: (output) => {
+      if (typeof output !== 'string') throw new ConfigurationError(`group.complete: the output must be a string, not ${shown(output)}.`);
+      launcher.endGroup(id, { status: 'completed', output });
+    },
+    fail: (error, reason = 'error') => {
+      if (!FailureReason.safeParse(reason).success) {
+        throw new ConfigurationError(`group.fail: the reason must be one of ${FailureReason.options.join(', ')}, not ${shown(reason)}.`);
+      }
+      const info = typeof error === 'string' && error.trim() !== '' ? ending('step_failed', error, 'user') : errorInfoOrUndefined(error);
+      if (info === undefined) {
+        throw new ConfigurationError(`group.fail: the error must be a non-empty text or an ErrorInfo ({ code, message, fault }), not ${shown(error)}.`);
+      }
+      launcher.endGroup(id, { status: 'failed', reason, error: info });
+    },
   };
+}
+
+/** An {@link ErrorInfo} as a failed result carries it (its `code`, `message` and `fault` texts), or undefined. */
+function errorInfoOrUndefined(error: unknown): ErrorInfo | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const { code, message, fault } = error as Partial<Record<keyof ErrorInfo, unknown>>;
+  return typeof code === 'string' && typeof message === 'string' && typeof fault === 'string' ? (error as ErrorInfo) : undefined;
 }
 
 /** Stopping agents and answering approvals, from code. */

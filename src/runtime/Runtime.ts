@@ -285,11 +285,15 @@ export interface GroupHandle {
   readonly result: Promise<AgentResult>;
   /** True until the group has ended: nothing should be spawned under it after that. Until then `runtime.idle()` waits for it. */
   readonly open: boolean;
-  /** Ends the group with its combined output (members still running are cancelled). Ignored once it has ended. */
+  /**
+   * Ends the group with its combined output (members still running are cancelled). Ignored once it has ended. An
+   * output that is not a string is a `ConfigurationError`.
+   */
   complete(output: string): void;
   /**
    * Fails the group (members still running are cancelled); `reason` defaults to `error`. A text becomes an error with
    * code `step_failed`; an {@link ErrorInfo} (a failed step's `result.error`) keeps its code. Ignored once it has ended.
+   * An empty text, anything else as the error, or a reason that is not a `FailureReason` is a `ConfigurationError`.
    */
   fail(error: string | ErrorInfo, reason?: FailureReason): void;
 }
@@ -334,7 +338,7 @@ export interface Runtime {
    */
   run(agentName: string, task: string, options?: SpawnOptions): Promise<AgentResult>;
   /**
-   * Opens a group: a node of the agent tree for code that composes agents without a lead model (what the patterns
+   * Opens a group (an unknown option is a `ConfigurationError`, as for `spawn`): a node of the agent tree for code that composes agents without a lead model (what the patterns
    * use). It starts at once without taking a `maxParallel` slot, appears in events (`agent.spawned` with `group: true`)
    * and metrics like an agent whose own figures are zero, and its result is an {@link AgentResult} whose
    * `metrics.subtree` sums its members'. `name` must be a valid agent name (it is the `agent` of the result).

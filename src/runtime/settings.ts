@@ -8,7 +8,7 @@ import { checkRetry, retryPolicy, type RetryPolicy } from '../retry.js';
 import { McpServerConfigs, mcpConfigProblem, type McpServerConfig } from '../tools/mcp/McpServerConfig.js';
 import { describeUnknownKeys, unknownKeys } from '../unknownKeys.js';
 import { checkRecordingTarget } from '../views/recordingTarget.js';
-import type { RuntimeOptions, SpawnOptions } from './Runtime.js';
+import type { GroupOptions, RuntimeOptions, SpawnOptions } from './Runtime.js';
 
 /** The runtime's limits, with defaults filled in. */
 export interface Settings {
@@ -77,6 +77,17 @@ export function checkOptionNames(options: object, known: readonly string[], call
 export function checkSpawnOptions(options: SpawnOptions, call: string): void {
   if (options === null || typeof options !== 'object') throw new ConfigurationError(`${call}: the options must be an object.`);
   checkOptionNames(options, SPAWN_OPTIONS, call);
+}
+
+/** Every option `runtime.group` reads. */
+const GROUP_OPTIONS = Object.keys({
+  parentId: true, toolCallId: true, restart: true, restartIntensity: true,
+} satisfies Record<keyof GroupOptions, true>);
+
+/** Refuses a group option nobody reads (`runtime.group`, and the parent options a pattern's `run` passes on). */
+export function checkGroupOptions(options: GroupOptions): void {
+  if (options === null || typeof options !== 'object') throw new ConfigurationError('group: the options must be an object.');
+  checkOptionNames(options, GROUP_OPTIONS, 'group');
 }
 
 /**

@@ -134,3 +134,26 @@ describe('a cancel or stop as a restartable agent fails', () => {
     await runtime.shutdown();
   });
 });
+
+describe('a group handle given bad arguments', () => {
+  it('refuses them with a ConfigurationError and stays open, instead of ending with a result no schema allows', async () => {
+    const runtime = createRuntime({ model: new ScriptedModel([]), agents: [worker()], projectAgentDir: false });
+    const events = collect(runtime.events$);
+    expect(() => runtime.group('team', 'Work.', { restrat: 'one-for-all' } as never)).toThrow('group: unknown option "restrat" (did you mean "restart"?).');
+    const group = runtime.group('team', 'Work.');
+    expect(() => group.complete(42 as never)).toThrow('group.complete: the output must be a string, not 42.');
+    expect(() => (group.complete as (output?: unknown) => void)()).toThrow(ConfigurationError);
+    expect(() => group.fail('It broke.', 'broken' as never)).toThrow(
+      'group.fail: the reason must be one of error, timeout, cancelled, max_turns, budget, denied, required_tools, not "broken".',
+    );
+    expect(() => group.fail({} as never)).toThrow(ConfigurationError);
+    expect(() => group.fail('  ')).toThrow(ConfigurationError);
+    expect(() => (group.fail as (error?: unknown) => void)()).toThrow(ConfigurationError);
+    expect(group.open).toBe(true);
+    // A step's error is taken as it is.
+    group.fail({ code: 'max_turns', message: 'The step ran out of turns.', fault: 'user' }, 'max_turns');
+    expect(await group.result).toMatchObject({ status: 'failed', reason: 'max_turns', error: { code: 'max_turns', fault: 'user' } });
+    expect(ofType(events, 'agent.failed')).toHaveLength(1);
+    await runtime.shutdown();
+  });
+});

@@ -7,8 +7,9 @@ import { RUNTIME_ADDRESS, TOPIC_PREFIX } from './messaging/Message.js';
 import type { AgentResult } from './runtime/AgentResults.js';
 import type { AgentHandle, GroupHandle, Runtime, RuntimeOptions, SpawnOptions } from './runtime/Runtime.js';
 import { buildParts, shutdown, type RuntimeParts } from './runtime/runtimeParts.js';
-import { runUntilIdle, waitingAgents } from './runtime/Simulation.js';
-import { checkGroupOptions, checkSpawnOptions } from './runtime/settings.js';
+import { runUntilIdle, waitingAgents, type RunUntilIdleOptions } from './runtime/Simulation.js';
+import type { TaskOutputOptions } from './tools/Delegation.js';
+import { checkCallOptions, checkGroupOptions, checkSpawnOptions } from './runtime/settings.js';
 
 export type { AgentResult, ResultMetrics } from './runtime/AgentResults.js';
 export type { AgentHandle, GroupHandle, GroupOptions, Runtime, RuntimeOptions, SpawnOptions } from './runtime/Runtime.js';
@@ -70,7 +71,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       return groupHandle(launcher, launcher.launchGroup(name, task, groupOptions));
     },
     resume: (id, task, resumeOptions = {}) => resume(parts, id, task, resumeOptions),
-    taskOutput: (id, outputOptions) => delegator.taskOutput(id, outputOptions),
+    taskOutput: async (id, outputOptions) => delegator.taskOutput(id, checkedTaskOutputOptions(outputOptions)),
     ...controls(parts),
     ...messaging(parts),
     cleanupTemporary() {
@@ -87,8 +88,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     record: (id) => table().record(id),
     now: () => clock.now(),
     idle: () => launcher.idle(),
-    runUntilIdle: (runOptions) =>
-      runUntilIdle({ clock, postOffice, table, progress: () => launcher.eventsSeen, outsideWork: () => parts.mcp.busy() }, runOptions),
+    runUntilIdle: async (runOptions) =>
+      runUntilIdle({ clock, postOffice, table, progress: () => launcher.eventsSeen, outsideWork: () => parts.mcp.busy() }, checkedIdleOptions(runOptions)),
     flush: () => sessions.flush(),
     shutdown() {
       shutdownPromise ??= shutdown(parts);
@@ -189,6 +190,27 @@ function controls(parts: RuntimeParts): Pick<Runtime, 'cancel' | 'stop' | 'appro
   };
 }
 
+/** `runtime.taskOutput`'s options, checked: a misspelled option or a bad value would be ignored, or wait for ever. */
+function checkedTaskOutputOptions(options: TaskOutputOptions | undefined): TaskOutputOptions | undefined {
+  checkCallOptions(options, ['blocking', 'timeoutMs'], 'taskOutput');
+  const { blocking, timeoutMs } = options ?? {};
+  if (blocking !== undefined && typeof blocking !== 'boolean') throw new ConfigurationError(`taskOutput: blocking must be true or false, not ${shown(blocking)}.`);
+  if (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && Number.isFinite(timeoutMs) && timeoutMs > 0)) {
+    throw new ConfigurationError(`taskOutput: timeoutMs must be a positive, finite number, not ${shown(timeoutMs)}.`);
+  }
+  return options;
+}
+
+/** `runtime.runUntilIdle`'s options, checked (a limit that is not a positive number would be no limit, or none at all). */
+function checkedIdleOptions(options: RunUntilIdleOptions | undefined): RunUntilIdleOptions | undefined {
+  checkCallOptions(options, ['limitMs'], 'runUntilIdle');
+  const limitMs = options?.limitMs;
+  if (limitMs !== undefined && !(typeof limitMs === 'number' && limitMs > 0)) {
+    throw new ConfigurationError(`runUntilIdle: limitMs must be a positive number, not ${shown(limitMs)}.`);
+  }
+  return options;
+}
+
 /** A value as an error message shows it: a string quoted, anything else by its JSON or its type. */
 function shown(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value);
@@ -224,14 +246,21 @@ function messaging(parts: RuntimeParts): Pick<Runtime, 'send' | 'request' | 'pub
   };
   return {
     send: async (to, content, sendOptions = {}) => {
+      checkCallOptions(sendOptions, ['from', 'replyTo'], 'send');
       const { replyTo } = sendOptions;
       if (replyTo !== undefined && (typeof replyTo !== 'string' || replyTo === '')) {
         throw new ConfigurationError('replyTo must be the id of the message this one answers.');
       }
       return messenger.deliver(senderOf(sendOptions.from), to, content, replyTo === undefined ? {} : { replyTo });
     },
-    request: (to, content, requestOptions = {}) => messenger.request(to, content, requestOptions.timeoutMs),
-    publish: async (topic, content, publishOptions = {}) => messenger.deliver(senderOf(publishOptions.from), `${TOPIC_PREFIX}${topic}`, content),
+    request: async (to, content, requestOptions = {}) => {
+      checkCallOptions(requestOptions, ['timeoutMs'], 'request');
+      return messenger.request(to, content, requestOptions.timeoutMs);
+    },
+    publish: async (topic, content, publishOptions = {}) => {
+      checkCallOptions(publishOptions, ['from'], 'publish');
+      return messenger.deliver(senderOf(publishOptions.from), `${TOPIC_PREFIX}${topic}`, content);
+    },
     subscribe(agentId, topic) {
       live(agentId);
       messenger.forCaller(callerFor(agentId)).subscribe(topic);

@@ -79,6 +79,19 @@ export function checkSpawnOptions(options: SpawnOptions, call: string): void {
   checkOptionNames(options, SPAWN_OPTIONS, call);
 }
 
+/**
+ * Refuses the options of a call from code (`taskOutput`, `send`, `request`, `publish`, `runUntilIdle`) that are not an
+ * object, or that name an option the call does not read (`timeout_ms`, the tools' spelling, for `timeoutMs`): it would
+ * be ignored and the default used without a word.
+ */
+export function checkCallOptions(options: unknown, known: readonly string[], call: string): void {
+  if (options === undefined) return;
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new ConfigurationError(`${call}: the options must be an object.`);
+  }
+  checkOptionNames(options, known, call);
+}
+
 /** Every option `runtime.group` reads. */
 const GROUP_OPTIONS = Object.keys({
   parentId: true, toolCallId: true, restart: true, restartIntensity: true,

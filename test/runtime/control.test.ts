@@ -157,3 +157,23 @@ describe('a group handle given bad arguments', () => {
     await runtime.shutdown();
   });
 });
+
+describe('options of calls from code', () => {
+  it('are refused when misspelled or out of range, rather than ignored', async () => {
+    const runtime = createRuntime({ model: new ScriptedModel(['Done.']), agents: [worker()], projectAgentDir: false });
+    const handle = runtime.spawn('worker', 'Work.');
+    // The tools' spelling (`timeout_ms`) would be ignored: a blocking wait of the default 30 s instead.
+    await expect(runtime.taskOutput(handle.id, { blocking: true, timeout_ms: 100 } as never)).rejects.toThrow(
+      'taskOutput: unknown option "timeout_ms" (did you mean "timeoutMs"?).',
+    );
+    await expect(runtime.taskOutput(handle.id, { blocking: true, timeoutMs: -5 })).rejects.toThrow('taskOutput: timeoutMs must be a positive, finite number, not -5.');
+    await expect(runtime.taskOutput(handle.id, { blocking: 'yes' as never })).rejects.toThrow(ConfigurationError);
+    await expect(runtime.request(handle.id, 'Hello?', { timeout: 5 } as never)).rejects.toThrow('request: unknown option "timeout" (did you mean "timeoutMs"?).');
+    await expect(runtime.send(handle.id, 'Hello.', { reply_to: 'msg:1' } as never)).rejects.toThrow('send: unknown option "reply_to" (did you mean "replyTo"?).');
+    await expect(runtime.publish('news', 'Hello.', { sender: 'runtime' } as never)).rejects.toThrow(ConfigurationError);
+    await expect(runtime.runUntilIdle({ limit: 5 } as never)).rejects.toThrow('runUntilIdle: unknown option "limit" (did you mean "limitMs"?).');
+    await expect(runtime.runUntilIdle({ limitMs: 'soon' as never })).rejects.toThrow('runUntilIdle: limitMs must be a positive number, not "soon".');
+    expect(await runtime.taskOutput(handle.id, { blocking: true, timeoutMs: 60_000 })).toMatchObject({ status: 'completed', output: 'Done.' });
+    await runtime.shutdown();
+  });
+});

@@ -392,7 +392,14 @@ export interface Runtime {
   idle(): Promise<void>;
   /** Resolves when every session write so far has landed in the store; rejects if one failed. */
   flush(): Promise<void>;
-  /** Cancels every live agent, writes what is left to the store, stops the supervisor, completes the streams. */
+  /**
+   * Cancels every live agent (deepest first; a resident is stopped, ending with its last answer), writes what is left
+   * to the store, stops the supervisor, completes the streams. Every call returns the same promise, which rejects with
+   * the first failure (a session write, the recording) however often it is asked. From the call on, what would start
+   * work (`spawn`, `run`, `group`, `resume`, `send`, `request`, `publish`) throws or rejects with `RuntimeClosedError`;
+   * `cancel` and `stop` of an ended agent change nothing; what reads (`record`, `metrics`, `taskOutput` of an ended
+   * agent, `sessions`) still answers.
+   */
   shutdown(): Promise<void>;
   /**
    * What `JSON.stringify` writes of the runtime: its run id and the names of its agents. Its streams, stores and

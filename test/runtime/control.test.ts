@@ -1,7 +1,7 @@
 // Lifecycle control from code (`cancel`, `stop`, `shutdown`) at the points of an agent's life where it waits: what
 // every handle settles with, the order agents end in, and what a bad call says.
 import { describe, expect, it } from 'vitest';
-import { ConfigurationError, UnknownAgentError, UnknownRequestError, createRuntime, defineAgent, type ModelRequest } from 'troupe';
+import { ConfigurationError, RuntimeClosedError, UnknownAgentError, UnknownRequestError, createRuntime, defineAgent, type ModelRequest } from 'troupe';
 import { ScriptedModel, advanceUntilSettled, callTools, toolCall } from 'troupe/testing';
 import { collect, hang, leader, ofType, simulatedClock, worker } from '../stubs.js';
 
@@ -174,6 +174,32 @@ describe('options of calls from code', () => {
     await expect(runtime.runUntilIdle({ limit: 5 } as never)).rejects.toThrow('runUntilIdle: unknown option "limit" (did you mean "limitMs"?).');
     await expect(runtime.runUntilIdle({ limitMs: 'soon' as never })).rejects.toThrow('runUntilIdle: limitMs must be a positive number, not "soon".');
     expect(await runtime.taskOutput(handle.id, { blocking: true, timeoutMs: 60_000 })).toMatchObject({ status: 'completed', output: 'Done.' });
+    await runtime.shutdown();
+  });
+});
+
+describe('a runtime after shutdown', () => {
+  it('refuses new work with RuntimeClosedError and still answers what it knows', async () => {
+    const runtime = createRuntime({ model: new ScriptedModel(['Done.']), agents: [worker()], projectAgentDir: false });
+    const handle = runtime.spawn('worker', 'Work.');
+    await handle.result;
+    const [first, second] = [runtime.shutdown(), runtime.shutdown()];
+    expect(first).toBe(second);
+    await first;
+    expect(() => runtime.spawn('worker', 'More.')).toThrow(RuntimeClosedError);
+    await expect(runtime.run('worker', 'More.')).rejects.toThrow(RuntimeClosedError);
+    expect(() => runtime.group('team', 'More.')).toThrow(RuntimeClosedError);
+    await expect(runtime.resume(handle.id, 'More.')).rejects.toThrow(RuntimeClosedError);
+    await expect(runtime.send(handle.id, 'Hello.')).rejects.toThrow(RuntimeClosedError);
+    await expect(runtime.request(handle.id, 'Hello?')).rejects.toThrow(RuntimeClosedError);
+    await expect(runtime.publish('news', 'Hello.')).rejects.toThrow(RuntimeClosedError);
+    runtime.cancel(handle.id);
+    runtime.stop(handle.id);
+    expect(() => runtime.cancel('agent:worker:none')).toThrow(UnknownAgentError);
+    expect(runtime.record(handle.id)?.state).toBe('completed');
+    expect(runtime.metrics().total.agentsCompleted).toBe(1);
+    expect(await runtime.taskOutput(handle.id)).toMatchObject({ status: 'completed', output: 'Done.' });
+    expect((await runtime.sessions.get(handle.id))?.state).toBe('completed');
     await runtime.shutdown();
   });
 });

@@ -235,6 +235,8 @@ function deadLetterText(report: RouteReport): string {
     case 'unknown_agent':
       return `No agent has the id ${to}.`;
     case 'no_live_agent':
+      // A group's id is not an agent's: no agent is named so, and a group reads no messages.
+      if (to.startsWith('group:')) return `${to} is a group, which reads no messages: send to its members.`;
       return `No live agent is named "${to}".`;
     case 'ambiguous':
       return `${report.candidates?.length ?? 'Several'} live agents are named "${to}" (${report.candidates?.join(', ')}); send to one of their ids.`;

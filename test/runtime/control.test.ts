@@ -1,7 +1,7 @@
 // Lifecycle control from code (`cancel`, `stop`, `shutdown`) at the points of an agent's life where it waits: what
 // every handle settles with, the order agents end in, and what a bad call says.
 import { describe, expect, it } from 'vitest';
-import { ConfigurationError, RuntimeClosedError, UnknownAgentError, UnknownRequestError, createRuntime, defineAgent, type ModelRequest } from 'troupe';
+import { ConfigurationError, RuntimeClosedError, UndeliverableError, UnknownAgentError, UnknownRequestError, createRuntime, defineAgent, type ModelRequest } from 'troupe';
 import { ScriptedModel, advanceUntilSettled, callTools, toolCall } from 'troupe/testing';
 import { collect, hang, leader, ofType, simulatedClock, worker } from '../stubs.js';
 
@@ -200,6 +200,17 @@ describe('a runtime after shutdown', () => {
     expect(runtime.metrics().total.agentsCompleted).toBe(1);
     expect(await runtime.taskOutput(handle.id)).toMatchObject({ status: 'completed', output: 'Done.' });
     expect((await runtime.sessions.get(handle.id))?.state).toBe('completed');
+    await runtime.shutdown();
+  });
+});
+
+describe('a message to a group', () => {
+  it('is refused with an error that says it is a group, not that no agent has that name', async () => {
+    const runtime = createRuntime({ model: new ScriptedModel([]), agents: [worker()], projectAgentDir: false });
+    const group = runtime.group('team', 'Work.');
+    await expect(runtime.send(group.id, 'Hello.')).rejects.toThrow(`${group.id} is a group, which reads no messages: send to its members.`);
+    await expect(runtime.send(group.id, 'Hello.')).rejects.toThrow(UndeliverableError);
+    group.complete('Done.');
     await runtime.shutdown();
   });
 });

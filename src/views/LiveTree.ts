@@ -14,7 +14,10 @@ export interface LiveToolCall {
   readonly startedAt: number;
   /** How long it took, once it ended. */
   durationMs?: number;
-  /** Why it failed, when it did. */
+  /**
+   * Why it failed, when it did; `cut short: …` for a call still running when its agent ended (a wait for messages
+   * when it was stopped, a tool when it was cancelled), which no event ends and no figure counts as an error.
+   */
   error?: string;
 }
 
@@ -245,6 +248,13 @@ export class LiveTree {
     node.endedAt = at;
     delete node.approval;
     this.count(node, state, 1);
+    // Its calls still running were cut short (their batch stopped, or their wait dropped): none will end on its own.
+    for (const call of node.tools) {
+      if (call.state !== 'running') continue;
+      call.state = 'error';
+      call.durationMs = at - call.startedAt;
+      call.error = 'cut short: the agent ended';
+    }
   }
 
   private count(node: LiveAgent, state: 'completed' | 'failed', by: number): void {

@@ -135,4 +135,23 @@ describe('the end of a wait for messages', () => {
     expect(node?.figures).toMatchObject({ toolCalls: 1, toolErrors: 1 });
     await runtime.shutdown();
   });
+
+  it("a wait cut short by its agent's end has no tool.wait_ended, and the live tree ends its call as cut short, counted as no error", async () => {
+    const model = scriptedPerAgent({ listener: [callTools(toolCall('wait_for_messages', {}, 'w1'))] });
+    const runtime = createRuntime({ model, agents: [resident('listener', ['wait_for_messages'])], clock: simulatedClock(), projectAgentDir: false });
+    const events = collect(runtime.events$);
+    const tree = new LiveTree();
+    runtime.events$.subscribe((event) => tree.apply(event));
+    const handle = runtime.spawn('listener', 'Listen.');
+    await runtime.runUntilIdle();
+    expect(tree.get(handle.id)?.tools[0]).toMatchObject({ callId: 'w1', state: 'running' });
+    runtime.stop(handle.id);
+    await handle.result;
+
+    expect(ofType(events, 'tool.wait_ended')).toEqual([]);
+    expect(tree.get(handle.id)?.tools[0]).toMatchObject({ callId: 'w1', state: 'error', error: 'cut short: the agent ended' });
+    expect(tree.get(handle.id)?.figures).toMatchObject({ toolCalls: 1, toolErrors: 0 });
+    expect(runtime.metrics().agents[handle.id]!.own).toMatchObject({ toolCalls: 1, toolErrors: 0 });
+    await runtime.shutdown();
+  });
 });

@@ -445,6 +445,7 @@ export function afterInterruption(
     let end = lastAsk + 1; // the answers go right after the answers already there, before anything else
     while (messages[end]?.role === 'tool') end += 1;
     const answered = new Set(messages.slice(lastAsk + 1, end).map((message) => (message as { toolCallId: string }).toolCallId));
+    const said = started.length === 0 ? '' : everythingSaid(messages);
     const missing: ChatMessage[] = (ask.toolCalls ?? [])
       .filter((call) => !answered.has(call.id))
       .map((call) => ({
@@ -453,7 +454,7 @@ export function afterInterruption(
         isError: true,
         content: idempotent(call.name)
           ? `Interrupted: this call of "${call.name}" was running when the process stopped, and has no result. It is safe to call it again.`
-          : `Interrupted: this call of "${call.name}" was running when the process stopped. It was not run again: it may or may not have taken effect; check before you repeat it.${sessionsOf(call, started)}`,
+          : `Interrupted: this call of "${call.name}" was running when the process stopped. It was not run again: it may or may not have taken effect; check before you repeat it.${sessionsOf(call, started, said)}`,
       }));
     messages.splice(end, 0, ...missing);
   }
@@ -464,11 +465,17 @@ export function afterInterruption(
   return messages;
 }
 
+/** The text of a conversation and its tool calls' arguments: what names the sub-agents it had been told of. */
+function everythingSaid(history: readonly ChatMessage[]): string {
+  return history.map((message) => (message.role === 'assistant' ? `${message.content} ${(message.toolCalls ?? []).map((call) => call.arguments).join(' ')}` : message.content)).join('\n');
+}
+
 /**
- * What a delegation call interrupted had started, in words: the sessions of the agent it named on its task (or the
- * session it resumed), each with its id and how it stands, and a finished one's answer. Empty for any other call.
+ * What a delegation call interrupted had started, in words: the sessions of the agent it named on its task that the
+ * conversation (`said`) does not name yet (or the session it resumed), each with its id and how it stands, and a
+ * finished one's answer. Empty for any other call.
  */
-function sessionsOf(call: ToolCall, started: readonly SessionRecord[]): string {
+function sessionsOf(call: ToolCall, started: readonly SessionRecord[], said: string): string {
   let args: { agent?: unknown; task?: unknown; resume?: unknown };
   try {
     args = JSON.parse(call.arguments) as typeof args;
@@ -480,7 +487,10 @@ function sessionsOf(call: ToolCall, started: readonly SessionRecord[]): string {
   // The task as it was stored: as given, or with the caller's context after it (`taskWithContext`).
   const gave = (stored: string) => task !== undefined && (stored === task || stored.startsWith(`${task}\n\n## Context from `));
   const mine = started.filter((session) =>
-    typeof args.resume === 'string' ? session.id === args.resume : session.agentType === args.agent && gave(session.taskDescription),
+    typeof args.resume === 'string'
+      ? session.id === args.resume
+      : // One the conversation names already is an earlier call's (its answer has its id), not this call's.
+        session.agentType === args.agent && gave(session.taskDescription) && !said.includes(session.id),
   );
   return mine.map((session) => ` ${describeSession(session)}`).join('');
 }

@@ -10,10 +10,10 @@ import { AgentCatalog } from '../../src/catalog/AgentCatalog.js';
 import { emptyFigures } from '../../src/events/metrics.js';
 import type { AgentRecord } from '../../src/machines/agentTable.js';
 import type { SupervisorEvent } from '../../src/machines/supervisorMachine.js';
-import { SessionStore } from '../../src/memory/SessionStore.js';
+import { SessionStore, type SessionRecord } from '../../src/memory/SessionStore.js';
 import { AgentResults, type AgentResult } from '../../src/runtime/AgentResults.js';
 import { Approvals } from '../../src/runtime/Approvals.js';
-import { Delegator, type Launch } from '../../src/runtime/Delegator.js';
+import { afterInterruption, Delegator, type Launch } from '../../src/runtime/Delegator.js';
 import { leader, tick, worker } from '../stubs.js';
 
 /**
@@ -235,3 +235,37 @@ describe('spawn_agent', () => {
     expect(forgotten).toEqual(['tmp']);
   });
 });
+
+describe('afterInterruption', () => {
+  const session = (id: string, state: SessionRecord['state'], result: string | null = null): SessionRecord => ({
+    schemaVersion: 4,
+    id,
+    agentType: 'counter',
+    parentConversationId: 'agent:lead:1',
+    state,
+    taskDescription: 'Count the files.',
+    startTime: 0,
+    endTime: null,
+    result,
+    error: null,
+    reason: null,
+    metrics: null,
+  });
+  const assign = (id: string) => ({ id, name: 'assign_task', arguments: JSON.stringify({ description: 'Count', agent: 'counter', task: 'Count the files.' }) });
+
+  it("tells an interrupted delegation of the session it started, not of an earlier call's of the same agent and task", () => {
+    const history = [
+      { role: 'user' as const, content: 'Count the files, twice.' },
+      { role: 'assistant' as const, content: '', toolCalls: [assign('c1')] },
+      { role: 'tool' as const, toolCallId: 'c1', content: 'Agent counter (agent:counter:old) answered: There are 3 files.' },
+      { role: 'assistant' as const, content: 'Once more, to be sure.', toolCalls: [assign('c1')] },
+    ];
+    const started = [session('agent:counter:old', 'completed', 'There are 3 files.'), session('agent:counter:new', 'interrupted')];
+
+    const answer = afterInterruption(history, () => false, started)[4]!;
+    expect(answer).toMatchObject({ role: 'tool', toolCallId: 'c1', isError: true });
+    expect(answer.content).toContain('It had started agent:counter:new, which did not finish (interrupted): to go on with its work, delegate with resume: "agent:counter:new".');
+    expect(answer.content).not.toContain('agent:counter:old');
+  });
+});
+

@@ -48,11 +48,19 @@ export class AgentFileSync {
   loadAll(): void {
     const scan = this.files.scan();
     this.errors.push(...scan.errors);
-    for (const shadowed of scan.shadowed) this.warn({ file: shadowed.file, field: 'name', message: shadowedMessage(shadowed) });
+    const inCode = (file: string, name: string): AgentFileWarning => ({
+      file,
+      field: 'name',
+      message: `${file} is not used: an agent named "${name}" is given in code, which wins over a file.`,
+    });
+    for (const shadowed of scan.shadowed) {
+      // A file of an agent given in code is not used for that reason, whichever folder it is in.
+      const name = scan.agents.find((loaded) => loaded.file === shadowed.by)?.definition.name;
+      const given = name !== undefined && this.shelf.sourceOf(name) === null;
+      this.warn(given ? inCode(shadowed.file, name) : { file: shadowed.file, field: 'name', message: shadowedMessage(shadowed) });
+    }
     for (const loaded of scan.agents) {
-      if (this.shelf.sourceOf(loaded.definition.name) !== null) continue;
-      const { file } = loaded;
-      this.warn({ file, field: 'name', message: `${file} is not used: an agent named "${loaded.definition.name}" is given in code, which wins over a file.` });
+      if (this.shelf.sourceOf(loaded.definition.name) === null) this.warn(inCode(loaded.file, loaded.definition.name));
     }
     const taken = scan.agents.filter((loaded) => this.shelf.sourceOf(loaded.definition.name) === undefined && this.put(loaded) === undefined);
     for (const loaded of taken) {

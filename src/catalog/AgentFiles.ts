@@ -62,7 +62,7 @@ export class AgentFiles {
   scan(): AgentScan {
     const byName = new Map<string, LoadedAgent>();
     const errors: AgentFileError[] = [];
-    const shadowed: { file: string; by: string }[] = [];
+    const earlier: { file: string; name: string }[] = [];
     for (const folder of this.folders) {
       let entries: string[];
       try {
@@ -76,14 +76,16 @@ export class AgentFiles {
         try {
           const loaded = this.read(folder, name);
           if (!loaded) continue;
-          const earlier = byName.get(loaded.definition.name);
-          if (earlier) shadowed.push({ file: earlier.file, by: loaded.file });
+          const before = byName.get(loaded.definition.name);
+          if (before) earlier.push({ file: before.file, name: before.definition.name });
           byName.set(loaded.definition.name, loaded);
         } catch (error) {
           errors.push(error instanceof AgentFileError ? error : new AgentFileError(join(folder.path, entry), 'path', errorMessage(error)));
         }
       }
     }
+    // Each file not used names the one used: the last folder's, when three folders have the agent.
+    const shadowed = earlier.map(({ file, name }) => ({ file, by: byName.get(name)!.file }));
     return { agents: [...byName.values()], errors, shadowed };
   }
 

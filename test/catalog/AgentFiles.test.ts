@@ -59,6 +59,22 @@ describe('AgentFiles', () => {
     await runtime.shutdown();
   });
 
+  it('names the file used in each warning: the last folder of three, or the agent given in code over every folder', async () => {
+    const [second, third] = ['more', 'most'].map((folder) => join(dir.path, folder));
+    for (const folder of [second!, third!]) mkdirSync(folder);
+    for (const folder of [agents, second!, third!]) write('writer', agentFile('writer', [], `In ${folder}.`), folder);
+    for (const folder of [agents, second!]) write('reviewer', agentFile('reviewer', [], `In ${folder}.`), folder);
+    const reviewer = { name: 'reviewer', description: 'Reviews.', systemPrompt: 'From code.' };
+    const runtime = createRuntime({ model: new ScriptedModel([]), agents: [reviewer], agentDirs: [agents, second!, third!], projectAgentDir: false });
+
+    const inCode = (file: string) => `${file} is not used: an agent named "reviewer" is given in code, which wins over a file.`;
+    const byLast = (file: string) => `${file} is not used: ${join(third!, 'writer.md')} defines the same agent, and a later folder wins.`;
+    expect(runtime.agentFileWarnings.map(({ message }) => message).sort()).toEqual(
+      [byLast(join(agents, 'writer.md')), byLast(join(second!, 'writer.md')), inCode(join(agents, 'reviewer.md')), inCode(join(second!, 'reviewer.md'))].sort(),
+    );
+    await runtime.shutdown();
+  });
+
   it.each([
     ['a parent path', '../secret'],
     ['an absolute path', '/etc/passwd'],

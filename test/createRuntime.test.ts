@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { InspectionEvent } from 'xstate';
+import { SimulatedClock, type InspectionEvent } from 'xstate';
 import {
   ConfigurationError,
   createRuntime,
@@ -181,6 +181,10 @@ describe('the supervisor', () => {
     await runtime.shutdown();
     await expect(runtime.run('worker', 'x')).rejects.toThrow(RuntimeClosedError);
     expect(() => createRuntime({ agents: [worker()] })).toThrow(/has no model/);
+    // The class rather than a clock (a scenario's options are JavaScript, unchecked): a clear error, not XState's.
+    expect(() => createRuntime({ model: scripted([]), agents: [worker()], clock: SimulatedClock as never })).toThrow(
+      new ConfigurationError('clock must be a clock (an object with setTimeout and clearTimeout), such as new SimulatedClock() from xstate.'),
+    );
     expect(() => createRuntime({ model: scripted([]), agents: [worker('a', ['missing'])] })).toThrow(
       /lists the tool "missing"/,
     );

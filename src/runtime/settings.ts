@@ -1,6 +1,7 @@
 import { toolPolicyProblem } from '../tools/toolApproval.js';
 import { resolve } from 'node:path';
 import { ConfigurationError } from '../errors.js';
+import type { Clock } from '../clock.js';
 import { JsonFileMemory } from '../memory/JsonFileMemory.js';
 import { isStatelyInspector } from '../inspect/statelyInspector.js';
 import type { AgentBudget } from '../machines/agentTypes.js';
@@ -136,6 +137,11 @@ export function readSettings(options: RuntimeOptions): Settings {
   const { maxDepth } = options;
   if (maxDepth !== undefined && !(Number.isInteger(maxDepth) && maxDepth >= 0)) {
     throw new ConfigurationError('maxDepth must be a whole number ≥ 0 (0: no agent may delegate).');
+  }
+  const { clock } = options as { clock?: unknown };
+  // A scenario's options come from JavaScript unchecked: the class itself (`SimulatedClock`) failed deep inside XState.
+  if (clock !== undefined && (clock === null || typeof clock !== 'object' || typeof (clock as Clock).setTimeout !== 'function' || typeof (clock as Clock).clearTimeout !== 'function')) {
+    throw new ConfigurationError('clock must be a clock (an object with setTimeout and clearTimeout), such as new SimulatedClock() from xstate.');
   }
   if (options.delegationPolicy !== undefined && typeof options.delegationPolicy !== 'function') {
     throw new ConfigurationError('delegationPolicy must be a function of the delegation request.');

@@ -1,7 +1,7 @@
 // The package as a user gets it: `npm pack` (which builds dist/ through prepack), the tarball installed in an empty
 // folder outside the source tree, then a plain ESM script, a strict TypeScript consumer and the `troupe` binary.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,6 +18,9 @@ let consumer: string;
 let tarball: string;
 
 beforeAll(async () => {
+  // What an earlier build left (a declaration map, the output of a source since removed): the build starts afresh.
+  mkdirSync(join(root, 'dist'), { recursive: true });
+  writeFileSync(join(root, 'dist', 'removed.d.ts.map'), '{}');
   scratch = mkdtempSync(join(tmpdir(), 'troupe-pack-'));
   consumer = join(scratch, 'consumer');
   await exec(npm, ['pack', '--pack-destination', scratch, '--silent'], { cwd: root, timeout: 240_000 });

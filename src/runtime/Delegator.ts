@@ -445,7 +445,8 @@ export function afterInterruption(
     let end = lastAsk + 1; // the answers go right after the answers already there, before anything else
     while (messages[end]?.role === 'tool') end += 1;
     const answered = new Set(messages.slice(lastAsk + 1, end).map((message) => (message as { toolCallId: string }).toolCallId));
-    const said = started.length === 0 ? '' : everythingSaid(messages);
+    // Sessions already told of (their ids in the conversation) or given to an earlier call of this turn.
+    const known = { said: started.length === 0 ? '' : everythingSaid(messages), claimed: new Set<string>() };
     const missing: ChatMessage[] = (ask.toolCalls ?? [])
       .filter((call) => !answered.has(call.id))
       .map((call) => ({
@@ -454,7 +455,7 @@ export function afterInterruption(
         isError: true,
         content: idempotent(call.name)
           ? `Interrupted: this call of "${call.name}" was running when the process stopped, and has no result. It is safe to call it again.`
-          : `Interrupted: this call of "${call.name}" was running when the process stopped. It was not run again: it may or may not have taken effect; check before you repeat it.${sessionsOf(call, started, said)}`,
+          : `Interrupted: this call of "${call.name}" was running when the process stopped. It was not run again: it may or may not have taken effect; check before you repeat it.${sessionsOf(call, started, known)}`,
       }));
     messages.splice(end, 0, ...missing);
   }
@@ -471,11 +472,12 @@ function everythingSaid(history: readonly ChatMessage[]): string {
 }
 
 /**
- * What a delegation call interrupted had started, in words: the sessions of the agent it named on its task that the
- * conversation (`said`) does not name yet (or the session it resumed), each with its id and how it stands, and a
- * finished one's answer. Empty for any other call.
+ * What a delegation call interrupted had started, in words: the session it resumed, or else the session of the agent it
+ * named on its task that is not `known` yet (a call starts one session: two calls of the same agent and task get one
+ * each, in the order they were started; one the conversation names is an earlier call's, answered), with its id and
+ * how it stands, and a finished one's answer. Empty for any other call, and for one that had started nothing.
  */
-function sessionsOf(call: ToolCall, started: readonly SessionRecord[], said: string): string {
+function sessionsOf(call: ToolCall, started: readonly SessionRecord[], known: { said: string; claimed: Set<string> }): string {
   let args: { agent?: unknown; task?: unknown; resume?: unknown };
   try {
     args = JSON.parse(call.arguments) as typeof args;
@@ -483,16 +485,19 @@ function sessionsOf(call: ToolCall, started: readonly SessionRecord[], said: str
     return '';
   }
   if (args === null || typeof args !== 'object') return '';
+  const { resume } = args;
   const task = typeof args.task === 'string' ? args.task.trim() : undefined;
   // The task as it was stored: as given, or with the caller's context after it (`taskWithContext`).
   const gave = (stored: string) => task !== undefined && (stored === task || stored.startsWith(`${task}\n\n## Context from `));
-  const mine = started.filter((session) =>
-    typeof args.resume === 'string'
-      ? session.id === args.resume
-      : // One the conversation names already is an earlier call's (its answer has its id), not this call's.
-        session.agentType === args.agent && gave(session.taskDescription) && !said.includes(session.id),
-  );
-  return mine.map((session) => ` ${describeSession(session)}`).join('');
+  const session =
+    typeof resume === 'string'
+      ? started.find((candidate) => candidate.id === resume)
+      : started.find(
+          ({ id, agentType, taskDescription }) => agentType === args.agent && gave(taskDescription) && !known.claimed.has(id) && !known.said.includes(id),
+        );
+  if (!session) return '';
+  known.claimed.add(session.id);
+  return ` ${describeSession(session)}`;
 }
 
 /** A sub-agent's session as an interrupted caller is told of it: its id, its state, and what to do with it. */

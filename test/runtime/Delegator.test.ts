@@ -267,5 +267,18 @@ describe('afterInterruption', () => {
     expect(answer.content).toContain('It had started agent:counter:new, which did not finish (interrupted): to go on with its work, delegate with resume: "agent:counter:new".');
     expect(answer.content).not.toContain('agent:counter:old');
   });
-});
 
+  it('gives each of two interrupted calls of the same agent and task the session it started, in order', () => {
+    const history = [
+      { role: 'user' as const, content: 'Count the files, twice over.' },
+      { role: 'assistant' as const, content: '', toolCalls: [assign('c1'), assign('c2')] },
+    ];
+    const started = [session('agent:counter:first', 'completed', 'There are 3 files.'), session('agent:counter:second', 'interrupted')];
+
+    const [first, second] = afterInterruption(history, () => false, started).slice(2, 4);
+    expect(first).toMatchObject({ toolCallId: 'c1', content: expect.stringContaining('It had started agent:counter:first, which completed with this answer: There are 3 files.') });
+    expect(first!.content).not.toContain('agent:counter:second');
+    expect(second).toMatchObject({ toolCallId: 'c2', content: expect.stringContaining('It had started agent:counter:second, which did not finish') });
+    expect(second!.content).not.toContain('agent:counter:first');
+  });
+});

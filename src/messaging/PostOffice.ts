@@ -280,6 +280,11 @@ export class PostOffice {
     return box !== undefined && (box.inbox.size > 0 || box.waits.length > 0);
   }
 
+  /** The tool calls of agent `id` whose waits it has not read (open, or ended since it last read its mail). */
+  unreadWaits(id: string): string[] {
+    return this.boxes.get(id)?.waits.map((wait) => wait.callId) ?? [];
+  }
+
   /** True when agent `id` has a tool call waiting for messages. */
   isWaiting(id: string): boolean {
     return (this.boxes.get(id)?.waits.length ?? 0) > 0;

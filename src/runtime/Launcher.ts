@@ -347,6 +347,8 @@ export class Launcher {
     const run = this.live.get(outcome.id);
     this.live.delete(outcome.id);
     this.randoms.delete(outcome.id);
+    // Calls still waiting for messages keep an empty tool message: a resumed or pooled agent must not read it as an answer.
+    const messages = withWaitsCutShort(outcome.messages, this.parts.postOffice.unreadWaits(outcome.id));
     this.parts.messenger.unread(outcome.id, this.parts.postOffice.close(outcome.id));
     this.parts.messenger.ended(outcome.id);
     sessions.ended(
@@ -360,11 +362,11 @@ export class Launcher {
       },
       // A run denied, cancelled or stopped before its first model turn never took its task up: the session keeps the
       // conversation it was launched with, so a later resume does not hand the model a task nobody let it do.
-      run && refusedBeforeStart(outcome) ? run.launchedWith : outcome.messages,
+      run && refusedBeforeStart(outcome) ? run.launchedWith : messages,
       // A run's conversation is stored under its key (`main`) too once it completed; not a cancelled or failed one.
       outcome.status === 'completed' ? run?.conversationKey : undefined,
     );
-    if (run?.poolKey && outcome.status === 'completed') pool.put(run.poolKey, outcome.agent, { id: outcome.id, messages: outcome.messages });
+    if (run?.poolKey && outcome.status === 'completed') pool.put(run.poolKey, outcome.agent, { id: outcome.id, messages });
     results.settle(result);
     const watcher = this.watchers.get(outcome.id);
     this.watchers.delete(outcome.id);
@@ -507,4 +509,21 @@ const NO_MESSAGES: readonly ChatMessage[] = [];
 /** True for a run refused before it took its task up: denied, or cancelled (or stopped) before its first turn. */
 function refusedBeforeStart(outcome: AgentOutcome): boolean {
   return outcome.turns === 0 && (outcome.reason === 'denied' || outcome.reason === 'cancelled');
+}
+
+/**
+ * An ended agent's conversation with the tool message of each call whose wait it never read (`callIds`) saying so:
+ * the message stays empty until the wait's answer is read, and empty it would read as a wait that brought nothing.
+ */
+function withWaitsCutShort(messages: readonly ChatMessage[], callIds: readonly string[]): readonly ChatMessage[] {
+  if (callIds.length === 0) return messages;
+  const next = [...messages];
+  for (const callId of callIds) {
+    // The latest message of that call: a model may give calls of different turns one id.
+    const index = next.findLastIndex((message) => message.role === 'tool' && message.toolCallId === callId);
+    const message = next[index];
+    if (message?.role !== 'tool' || message.content !== '') continue;
+    next[index] = { ...message, content: 'Error: cut short: the run ended before this wait for messages did; nothing it waited for was read.', isError: true };
+  }
+  return next;
 }

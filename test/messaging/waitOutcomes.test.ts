@@ -1,7 +1,7 @@
 // How a tool call's wait for messages ends is an event (`tool.wait_ended`), counted in the metrics as the model sees it:
 // a reply that came, a wait that timed out, a replier that ended without replying, a collecting wait's messages.
 import { describe, expect, it } from 'vitest';
-import { createRuntime, formatEvent, type TroupeEvent } from 'troupe';
+import { createRuntime, formatEvent, type ModelRequest, type TroupeEvent } from 'troupe';
 import { ScriptedModel, callTools, toolCall } from 'troupe/testing';
 import { LiveTree } from '../../src/views/LiveTree.js';
 import { collect, ofType, resident, scriptedPerAgent, simulatedClock, worker } from '../stubs.js';
@@ -154,4 +154,30 @@ describe('the end of a wait for messages', () => {
     expect(runtime.metrics().agents[handle.id]!.own).toMatchObject({ toolCalls: 1, toolErrors: 0 });
     await runtime.shutdown();
   });
+
+  it("a wait cut short by its agent's end is no empty answer when the session is resumed: its call says it was cut short", async () => {
+    const seen: ModelRequest[] = [];
+    const model = new ScriptedModel((request) => {
+      seen.push(request);
+      return seen.length === 1 ? callTools(toolCall('wait_for_messages', {}, 'w1')) : 'Nothing came; I listen again.';
+    });
+    const runtime = createRuntime({ model, agents: [resident('listener', ['wait_for_messages'])], clock: simulatedClock(), projectAgentDir: false });
+    const handle = runtime.spawn('listener', 'Listen.');
+    await runtime.runUntilIdle();
+    runtime.stop(handle.id);
+    await handle.result;
+    const again = await runtime.resume(handle.id, 'Listen again.');
+    await runtime.runUntilIdle();
+    runtime.stop(again.id);
+    await again.result;
+
+    expect(seen[1]!.messages.find((message) => message.role === 'tool')).toEqual({
+      role: 'tool',
+      toolCallId: 'w1',
+      content: 'Error: cut short: the run ended before this wait for messages did; nothing it waited for was read.',
+      isError: true,
+    });
+    await runtime.shutdown();
+  });
 });
+

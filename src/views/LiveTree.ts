@@ -215,10 +215,12 @@ export class LiveTree {
     if (node.state === 'waiting') this.enter(node, 'running');
   }
 
-  /** Ends a tool call; false when it had ended already (a denied call is followed by its error result). */
+  /** Ends a tool call; false when it had ended already (a denied call is followed by its error result), or is not kept. */
   private toolEnded(node: LiveAgent, event: TroupeEventOf<'tool.result' | 'tool.denied' | 'tool.wait_ended'>): boolean {
-    const call = this.calls.get(`${node.id} ${event.callId}`);
-    if (!call || call.state !== 'running') return false;
+    let call = this.calls.get(`${node.id} ${event.callId}`);
+    // Calls of one turn that share an id (scripted models' default ids do): the latest ended, an earlier one ends now.
+    if (call?.state !== 'running') call = node.tools.find((candidate) => candidate.callId === event.callId && candidate.state === 'running');
+    if (!call) return false;
     const denied = event.type === 'tool.denied';
     call.state = denied || event.status === 'error' ? 'error' : 'ok';
     // A wait's call lasted until its answer was read.

@@ -186,6 +186,25 @@ describe('the live tree', () => {
     expect(lines[2]).toBe('    ✓ grep {"text":"eval("} …');
   });
 
+  it('ends both calls of a turn that share an id, and cuts short only a call still running when its agent ends', () => {
+    const tree = fold([
+      spawned('agent:w:1', 'w', 0),
+      started('agent:w:1', 0),
+      called('agent:w:1', 'call_echo', 'echo', { text: 'one' }, 1),
+      called('agent:w:1', 'call_echo', 'echo', { text: 'two' }, 1),
+      called('agent:w:1', 'h1', 'hang', {}, 1),
+      resulted('agent:w:1', 'call_echo', 'echo', 2, 3),
+      resulted('agent:w:1', 'call_echo', 'echo', 4, 5),
+      { type: 'agent.failed', ...header('agent:w:1', 9), name: 'w', reason: 'cancelled', error: { code: 'cancelled', message: 'Cancelled.', fault: 'user' }, turns: 1 } as TroupeEvent,
+    ]);
+    expect(tree.get('agent:w:1')!.tools.map(({ args, state, error }) => [args, state, error])).toEqual([
+      ['{"text":"one"}', 'ok', undefined],
+      ['{"text":"two"}', 'ok', undefined],
+      ['{}', 'error', 'cut short: the agent ended'],
+    ]);
+    expect(tree.get('agent:w:1')!.figures).toMatchObject({ toolCalls: 3, toolErrors: 0 });
+  });
+
   it('keeps only the latest tool calls of an agent, and counts them all', () => {
     const events: TroupeEvent[] = [spawned('agent:w:1', 'w', 0), started('agent:w:1', 0)];
     for (let index = 0; index < 500; index += 1) events.push(called('agent:w:1', `c${index}`, 'tick', {}, index), resulted('agent:w:1', `c${index}`, 'tick', 1, index));

@@ -26,7 +26,7 @@ export const STORE_SCHEMA_VERSION = 1;
 export const SESSION_SCHEMA_VERSION = 4;
 
 /**
- * The format of a `record` file (JSON lines): a header line `{"type":"recording","schemaVersion":5,"runId":…}`, then
+ * The format of a `record` file (JSON lines): a header line `{"type":"recording","schemaVersion":7,"runId":…}`, then
  * one event a line. Version 7: events may be `tool.wait_ended` (a tool call's wait for messages ended: its outcome,
  * status and duration), and a `tool.result` may be `waiting` (the call waits for messages). Version 6: an `agent.failed` event's `reason` and its error's `code` may be `required_tools`, a
  * `tool.denied` event's `reason` may be `denied` (a tool policy or a person refused the call), and `approval.*` events

@@ -18,7 +18,8 @@ export type ScenarioRun = (runtime: Runtime, context: ScenarioContext) => unknow
 
 /**
  * Runtime options a scenario sets for the runtime `troupe run` makes for it: a simulated `clock`, a `seed`, inbox
- * sizes, limits, policies, a `record` file and so on. The command's flags win (`--seed`, `--max-parallel`); what it
+ * sizes, limits, policies, a `record` file and so on. The command's flags win (`--seed`, `--max-parallel`; `--agents`
+ * adds its folders after `agentDirs`); what it
  * owns itself is not among them: the `store` (`--store`), the `trace` (`--trace`) and the inspectors (`--inspect`,
  * `--ui`), and the scenario's `agents`, `model` and `tools` have fields of their own.
  */

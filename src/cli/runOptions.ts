@@ -87,7 +87,8 @@ export async function discard(runtime: Runtime): Promise<void> {
 function runtimeOptions(flags: RunFlags, base: RuntimeOptions): RuntimeOptions {
   return {
     ...base,
-    ...(flags.agents ? { agentDirs: flags.agents } : {}),
+    // `--agents` adds folders (as it does to ./agents): a scenario's own folders stay, before them.
+    ...(flags.agents ? { agentDirs: [...(base.agentDirs ?? []), ...flags.agents] } : {}),
     store: openStore(flags.store),
     ...(flags.maxParallel !== undefined ? { maxParallel: flags.maxParallel } : {}),
     ...(flags.seed !== undefined ? { seed: flags.seed } : {}),

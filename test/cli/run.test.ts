@@ -1,6 +1,6 @@
 // `troupe run`, as a user runs it: a child process whose output is not a terminal, so the run shows as plain lines.
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { TroupeEvent } from 'troupe';
@@ -69,6 +69,16 @@ describe.concurrent('troupe run <scenario>', { timeout: 60_000 }, () => {
     expect(stdout.match(/seller ✓ reply \{"content":"No: 120\."\}/g)).toHaveLength(3);
     expect(stdout).toMatch(/\nBought the bike for 100\. \(180 simulated minutes\)\n$/);
     expect((await run()).stdout).toBe(stdout); // the seed and the simulated clock come from the scenario
+  });
+
+  it("adds the folders of --agents to a scenario's own agentDirs", async () => {
+    const more = join(scratch.path, 'more-agents');
+    mkdirSync(more);
+    writeFileSync(join(more, 'helper.md'), agentFile('helper', [], 'You help.'));
+    const { code, stdout, stderr } = await troupe(['run', 'test/cli/fixtures/ownAgentDirs.ts', '--agents', more, '--quiet', '--store', store('own-agents')]);
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    expect(stdout).toBe('Hello. Helped.\n');
   });
 
   it('hands a scenario its --task, and prints a value that is not a result as JSON; exit 0', async () => {

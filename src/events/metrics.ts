@@ -274,8 +274,11 @@ function ended(total: TotalMetrics, agent: AgentMetrics, state: 'completed' | 'f
 /** Costs are summed on a grid of 1e-12 USD, so sums are exact integers of picodollars below ~$1,500. */
 const COST_GRID = 1e12;
 
-/** Adds a cost without drift: the sum is snapped to the picodollar grid. */
-function addCost(sum: number, cost: number): number {
+/**
+ * Adds a cost without drift: the sum is snapped to the grid of 1e-12 USD the metrics keep costs on, so a sum made
+ * elsewhere (an agent's own figures) equals the metrics' (`0.1 + 0.2` is `0.3`, not `0.30000000000000004`).
+ */
+export function addCost(sum: number, cost: number): number {
   return Math.round((sum + cost) * COST_GRID) / COST_GRID;
 }
 

@@ -1,6 +1,6 @@
 import type { ModelTurn } from '../actors/callModel.js';
 import type { ToolMessage } from '../actors/runTools.js';
-import { emptyFigures, type Figures } from '../events/metrics.js';
+import { addCost, emptyFigures, type Figures } from '../events/metrics.js';
 import { renderMessage, type Message } from '../messaging/Message.js';
 import type { ChatMessage } from '../models/Model.js';
 import type { TroupeEvent } from '../events/events.js';
@@ -72,7 +72,7 @@ export function withTurn(context: AgentContext, turn: ModelTurn): Pick<AgentCont
       ...context.own,
       inputTokens: context.own.inputTokens + turn.inputTokens,
       outputTokens: context.own.outputTokens + turn.outputTokens,
-      costUsd: context.own.costUsd + turn.costUsd,
+      costUsd: addCost(context.own.costUsd, turn.costUsd),
       modelCalls: context.own.modelCalls + 1,
     },
   };

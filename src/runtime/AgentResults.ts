@@ -45,6 +45,8 @@ interface Entry {
   result: AgentResult | null;
   /** The agent's subtree figures when this run began (zero unless it was resumed), so a result counts one run. */
   baseline: Figures;
+  /** The agent's own figures in the metrics when this run began (zero unless it was resumed): its messages are read there. */
+  ownBaseline: Figures;
 }
 
 /**
@@ -54,11 +56,14 @@ interface Entry {
 export class AgentResults {
   private readonly entries = new Map<string, Entry>();
 
-  /** Begins a run of agent `id` (a new agent, or an ended one resumed); returns the promise of its result. */
-  begin(id: string, baseline: Figures = ZERO): Promise<AgentResult> {
+  /**
+   * Begins a run of agent `id` (a new agent, or an ended one resumed); returns the promise of its result. A resumed
+   * agent's `baseline` and `ownBaseline` are its subtree and own figures in the metrics as the run begins.
+   */
+  begin(id: string, baseline: Figures = ZERO, ownBaseline: Figures = ZERO): Promise<AgentResult> {
     let resolve!: (result: AgentResult) => void;
     const promise = new Promise<AgentResult>((done) => (resolve = done));
-    this.entries.set(id, { promise, resolve, result: null, baseline });
+    this.entries.set(id, { promise, resolve, result: null, baseline, ownBaseline });
     return promise;
   }
 
@@ -67,12 +72,18 @@ export class AgentResults {
     return this.entries.get(id)?.baseline ?? ZERO;
   }
 
+  /** The own figures (in the metrics) the current run of `id` started from. */
+  ownBaseline(id: string): Figures {
+    return this.entries.get(id)?.ownBaseline ?? ZERO;
+  }
+
   /** Ends the current run of an agent with its result. */
   settle(result: AgentResult): void {
     const entry = this.entries.get(result.id);
     if (!entry) return;
     entry.result = result;
     entry.baseline = ZERO;
+    entry.ownBaseline = ZERO;
     entry.promise = null;
     const resolve = entry.resolve;
     entry.resolve = null;

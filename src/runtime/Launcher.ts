@@ -242,7 +242,9 @@ export class Launcher {
     const id = resume ?? this.freshId(`agent:${agent.name}`);
     this.parts.limits.launched(id, parent?.id ?? null, byAgent, request.budget);
     this.parts.retention.opened(id, parent?.id ?? null);
-    const result = results.begin(id, resume === undefined ? undefined : { ...(this.parts.metrics().agents[id]?.subtree ?? emptyFigures()) });
+    // A resumed agent's figures in the metrics go on from its earlier runs: its result counts from where they were.
+    const before = resume === undefined ? undefined : this.parts.metrics().agents[id];
+    const result = results.begin(id, before && { ...before.subtree }, before && { ...before.own });
     // Where the session hangs: its parent agent; else the conversation it was stored under (a resumed session from
     // an earlier process); else the caller's key, `main` by default, which also keeps the run's conversation.
     const stored = request.conversationKey === undefined ? request.parentConversationId : undefined;
@@ -342,8 +344,13 @@ export class Launcher {
     if (earlier === RESTARTED) return;
     const entry = this.parts.metrics().agents[outcome.id];
     const result = this.redacted(withEarlierAttempts(resultOf(outcome, entry?.subtree, results.baseline(outcome.id)), earlier));
-    // Messages are counted by the runtime, not by the agent: its own counts come from the metrics.
-    if (entry) result.metrics.own = { ...result.metrics.own, messagesOut: entry.own.messagesOut, messagesIn: entry.own.messagesIn };
+    // Messages are counted by the runtime, not by the agent: its own counts come from the metrics (this run's: a resumed
+    // agent's entry holds its earlier runs' too).
+    if (entry) {
+      const before = results.ownBaseline(outcome.id);
+      const { messagesOut, messagesIn } = entry.own;
+      result.metrics.own = { ...result.metrics.own, messagesOut: messagesOut - before.messagesOut, messagesIn: messagesIn - before.messagesIn };
+    }
     const run = this.live.get(outcome.id);
     this.live.delete(outcome.id);
     this.randoms.delete(outcome.id);

@@ -1,4 +1,5 @@
 import type { TroupeEvent, TroupeEventOf } from '../events/events.js';
+import { addCost } from '../events/metrics.js';
 
 /** Where a node of the live tree is in its life. */
 export type LiveState = 'pending' | 'running' | 'waiting' | 'completed' | 'failed';
@@ -52,6 +53,11 @@ export interface LiveAgent {
   spawnedAt: number;
   startedAt?: number;
   endedAt?: number;
+  /**
+   * How long it ran in its earlier runs, when it was resumed or restarted (zero otherwise): its time adds them up, as
+   * its figures do and as the metrics' `durationMs` does.
+   */
+  ranMs: number;
   /** Its latest tool calls, oldest first (at most {@link LiveTree.TOOLS_KEPT}). */
   readonly tools: LiveToolCall[];
   readonly children: LiveAgent[];
@@ -113,6 +119,7 @@ export class LiveTree {
     if (known) {
       // Resumed: the same node runs again, with its new task; its figures go on adding up.
       if (known.state === 'completed' || known.state === 'failed') this.count(known, known.state, -1);
+      if (known.startedAt !== undefined && known.endedAt !== undefined) known.ranMs += known.endedAt - known.startedAt;
       known.description = event.description ?? event.task;
       known.state = 'pending';
       known.spawnedAt = event.at;
@@ -136,6 +143,7 @@ export class LiveTree {
       group: event.group === true,
       state: 'pending',
       spawnedAt: event.at,
+      ranMs: 0,
       tools: [],
       children: [],
       figures: { toolCalls: 0, toolErrors: 0, modelCalls: 0, tokens: 0, costUsd: 0 },
@@ -233,6 +241,12 @@ export class LiveTree {
 
   private add(node: LiveAgent, figures: Partial<LiveFigures>): void {
     for (const [key, value] of Object.entries(figures) as [keyof LiveFigures, number][]) {
+      if (key === 'costUsd') {
+        // On the metrics' grid, so the figures shown are the metrics' (no `0.0012659999999999998`).
+        node.figures.costUsd = addCost(node.figures.costUsd, value);
+        this.totals.costUsd = addCost(this.totals.costUsd, value);
+        continue;
+      }
       node.figures[key] += value;
       this.totals[key] += value;
     }

@@ -1,3 +1,4 @@
+import { addCost } from '../events/metrics.js';
 import type { TroupeEvent } from '../events/events.js';
 import { LiveTree, type LiveAgent } from './LiveTree.js';
 
@@ -83,7 +84,7 @@ export class RunModel {
     this.#follow(event);
     if (event.type === 'model.response') {
       this.#totals.tokens += event.usage.inputTokens + event.usage.outputTokens;
-      this.#totals.costUsd += event.costUsd;
+      this.#totals.costUsd = addCost(this.#totals.costUsd, event.costUsd); // on the metrics' grid: no drift
     } else if (event.type === 'message.sent') {
       this.messages.push(index);
       this.#sent.set(event.message.id, index);

@@ -58,10 +58,10 @@ export function toolLine(call: LiveToolCall): string {
   return `${mark} ${call.tool}${args} ${formatDuration(call.durationMs ?? 0)}${error}`;
 }
 
-/** How long a node has run: until it ended, or until `now`. */
+/** How long a node has run: until it ended, or until `now`, plus what it ran in earlier runs (resumed or restarted). */
 export function elapsed(node: LiveAgent, now: number): number {
   const from = node.startedAt ?? node.spawnedAt;
-  return Math.max(0, (node.endedAt ?? now) - from);
+  return node.ranMs + Math.max(0, (node.endedAt ?? now) - from);
 }
 
 /**

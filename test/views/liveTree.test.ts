@@ -132,6 +132,36 @@ describe('the live tree', () => {
     expect(statusLine(fold([spawned('agent:w:1', 'w', 0)]).get('agent:w:1')!, 5)).toBe('Queued…');
   });
 
+  it("shows a restarted or resumed agent's time over all its runs, as its figures (and the metrics) add them up", () => {
+    const failed = (at: number): TroupeEvent => ({
+      type: 'agent.failed',
+      ...header('agent:w:1', at),
+      name: 'w',
+      reason: 'error',
+      error: { code: 'model_call_failed', message: 'Broken.', fault: 'model' },
+      turns: 1,
+    });
+    // Ran 0–1000 and failed; started again at 1200 (restarted) and answered at 1700; resumed at 5000, done at 5300.
+    const tree = fold([
+      spawned('agent:w:1', 'w', 0),
+      started('agent:w:1', 0),
+      replied('agent:w:1', 100, 100, 0.1, 1_000),
+      failed(1_000),
+      spawned('agent:w:1', 'w', 1_200),
+      started('agent:w:1', 1_200),
+      replied('agent:w:1', 100, 100, 0.2, 1_700),
+      completed('agent:w:1', 'Done.', 1_700),
+    ]);
+    const node = tree.get('agent:w:1')!;
+    expect(statusLine(node, 9_000)).toBe('Done 1.5s • 0 calls • 400 tokens • $0.300');
+    expect(node.figures.costUsd).toBe(0.3);
+    tree.apply(spawned('agent:w:1', 'w', 5_000));
+    tree.apply(started('agent:w:1', 5_000));
+    expect(statusLine(node, 5_100)).toBe('Working… 1.6s • 0 calls • 400 tokens • $0.300');
+    tree.apply(completed('agent:w:1', 'Done again.', 5_300));
+    expect(statusLine(node, 9_000)).toBe('Done 1.8s • 0 calls • 400 tokens • $0.300');
+  });
+
   it('says what a running agent works on: the item of its todo list in progress, while there is one', () => {
     const todo = (at: number, statuses: ('pending' | 'in_progress' | 'done')[]): TroupeEvent => ({
       type: 'todo.updated',

@@ -85,6 +85,9 @@ describe('RunModel', () => {
     for (const list of [series.running, series.tokens, series.costUsd, series.messages]) expect(list).toHaveLength(series.t.length);
     expect(series.t.at(-1)).toBe(35_000);
     expect(series.tokens.at(-1)).toBe(15_000);
+    // 5,000 × $0.001, summed on the metrics' grid (a plain sum drifts to 5.000000000000004).
+    expect(series.costUsd.at(-1)).toBe(5);
+    expect(model.tree.totals.costUsd).toBe(5);
     expect([...series.t].sort((a, b) => a - b)).toEqual(series.t);
   });
 });

@@ -4,7 +4,10 @@ import type { TroupeEvent, TroupeEventOf } from './events.js';
  * The additive figures of an agent, of a subtree of agents, or of a whole run.
  *
  * Every field is a plain sum, so the figures of a subtree are the field-by-field sum of the own
- * figures of its agents.
+ * figures of its agents, counted while they were in it: an agent resumed by another caller moves under that caller
+ * with its figures, but what it did before stays in its old ancestors' subtrees (the new caller's counts what it spends
+ * from then on). The run's figures are the sum of every agent's own, plus the messages code (`runtime`) sent and was
+ * delivered, which no agent owns.
  */
 export type Figures = {
   /** Prompt tokens over every model reply. */

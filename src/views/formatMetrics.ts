@@ -1,19 +1,25 @@
 import type { Figures, MetricsSnapshot } from '../events/metrics.js';
 
-/** A plain-text table of a metrics snapshot: one row an agent (indented under its parent), then the total. */
+/**
+ * A plain-text table of a metrics snapshot: one row an agent (indented under its parent; at the top when its parent has
+ * no entry), then the total.
+ */
 export function formatMetrics(snapshot: MetricsSnapshot): string {
   const rows: string[][] = [['agent', 'state', 'tokens in', 'tokens out', 'cost $', 'model', 'tools', 'msgs out/in', 'ms']];
   const children = new Map<string | null, string[]>();
   for (const [id, agent] of Object.entries(snapshot.agents)) {
-    const siblings = children.get(agent.parentId) ?? [];
+    // An agent whose parent has no entry (a fold that began after the parent was spawned) is a row at the top: the
+    // total counts it, so the table shows it.
+    const parent = agent.parentId !== null && snapshot.agents[agent.parentId] ? agent.parentId : null;
+    const siblings = children.get(parent) ?? [];
     siblings.push(id);
-    children.set(agent.parentId, siblings);
+    children.set(parent, siblings);
   }
   const visit = (id: string, depth: number) => {
     const agent = snapshot.agents[id];
     if (!agent) return;
     // A group (a pattern run) does no work of its own: its row shows its members' sum.
-    rows.push([`${'  '.repeat(depth)}${id.split(':').slice(1).join(':')}`, agent.state, ...figures(agent.group ? agent.subtree : agent.own)]);
+    rows.push([`${'  '.repeat(depth)}${id.includes(':') ? id.split(':').slice(1).join(':') : id}`, agent.state, ...figures(agent.group ? agent.subtree : agent.own)]);
     for (const child of children.get(id) ?? []) visit(child, depth + 1);
   };
   for (const root of children.get(null) ?? []) visit(root, 0);

@@ -4,6 +4,7 @@ import { TestScheduler } from 'rxjs/testing';
 import type { EventBase, TroupeEvent, TroupeEventOf, TroupeEventType } from '../../src/events/events.js';
 import { foldMetrics } from '../../src/events/foldMetrics.js';
 import { applyEvent, createMetrics, emptyFigures, type Figures, type MetricsSnapshot } from '../../src/events/metrics.js';
+import { formatMetrics } from '../../src/views/formatMetrics.js';
 
 // ── Building events ───────────────────────────────────────────────────────────────────────────────────
 
@@ -394,5 +395,20 @@ describe('foldMetrics', () => {
     expect(Object.keys(first.at(-1)!.agents)).toEqual(['root', 'solo']);
     expect(Object.keys(second.at(-1)!.agents)).toEqual(['solo']);
     expect(second.at(-1)!.total.agentsSpawned).toBe(1);
+  });
+});
+
+describe('formatMetrics', () => {
+  it('shows every agent the total counts: one whose parent was never seen (a fold that joined late) is a row at the top', () => {
+    // The fold starts after `root` was spawned: `child` and its `grandchild` hang under an agent it never saw.
+    const state = [spawned('child', 10), started('child', 10), response('child', 30, 7, 3, 0), spawned('grandchild', 30), started('grandchild', 30)]
+      .reduce(applyEvent, createMetrics());
+
+    const rows = formatMetrics(state).split('\n');
+
+    expect(state.total.agentsSpawned).toBe(2);
+    expect(rows).toHaveLength(4); // the header, child, grandchild under it, the total
+    expect(rows[1]).toMatch(/^child\s+running\s+7\s+3\s/);
+    expect(rows[2]).toMatch(/^ {2}grandchild\s+running\s+0\s+0\s/);
   });
 });

@@ -6,7 +6,11 @@ import type { FailureReason } from '../events/events.js';
 import { ending, type ErrorInfo } from '../failure.js';
 import type { AgentOutcome } from '../machines/agentTypes.js';
 
-/** An agent's figures: its own, and its subtree's (itself plus every agent it spawned, recursively). */
+/**
+ * An agent's figures: its own, and its subtree's (itself plus every agent it spawned, recursively), as they were when it
+ * ended. A background sub-agent still running then goes on adding to the metrics (`runtime.metrics().agents[id]
+ * .subtree`), not to this result.
+ */
 export interface ResultMetrics {
   own: Figures;
   subtree: Figures;

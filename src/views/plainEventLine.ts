@@ -1,6 +1,6 @@
 import type { TroupeEvent } from '../events/events.js';
 import type { LiveAgent } from './LiveTree.js';
-import { agentTitle, formatDuration, formatFigures, outcomeLine, toolLine } from './liveFormat.js';
+import { agentTitle, elapsed, formatDuration, formatFigures, outcomeLine, toolLine } from './liveFormat.js';
 
 /**
  * One plain line for an event worth reading, for output that is not a terminal (CI logs, pipes): an agent spawned
@@ -35,7 +35,7 @@ export function plainEventLine(event: TroupeEvent, node: LiveAgent): string | un
     case 'agent.failed': {
       const mark = event.type === 'agent.completed' ? '✓' : '✗';
       const how = event.type === 'agent.completed' ? 'done' : `failed (${event.reason})`;
-      const time = formatDuration((node.endedAt ?? event.at) - (node.startedAt ?? node.spawnedAt));
+      const time = formatDuration(elapsed(node, event.at)); // over all its runs, as its figures
       const figures = node.group ? '' : ` • ${formatFigures(node.figures)}`;
       return `${indent}${mark} ${node.label} ${how} ${time}${figures} ⎿ ${outcomeLine(node)}`;
     }

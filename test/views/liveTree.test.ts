@@ -158,8 +158,10 @@ describe('the live tree', () => {
     tree.apply(spawned('agent:w:1', 'w', 5_000));
     tree.apply(started('agent:w:1', 5_000));
     expect(statusLine(node, 5_100)).toBe('Working… 1.6s • 0 calls • 400 tokens • $0.300');
-    tree.apply(completed('agent:w:1', 'Done again.', 5_300));
+    const done = completed('agent:w:1', 'Done again.', 5_300);
+    tree.apply(done);
     expect(statusLine(node, 9_000)).toBe('Done 1.8s • 0 calls • 400 tokens • $0.300');
+    expect(plainEventLine(done, node)).toBe('✓ w done 1.8s • 0 calls • 400 tokens • $0.300 ⎿ Done again.');
   });
 
   it('says what a running agent works on: the item of its todo list in progress, while there is one', () => {

@@ -120,7 +120,8 @@ export function createMetrics(): MetricsSnapshot {
  *
  * - `agent.spawned` adds the agent as `pending` and counts it in `agentsSpawned`. For an agent that ended and is
  *   resumed under the same id, it makes the agent `pending` again (no longer counted as completed or failed),
- *   moves it under the parent named by the event, and keeps its figures: its duration goes on from where it was.
+ *   moves it under the parent named by the event (what it spawned moves with it, each a depth below its parent), and
+ *   keeps its figures: its duration goes on from where it was.
  * - `agent.started` makes it `running` and starts its clock.
  * - `agent.completed` / `agent.failed` end it; only an agent that was running leaves `agentsRunning`,
  *   so one cancelled while still pending only counts as failed. A second ending is ignored.
@@ -177,13 +178,30 @@ export function snapshotOf(state: MetricsSnapshot): MetricsSnapshot {
 function spawned(agents: MetricsSnapshot['agents'], total: TotalMetrics, known: AgentMetrics | undefined, event: TroupeEventOf<'agent.spawned'>): void {
   if (known) {
     known.name = event.name;
-    known.depth = event.depth;
     if (!closesCycle(agents, event.agentId, event.parentId)) known.parentId = event.parentId;
+    if (known.depth !== event.depth) moveDepth(agents, event.agentId, known, event.depth);
     if (known.state === 'completed' || known.state === 'failed') reopen(known, total);
   } else if (event.group) {
     addGroup(agents, event);
   } else {
     addAgent(agents, total, event.agentId, event.parentId, event.name, event.depth);
+  }
+}
+
+/**
+ * Gives an agent moved to another depth (resumed under another caller) its new depth, and every agent below it its
+ * depth one below its parent's. A walk over every entry, made only when an agent moves (rare).
+ */
+function moveDepth(agents: Record<string, AgentMetrics>, id: string, moved: AgentMetrics, depth: number): void {
+  const by = depth - moved.depth;
+  moved.depth = depth;
+  for (const entry of Object.values(agents)) {
+    if (entry === moved) continue;
+    for (let up = entry.parentId; up !== null; up = agents[up]?.parentId ?? null) {
+      if (up !== id) continue;
+      entry.depth += by;
+      break;
+    }
   }
 }
 

@@ -274,6 +274,20 @@ describe('applyEvent', () => {
     expect(ended.agents.root!.subtree.inputTokens).toBe(15);
   });
 
+  it('moves an agent resumed by another caller with what it spawned: each a depth below its parent', () => {
+    // `child` (depth 1) spawned `grandchild` (depth 2); `solo` (depth 0) resumes `child`, which stays at depth 1 under it,
+    // then `child` is resumed from code at the top (depth 0): its grandchild comes to depth 1.
+    const metrics = fold([spawned('root'), spawned('child'), spawned('grandchild'), spawned('solo')]);
+    expect(metrics.agents.grandchild!.depth).toBe(2);
+    const underSolo = applyEvent(metrics, { ...spawned('child', 10), parentId: 'solo', resumed: true });
+    expect(underSolo.agents.child).toMatchObject({ parentId: 'solo', depth: 1 });
+    expect(underSolo.agents.grandchild!.depth).toBe(2);
+    const top = applyEvent(underSolo, { ...spawned('child', 20), parentId: null, depth: 0, resumed: true });
+    expect(top.agents.child).toMatchObject({ parentId: null, depth: 0 });
+    expect(top.agents.grandchild!.depth).toBe(1);
+    expect(top.agents.root!.depth).toBe(0);
+  });
+
   it('drops a parent link that would close a cycle', () => {
     const bad = { ...spawned('root'), parentId: 'root' };
     const state = fold([bad, response('root', 1, 1, 1, 0)]);

@@ -2,9 +2,9 @@
 // agent's latency on a simulated clock and a price table of $1 per million input tokens and $2 per million output
 // tokens. The figures are read from `runtime.metrics()`, the last `metrics$` snapshot and the run's results.
 import { describe, expect, it } from 'vitest';
-import { createRuntime, defineAgent, ModelError, type AgentResult, type Figures, type MetricsSnapshot, type Runtime } from 'troupe';
+import { createRuntime, defineAgent, fanIn, ModelError, parallel, pipeline, race, sequence, step, type AgentResult, type Figures, type MetricsSnapshot, type Runtime } from 'troupe';
 import { TestClock, advanceUntilSettled, assignCall, callTools, toolCall } from 'troupe/testing';
-import { scriptedPerAgent } from '../stubs.js';
+import { hang, scriptedPerAgent } from '../stubs.js';
 
 const PRICES = { m1: { input: 1, output: 2 } };
 const usage = (inputTokens: number, outputTokens: number) => ({ inputTokens, outputTokens });
@@ -160,6 +160,100 @@ describe('metrics worked out by hand', () => {
 
     expect(result.metrics.own).toMatchObject({ inputTokens: 300, outputTokens: 40, costUsd: 0, modelCalls: 1 });
     expect(runtime.metrics().total).toMatchObject({ inputTokens: 300, outputTokens: 40, costUsd: 0 });
+    await runtime.shutdown();
+  });
+
+  it('counts patterns: each group a parent whose subtree is its members, with no figures or time of its own', async () => {
+    // a: 100 ms, $3e-6 a reply (1 + 1 tokens); b: 200 ms, $3e-5 (10 + 10); slow: 1000 ms, cancelled when `a` wins the
+    // race at 100 ms into it; j (the fan-in's judge): 10 ms, $1.5e-5 (5 + 5).
+    const latency: Record<string, number> = { a: 100, b: 200, slow: 1000, j: 10 };
+    // Each agent of a name gets the list of its name (an agent a list).
+    const replies = (count: number, content: string, tokens: number) => Array.from({ length: count }, () => ({ content, usage: usage(tokens, tokens) }));
+    const model = scriptedPerAgent(
+      { a: replies(1, 'A', 1), b: replies(1, 'B', 10), slow: [], j: replies(1, 'J', 5) },
+      { model: 'm1', latencyMs: (request) => latency[request.agentName]! },
+    );
+    const clock = new TestClock();
+    const runtime = createRuntime({ model, clock, prices: PRICES, agents: ['a', 'b', 'slow', 'j'].map((name) => agent(name)) });
+    const run = sequence([
+      step('a', 'x'),
+      parallel([step('b', 'y'), step('a', 'z')]),
+      race([step('a', 'r'), step('slow', 's')]),
+      fanIn([step('b', 'p'), step('a', 'q')], { agent: 'j' }),
+      pipeline(['a', 'b']),
+    ]);
+
+    const { result, last } = await watched(runtime, clock, () => run.run(runtime, 'Go.'));
+    const metrics = runtime.metrics();
+
+    const group = (name: string) => Object.values(metrics.agents).find((entry) => entry.group && entry.name === name)!;
+    expect(group('parallel')).toMatchObject({ own: figures({}), subtree: figures({ inputTokens: 11, outputTokens: 11, costUsd: 0.000033, modelCalls: 2, durationMs: 300 }) });
+    expect(group('race').subtree).toEqual(figures({ inputTokens: 1, outputTokens: 1, costUsd: 0.000003, modelCalls: 1, durationMs: 200 }));
+    expect(group('fan-in').subtree).toEqual(figures({ inputTokens: 16, outputTokens: 16, costUsd: 0.000048, modelCalls: 3, durationMs: 310 }));
+    expect(group('pipeline').subtree).toEqual(figures({ inputTokens: 11, outputTokens: 11, costUsd: 0.000033, modelCalls: 2, durationMs: 300 }));
+    // 5 × a (100 ms), 3 × b (200 ms), j (10 ms) and the 100 ms `slow` ran before it lost.
+    const whole = figures({ inputTokens: 40, outputTokens: 40, costUsd: 0.00012, modelCalls: 9, durationMs: 1210 });
+    expect(result.metrics).toEqual({ own: figures({}), subtree: whole });
+    expect(metrics.total).toEqual({ ...whole, agentsSpawned: 10, agentsRunning: 0, agentsCompleted: 9, agentsFailed: 1, peakRunning: 2 });
+    expect(last.total).toEqual(metrics.total);
+    expectConsistent(metrics);
+    await runtime.shutdown();
+  });
+
+  it('ends the figures of a cancelled subtree at the cancel, on the runtime clock', async () => {
+    // 100 ms a turn: lead hands `a` its task at 100, `a` hands `c` its task at 200, `c` calls `hang` at 300; the whole
+    // tree is cancelled at 1000 (lead ran 1000 ms, a 900, c 800). The hanging call never ends, so it is not counted.
+    const model = scriptedPerAgent(
+      {
+        lead: [{ ...callTools(assignCall('a', 'A.', { id: 'ca' })), usage: usage(1, 1) }],
+        a: [{ ...callTools(assignCall('c', 'C.', { id: 'cc' })), usage: usage(10, 10) }],
+        c: [{ ...callTools(toolCall('hang', {}, 'h')), usage: usage(100, 100) }],
+      },
+      { model: 'm1', latencyMs: 100 },
+    );
+    const clock = new TestClock();
+    const runtime = createRuntime({ model, clock, prices: PRICES, tools: [hang], agents: [agent('lead', ['assign_task']), agent('a', ['assign_task']), agent('c', ['hang'])] });
+    const handle = runtime.spawn('lead', 'Go.');
+    clock.setTimeout(() => runtime.cancel(handle.id), 1_000);
+
+    const { result, last } = await watched(runtime, clock, () => handle.result);
+    const metrics = runtime.metrics();
+
+    expect(result).toMatchObject({ status: 'failed', reason: 'cancelled' });
+    expect(named(metrics, 'c')).toMatchObject({ state: 'failed', own: figures({ inputTokens: 100, outputTokens: 100, costUsd: 0.0003, modelCalls: 1, durationMs: 800 }) });
+    expect(named(metrics, 'a').own.durationMs).toBe(900);
+    const whole = figures({ inputTokens: 111, outputTokens: 111, costUsd: 0.000333, modelCalls: 3, durationMs: 2_700 });
+    expect(result.metrics).toEqual({ own: figures({ inputTokens: 1, outputTokens: 1, costUsd: 0.000003, modelCalls: 1, durationMs: 1_000 }), subtree: whole });
+    expect(metrics.total).toEqual({ ...whole, agentsSpawned: 3, agentsRunning: 0, agentsCompleted: 0, agentsFailed: 3, peakRunning: 3 });
+    expect(last.total).toEqual(metrics.total);
+    expectConsistent(metrics);
+    await runtime.shutdown();
+  });
+
+  it("counts messages out and in per agent: a dead letter is sent, a resident's idle time is its running time", async () => {
+    // pong (resident) answers at 10 and waits. ping starts at 50: at 60 it sends pong a message (delivered) and one to
+    // nobody (a dead letter, an error result), at 70 pong replies (delivered to ping). ping answers at 80; pong is
+    // stopped at 180. 10 ms a reply.
+    const send = (to: string, id: string) => toolCall('send_message', { to, content: 'Ping.' }, id);
+    const model = scriptedPerAgent(
+      {
+        ping: [{ ...callTools(send('pong', 's1'), send('nobody', 's2')), usage: usage(1, 1) }, { ...callTools(toolCall('wait_for_messages', {}, 'w')), usage: usage(1, 1) }, { content: 'Got it.', usage: usage(1, 1) }],
+        pong: [{ content: 'Ready.', usage: usage(1, 1) }, { ...callTools(toolCall('reply', { content: 'Pong.' }, 'r')), usage: usage(2, 2) }, { content: 'Replied.', usage: usage(2, 2) }],
+      },
+      { latencyMs: 10 },
+    );
+    const clock = new TestClock();
+    const runtime = createRuntime({ model, clock, agents: [agent('ping', ['send_message', 'wait_for_messages']), agent('pong', ['reply'], { resident: true })] });
+    const pong = runtime.spawn('pong', 'Serve.');
+    await advanceUntilSettled(clock, new Promise((resolve) => clock.setTimeout(resolve, 50)));
+    const ping = await advanceUntilSettled(clock, runtime.run('ping', 'Go.'));
+    clock.setTimeout(() => runtime.stop(pong.id), 100);
+    const pongResult = await advanceUntilSettled(clock, pong.result);
+
+    expect(ping.metrics.own).toEqual(figures({ inputTokens: 3, outputTokens: 3, modelCalls: 3, toolCalls: 3, toolErrors: 1, messagesOut: 2, messagesIn: 1, durationMs: 30 }));
+    expect(pongResult.metrics.own).toEqual(figures({ inputTokens: 5, outputTokens: 5, modelCalls: 3, toolCalls: 1, messagesOut: 1, messagesIn: 1, durationMs: 180 }));
+    expect(runtime.metrics().total).toMatchObject({ messagesOut: 3, messagesIn: 2, durationMs: 210 });
+    expectConsistent(runtime.metrics());
     await runtime.shutdown();
   });
 });

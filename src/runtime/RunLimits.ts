@@ -41,6 +41,11 @@ export class RunLimits {
   private readonly budgets = new Map<string, AgentBudget[]>();
   /** Model turns started under each budgeted agent (its own included), counted before the model is called. */
   private readonly turnsStarted = new Map<string, number>();
+  /**
+   * The tokens and cost of each budgeted agent's subtree when it was launched: a resumed (or pooled) agent's earlier runs
+   * are in its metrics, and its budgets count from where they were.
+   */
+  private readonly spentBefore = new Map<string, { tokens: number; costUsd: number }>();
   /** Agents started in each run, by the run's top-level id. */
   private readonly started = new Map<string, number>();
   /** Agents started by agents that have not started running yet. */
@@ -90,7 +95,25 @@ export class RunLimits {
     this.started.set(root, (this.started.get(root) ?? 0) + 1);
     if (byAgent) this.pendingFromAgents.add(id);
     const budgets = [...(budget ? [budget] : []), ...(parentId === null && this.host.runBudget ? [this.host.runBudget] : [])];
-    if (budgets.length > 0) this.budgets.set(id, budgets);
+    // A launch's budgets are its own: a resumed agent's earlier launch neither lends it its budgets nor spends from its new ones.
+    this.turnsStarted.delete(id);
+    this.spentBefore.delete(id);
+    if (budgets.length === 0) {
+      this.budgets.delete(id);
+      return;
+    }
+    this.budgets.set(id, budgets);
+    const subtree = this.host.metrics().agents[id]?.subtree;
+    if (subtree) this.spentBefore.set(id, { tokens: subtree.inputTokens + subtree.outputTokens, costUsd: subtree.costUsd });
+  }
+
+  /** The tokens and cost the subtree of budgeted agent `at` has spent since it was launched. */
+  private spentSince(at: string, agents: MetricsSnapshot['agents']): { tokens: number; costUsd: number } {
+    const subtree = agents[at]?.subtree;
+    if (!subtree) return { tokens: 0, costUsd: 0 };
+    const before = this.spentBefore.get(at);
+    const tokens = subtree.inputTokens + subtree.outputTokens;
+    return before ? { tokens: tokens - before.tokens, costUsd: Math.round((subtree.costUsd - before.costUsd) * 1e12) / 1e12 } : { tokens, costUsd: subtree.costUsd };
   }
 
   /** Forgets a finished run: its agents' budgets and turn counts, and its count of agents. */
@@ -98,6 +121,7 @@ export class RunLimits {
     for (const id of ids) {
       this.budgets.delete(id);
       this.turnsStarted.delete(id);
+      this.spentBefore.delete(id);
     }
     this.started.delete(root);
   }
@@ -118,9 +142,9 @@ export class RunLimits {
     for (let at: string | null = agentId; at !== null; at = table.record(at)?.parentId ?? null) {
       const budgets = this.budgets.get(at);
       if (!budgets) continue;
-      const subtree = agents[at]?.subtree;
-      const tokens = (subtree ? subtree.inputTokens + subtree.outputTokens : 0) + turn.inputTokens + turn.outputTokens;
-      const costUsd = (subtree?.costUsd ?? 0) + turn.costUsd;
+      const spent = this.spentSince(at, agents);
+      const tokens = spent.tokens + turn.inputTokens + turn.outputTokens;
+      const costUsd = spent.costUsd + turn.costUsd;
       for (const budget of budgets) {
         const hit = limitHit(budget, { tokens, costUsd });
         if (hit) return overBudgetMessage(hit, at === agentId ? undefined : at);
@@ -146,8 +170,7 @@ export class RunLimits {
     if (this.budgets.size === 0) return undefined;
     const { agents } = this.host.metrics();
     for (const at of this.budgetedAbove(agentId)) {
-      const subtree = agents[at]?.subtree;
-      const figures = { turns: this.turnsStarted.get(at) ?? 0, tokens: subtree ? subtree.inputTokens + subtree.outputTokens : 0, costUsd: subtree?.costUsd ?? 0 };
+      const figures = { turns: this.turnsStarted.get(at) ?? 0, ...this.spentSince(at, agents) };
       for (const budget of this.budgets.get(at)!) {
         const hit = limitHit(budget, figures, true);
         if (hit) return { owner: at, limit: spentLimit(hit) };

@@ -176,6 +176,39 @@ describe('budgets over a subtree', () => {
     await runtime.shutdown();
   });
 
+  it("counts a resumed or pooled agent's budget from its launch, not from its earlier runs' figures", async () => {
+    // Each run: 40 tokens; the budgets allow 50 tokens and 2 turns a launch. Counted over the runs, the second would be
+    // at 60 tokens after its first turn, and its second turn the fourth.
+    const turns = () => [{ ...callTools(toolCall('echo', { text: 'a' })), usage: { inputTokens: 10, outputTokens: 10 } }, { content: 'Done.', usage: { inputTokens: 10, outputTokens: 10 } }];
+    const { tool } = echoTool();
+    const resumed = createRuntime({ model: new ScriptedModel([...turns(), ...turns()]), agents: [worker('worker', ['echo'])], tools: [tool] });
+    const budget = { maxTokens: 50, maxTurns: 2 };
+    const first = await resumed.run('worker', 'One.', { budget });
+    const second = await (await resumed.resume(first.id, 'Two.', { budget })).result;
+    expect([first.status, second.status]).toEqual(['completed', 'completed']);
+    expect(second.metrics.own).toMatchObject({ inputTokens: 20, outputTokens: 20, modelCalls: 2 });
+    await resumed.shutdown();
+
+    const pooledWorker = defineAgent({ name: 'pooled', description: 'Kept.', systemPrompt: 'Work.', tools: ['echo'], persist: true });
+    const pooled = createRuntime({ model: new ScriptedModel([...turns(), ...turns()]), agents: [pooledWorker], tools: [tool], budget });
+    const one = await pooled.run('pooled', 'One.');
+    const two = await pooled.run('pooled', 'Two.');
+    expect(two.id).toBe(one.id);
+    expect([one.status, two.status]).toEqual(['completed', 'completed']);
+    await pooled.shutdown();
+  });
+
+  it('holds a resumed agent to the budget of its new launch only', async () => {
+    // The first launch had a budget of 25 tokens; the resume has none, and its 40 tokens are fine.
+    const turns = () => [{ ...callTools(toolCall('echo', { text: 'a' })), usage: { inputTokens: 10, outputTokens: 10 } }, { content: 'Done.', usage: { inputTokens: 10, outputTokens: 10 } }];
+    const { tool } = echoTool();
+    const runtime = createRuntime({ model: new ScriptedModel([...turns(), ...turns()]), agents: [worker('worker', ['echo'])], tools: [tool] });
+    const first = await runtime.run('worker', 'One.', { budget: { maxTokens: 25 } });
+    const second = await (await runtime.resume(first.id, 'Two.')).result;
+    expect(second.status).toBe('completed');
+    await runtime.shutdown();
+  });
+
   it('refuses a bad budget with a clear error', () => {
     expect(() => createRuntime({ agents: [worker()], budget: { maxTurns: 0 } })).toThrow(/budget.maxTurns must be a whole number/);
     expect(() => createRuntime({ agents: [worker()], maxAgents: 1.5 })).toThrow(/maxAgents must be a whole number/);

@@ -106,8 +106,9 @@ export interface RuntimeOptions {
   /**
    * How many finished agents the runtime keeps in memory (their records, results and metrics entries; default 10,000).
    * Past it, the oldest finished runs (a top-level agent and everything under it, all ended) are forgotten whole:
-   * `runtime.record`, `result` and `metrics().agents` no longer know them, and their sessions stay readable and
-   * resumable from a store you gave (`store`); the default in-memory store forgets them too. `Infinity` keeps all.
+   * `runtime.record`, `result` and `metrics().agents` no longer know them (`metrics().total` still counts them, so it
+   * is then more than the sum over `agents`), and their sessions stay readable and resumable from a store you gave
+   * (`store`); the default in-memory store forgets them too. `Infinity` keeps all.
    */
   retainFinished?: number;
   /**

@@ -259,6 +259,18 @@ describe('events and metrics', () => {
     await runtime.shutdown();
   });
 
+  it('refuses a price table that would make costs NaN or negative, naming the model', async () => {
+    const make = (prices: unknown) => () => createRuntime({ model: new ScriptedModel([]), agents: [worker()], prices: prices as Record<string, { input: number; output: number }> });
+    // Without the check: `{ input: 1 }` priced every reply at NaN, and the run's cost with it.
+    expect(make({ m1: { input: 1 } })).toThrow(ConfigurationError);
+    expect(make({ m1: { input: 1 } })).toThrow(/prices\["m1"\] must be \{ input, output \}/);
+    expect(make({ m1: { input: -1, output: 2 } })).toThrow(ConfigurationError);
+    expect(make({ m1: { input: '1', output: 2 } })).toThrow(ConfigurationError);
+    expect(make({ m1: null })).toThrow(ConfigurationError);
+    expect(make([])).toThrow(/prices must be an object/);
+    await make({ m1: { input: 0, output: 0.5 } })().shutdown();
+  });
+
   it('an inspect callback sees an actor for the supervisor and for every agent', async () => {
     const refs = new Set<{ systemId?: string; id: string }>();
     const inspect = (event: InspectionEvent) => {

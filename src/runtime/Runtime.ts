@@ -150,7 +150,7 @@ export interface RuntimeOptions {
    * inspector of your own is fed this run's events and stays open until you close it.
    */
   ui?: boolean | WebInspectorOptions | WebInspector;
-  /** Prices by model name, merged over `defaultPrices`. */
+  /** Prices by model name, merged over `defaultPrices`: each `{ input, output }`, USD per million tokens, numbers ≥ 0. */
   prices?: PriceTable;
   /** The id stamped on every event (default: a new random id, drawn from `seed` when one is given). */
   runId?: string;

@@ -155,6 +155,7 @@ export function readSettings(options: RuntimeOptions): Settings {
     throw new ConfigurationError('enableParallelExecution must be true or false.');
   }
   checkInspect(options.inspect);
+  checkPrices(options.prices);
   const policyProblem = toolPolicyProblem(options.toolPolicy);
   if (policyProblem) throw new ConfigurationError(policyProblem);
   return {
@@ -171,6 +172,26 @@ export function readSettings(options: RuntimeOptions): Settings {
     retry: retryPolicy(checkRetry(options.retry, 'retry')),
     mcpServers: mcpServersOf(options.mcpServers),
   };
+}
+
+/**
+ * The price table, checked: each entry `{ input, output }`, USD per million tokens, finite numbers ≥ 0. A price missing
+ * a field or holding text would make every cost `NaN` (or negative), and the run's figures with it.
+ */
+function checkPrices(prices: RuntimeOptions['prices']): void {
+  if (prices === undefined) return;
+  if (typeof prices !== 'object' || prices === null || Array.isArray(prices)) {
+    throw new ConfigurationError('prices must be an object of model names to { input, output } (USD per million tokens).');
+  }
+  const fine = (value: unknown) => typeof value === 'number' && Number.isFinite(value) && value >= 0;
+  for (const [model, price] of Object.entries(prices as Record<string, unknown>)) {
+    const { input, output } = (typeof price === 'object' && price !== null ? price : {}) as { input?: unknown; output?: unknown };
+    if (!fine(input) || !fine(output)) {
+      throw new ConfigurationError(
+        `prices["${model}"] must be { input, output }: USD per million tokens, numbers ≥ 0 (got ${JSON.stringify(price) ?? String(price)}).`,
+      );
+    }
+  }
 }
 
 /** `mcpServers` checked (a `ConfigurationError` naming the field at fault), by name. */

@@ -16,9 +16,9 @@ const SHOWN = 8;
 
 /**
  * A text timeline of agents from their events: one row an agent (none for `runtime`, whose events are code's messages
- * and blackboard writes), `█` while it ran (from `agent.started` to its last end), `·` while it waited to start, so
- * agents that ran side by side are easy to see; a restarted agent's row spans its attempts and says how often it was
- * restarted. An agent that keeps a todo list (`todo_write`) has its last list under its row, an item a line. Below,
+ * and blackboard writes), `█` while it ran (from each `agent.started` to the end of that run: a resumed agent's row is
+ * blank between its runs), `·` while it waited to start, so agents that ran side by side are easy to see; a restarted
+ * agent's row spans its attempts and says how often it was restarted. An agent that keeps a todo list (`todo_write`) has its last list under its row, an item a line. Below,
  * each turn of several tool calls as it was planned (`tool.plan`): its stages, the calls of each (by id and tool), and
  * why each waiting call waits.
  *
@@ -37,16 +37,20 @@ const SHOWN = 8;
  */
 export function formatTimeline(events: readonly TroupeEvent[], options: TimelineOptions = {}): string {
   const width = Math.max(10, Math.floor(options.width ?? 60));
-  const rows = new Map<string, { spawned: number; started?: number; ended?: number; status?: string; restarts?: number; todos?: TodoItem[] }>();
+  // `runs`: when each run (an attempt, or a resumed run) started and ended: a resumed agent's bar has a gap between.
+  type Row = { spawned: number; runs: { start: number; end?: number }[]; ended?: number; status?: string; restarts?: number; todos?: TodoItem[] };
+  const rows = new Map<string, Row>();
   let first = Infinity;
   let last = -Infinity;
   for (const event of events) {
     first = Math.min(first, event.at);
     last = Math.max(last, event.at);
     if (event.agentId === RUNTIME_ADDRESS) continue; // code that sent a message or wrote the blackboard: no agent
-    const row = rows.get(event.agentId) ?? { spawned: event.at };
-    if (event.type === 'agent.started') row.started ??= event.at;
+    const row = rows.get(event.agentId) ?? { spawned: event.at, runs: [] };
+    const run = row.runs.at(-1);
+    if (event.type === 'agent.started' && (run === undefined || run.end !== undefined)) row.runs.push({ start: event.at });
     if (event.type === 'agent.completed' || event.type === 'agent.failed') {
+      if (run !== undefined && run.end === undefined) run.end = event.at;
       row.ended = event.at;
       row.status = event.type === 'agent.completed' ? 'ok' : event.reason;
     }
@@ -61,9 +65,11 @@ export function formatTimeline(events: readonly TroupeEvent[], options: Timeline
   const lines = [...rows].map(([id, row]) => {
     const cells = Array.from({ length: width }, () => ' ');
     const end = column(row.ended ?? last);
-    const start = row.started === undefined ? end + 1 : column(row.started);
+    const start = row.runs.length === 0 ? end + 1 : column(row.runs[0]!.start);
     for (let at = column(row.spawned); at < Math.min(start, width); at++) cells[at] = '·';
-    for (let at = start; at <= end; at++) cells[at] = '█';
+    for (const { start: from, end: to } of row.runs) {
+      for (let at = column(from); at <= column(to ?? last); at++) cells[at] = '█';
+    }
     const line = `${shortId(id).padEnd(label)}  ${cells.join('')}  ${row.status ?? 'running'}${row.restarts ? ` (restarted ${row.restarts}×)` : ''}`;
     return row.todos === undefined ? line : [line, ...todoLines(row.todos, ''.padEnd(label + 2), width)].join('\n');
   });

@@ -5,6 +5,7 @@ import type { EventBase, TroupeEvent, TroupeEventOf, TroupeEventType } from '../
 import { foldMetrics } from '../../src/events/foldMetrics.js';
 import { applyEvent, createMetrics, emptyFigures, type Figures, type MetricsSnapshot } from '../../src/events/metrics.js';
 import { formatMetrics } from '../../src/views/formatMetrics.js';
+import { formatTimeline } from '../../src/views/formatTimeline.js';
 
 // ── Building events ───────────────────────────────────────────────────────────────────────────────────
 
@@ -424,5 +425,19 @@ describe('formatMetrics', () => {
     expect(rows).toHaveLength(4); // the header, child, grandchild under it, the total
     expect(rows[1]).toMatch(/^child\s+running\s+7\s+3\s/);
     expect(rows[2]).toMatch(/^ {2}grandchild\s+running\s+0\s+0\s/);
+  });
+});
+
+describe('formatTimeline', () => {
+  it("leaves a resumed agent's row blank between its runs: it ran 0–10 and 50–60 of 60 ms", () => {
+    const events = [
+      spawned('solo', 0), started('solo', 0), completed('solo', 10),
+      { ...spawned('solo', 50), resumed: true }, started('solo', 50), completed('solo', 60),
+    ];
+
+    const row = formatTimeline(events, { width: 12 }).split('\n')[0]!;
+
+    // 12 columns of 5 ms: 0–10 ms are columns 0–2, 50–60 ms columns 10–11.
+    expect(row).toBe('solo  ███       ██  ok');
   });
 });

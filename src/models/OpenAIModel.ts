@@ -174,7 +174,8 @@ export class OpenAIModel implements Model {
         arguments: call.function.arguments ?? '',
       });
     }
-    return makeReply(message.content ?? message.refusal ?? '', toolCalls, completion.usage, completion.model);
+    const reply = makeReply(message.content ?? message.refusal ?? '', toolCalls, completion.usage, completion.model);
+    return unfinished(reply, completion.choices[0]?.finish_reason, body.model);
   }
 
   private async streamed(body: ChatCompletionCreateParamsNonStreaming, signal: AbortSignal): Promise<TextReply> {
@@ -230,12 +231,16 @@ class StreamedReply {
   private model = '';
   /** Set by the chunk that says why the answer ended (`stop`, `tool_calls`, `length`, …). */
   private finished = false;
+  private finishReason: string | undefined;
 
   add(chunk: ChatCompletionChunk): void {
     if (chunk.model) this.model = chunk.model;
     if (chunk.usage) this.usage = chunk.usage;
     const choice = chunk.choices?.find((candidate) => candidate.index === 0) ?? chunk.choices?.[0];
-    if (choice?.finish_reason) this.finished = true;
+    if (choice?.finish_reason) {
+      this.finished = true;
+      this.finishReason = choice.finish_reason;
+    }
     const delta = choice?.delta;
     if (delta === undefined || delta === null) return;
     if (typeof delta.content === 'string') this.content += delta.content;
@@ -265,8 +270,28 @@ class StreamedReply {
     const toolCalls = [...this.calls.entries()]
       .sort(([a], [b]) => a - b)
       .map(([, call], position) => ({ ...call, id: call.id || `call_${position + 1}` }));
-    return makeReply(this.content, toolCalls, this.usage, this.model);
+    return unfinished(makeReply(this.content, toolCalls, this.usage, this.model), this.finishReason, requested);
   }
+}
+
+/**
+ * The reply, unless the server stopped it before the answer was done and it holds no tool calls: `length` (the output
+ * token limit or the end of the context window) or `content_filter`. Such text is a fragment; passed on, it would be
+ * the agent's final answer, a success. It is a {@link ModelError} that another try of the same request would not mend.
+ * A reply with tool calls is kept: a call whose arguments were cut reaches the model as an error result it can act on.
+ */
+function unfinished(reply: TextReply, finishReason: string | null | undefined, requested: string): TextReply {
+  if ((finishReason !== 'length' && finishReason !== 'content_filter') || reply.toolCalls !== undefined) return reply;
+  const model = reply.model || requested;
+  throw new ModelError(
+    finishReason === 'length'
+      ? `Model "${model}" stopped before its answer was done (finish_reason: length): it reached its output token limit or ` +
+          `the end of its context window, so the answer was cut short. Raise the server's limit (max_tokens; on Ollama ` +
+          `num_predict and num_ctx, on vLLM --max-model-len), shorten the conversation, or ask for a shorter answer.`
+      : `Model "${model}" stopped before its answer was done (finish_reason: content_filter): the server's content ` +
+          `filter withheld the rest of the answer.`,
+    { retryable: false },
+  );
 }
 
 function makeReply(content: string, toolCalls: ToolCall[], usage: CompletionUsage | null | undefined, model: string): TextReply {

@@ -104,6 +104,21 @@ describe('an agent on OpenAIModel', () => {
     await runtime.shutdown();
   });
 
+  it('fails the agent, without retries, when the server cuts its answer at the token limit (finish_reason length)', async () => {
+    server.enqueue({ kind: 'json', body: chatCompletion({ content: 'The answer is', finish: 'length', model: 'gpt-4o-mini' }) });
+    const model = new OpenAIModel({ model: 'gpt-4o-mini', apiKey: 'sk-test', baseURL: server.baseURL });
+    const runtime = createRuntime({ model, agents: [worker()] });
+
+    const result = await runtime.run('worker', 'Anything.');
+
+    // A fragment is no answer: never a completed run with half of one.
+    expect(result).toMatchObject({ status: 'failed', reason: 'error', error: { code: 'model_error', fault: 'model', retryable: false } });
+    expect(result.output).toBeUndefined();
+    expect(result.error?.message).toContain('finish_reason: length');
+    expect(server.requests).toHaveLength(1);
+    await runtime.shutdown();
+  });
+
   it('fails the agent with reason error when the server answers HTTP 500, naming the status', async () => {
     server.enqueue({ kind: 'error', status: 500, message: 'Out of GPUs.' });
     const model = new OpenAIModel({ model: 'gpt-4o-mini', apiKey: 'sk-test', baseURL: server.baseURL, maxRetries: 0 });

@@ -373,6 +373,32 @@ describe('OpenAIModel, failures', () => {
     }
   });
 
+  it('refuses an answer the server cut short (finish_reason length or content_filter), whole or streamed, as a ModelError', async () => {
+    scripted(
+      { kind: 'json', body: chatCompletion({ content: 'The three risks are: 1. SQL inj', finish: 'length' }) },
+      { kind: 'stream', chunks: [deltaChunk({ role: 'assistant', content: 'The three risks are: 1. SQL inj' }, { finish: 'length' }), usageChunk(5, 9)] },
+      { kind: 'json', body: chatCompletion({ content: 'Here is how to', finish: 'content_filter' }) },
+    );
+    for (const stream of [false, true]) {
+      const error = await modelFor({ stream }).complete(modelRequest()).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(ModelError);
+      // The same request would be cut at the same limit: the message says which limit to raise.
+      expect(error).toMatchObject({ retryable: false, message: expect.stringContaining('finish_reason: length') });
+      expect((error as ModelError).message).toContain('max_tokens');
+    }
+    const filtered = await modelFor().complete(modelRequest()).catch((caught: unknown) => caught);
+    expect(filtered).toMatchObject({ code: 'model_error', retryable: false, message: expect.stringContaining('content_filter') });
+  });
+
+  it('keeps the tool calls of a reply cut at its token limit: a cut call reaches the model as an error result', async () => {
+    const toolCalls = [{ id: 'c1', name: 'search', arguments: '{"query": "a"}' }];
+    scripted({ kind: 'json', body: chatCompletion({ content: null, toolCalls, finish: 'length' }) });
+
+    const reply = await modelFor().complete(modelRequest({ tools: [searchTool] }));
+
+    expect(reply.toolCalls).toEqual(toolCalls);
+  });
+
   it('turns a connection lost in the middle of a reply, whole or streamed, into a ModelError another try may mend', async () => {
     scripted(
       { kind: 'drop', partial: '{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"par' },

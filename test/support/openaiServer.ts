@@ -178,6 +178,8 @@ export function chatCompletion(options: {
   promptTokens?: number;
   completionTokens?: number;
   model?: string;
+  /** The choice's `finish_reason` (default `tool_calls` when there are tool calls, else `stop`). */
+  finish?: string;
 }): unknown {
   const toolCalls = options.toolCalls ?? [];
   return {
@@ -188,7 +190,7 @@ export function chatCompletion(options: {
     choices: [
       {
         index: 0,
-        finish_reason: toolCalls.length > 0 ? 'tool_calls' : 'stop',
+        finish_reason: options.finish ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop'),
         logprobs: null,
         message: {
           role: 'assistant',

@@ -83,6 +83,8 @@ export class OpenAIModel implements Model {
   readonly #options: OpenAIModelOptions;
   /** Keeps the key (and the environment's secrets, other keys, headers) out of the errors it throws. */
   readonly #redactor: Redactor;
+  /** True when no key was set and the placeholder is sent (a local server): a 401 then says to set one. */
+  readonly #keyless: boolean;
 
   constructor(options: OpenAIModelOptions) {
     if (typeof options.model !== 'string' || options.model.trim() === '') {
@@ -102,9 +104,12 @@ export class OpenAIModel implements Model {
       );
     }
     this.#options = options;
+    this.#keyless = apiKey === PLACEHOLDER_API_KEY && options.apiKey === undefined;
     this.name = options.model;
     this.embeddingModel = nonEmpty(options.embeddingModel) ?? DEFAULT_EMBEDDING_MODEL;
-    this.#redactor = new Redactor({ secrets: apiKey.length >= MIN_SECRET_LENGTH ? [apiKey] : [] });
+    // The placeholder is no secret: a message that quotes it keeps it.
+    const secret = apiKey.length >= MIN_SECRET_LENGTH && apiKey !== PLACEHOLDER_API_KEY;
+    this.#redactor = new Redactor({ secrets: secret ? [apiKey] : [] });
     this.#client = new OpenAI({
       apiKey,
       baseURL,
@@ -132,7 +137,7 @@ export class OpenAIModel implements Model {
     try {
       reply = this.#options.stream === true ? await this.streamed(body, signal) : await this.whole(body, signal);
     } catch (error) {
-      throw redacted(toTroupeError(error, model, signal), this.#redactor);
+      throw redacted(toTroupeError(error, model, signal, this.#keyless), this.#redactor);
     }
     // A stream cut short by the signal ends quietly in the SDK: the partial answer must not pass as a reply.
     if (signal.aborted) throw aborted(model);
@@ -155,7 +160,7 @@ export class OpenAIModel implements Model {
       const answer = await this.#client.embeddings.create({ model, input: [...texts], encoding_format: 'float' }, { signal: stop });
       return vectorsOf(answer.data, texts.length, model);
     } catch (error) {
-      throw redacted(toTroupeError(error, model, stop), this.#redactor);
+      throw redacted(toTroupeError(error, model, stop, this.#keyless), this.#redactor);
     }
   }
 
@@ -356,8 +361,8 @@ function aborted(model: string): AbortedError {
   return new AbortedError(`The call to model "${model}" was aborted.`);
 }
 
-/** Any failure of a call as a troupe error. */
-function toTroupeError(error: unknown, model: string, signal: AbortSignal): Error {
+/** Any failure of a call as a troupe error; `keyless` when the placeholder key was sent (no key was set). */
+function toTroupeError(error: unknown, model: string, signal: AbortSignal, keyless = false): Error {
   if (signal.aborted || error instanceof APIUserAbortError) return aborted(model);
   if (error instanceof ModelError) return error;
   if (error instanceof APIConnectionTimeoutError) {
@@ -370,9 +375,15 @@ function toTroupeError(error: unknown, model: string, signal: AbortSignal): Erro
     const status = typeof error.status === 'number' ? error.status : undefined;
     const what = status === undefined ? 'failed' : `failed with HTTP ${status}`;
     const retryAfterMs = retryAfterOf(error.headers);
-    return new ModelError(`The call to model "${model}" ${what}: ${error.message}`, {
+    // The SDK's message begins with the status, which `what` already says.
+    const said = status !== undefined && error.message.startsWith(`${status} `) ? error.message.slice(`${status} `.length) : error.message;
+    const quota = status === 429 && (error.code === 'insufficient_quota' || error.type === 'insufficient_quota');
+    const hint = quota ? QUOTA_HINT : statusHint(status, model, keyless);
+    return new ModelError(`The call to model "${model}" ${what}: ${said}${hint === undefined ? '' : ` ${hint}`}`, {
       status,
       cause: error,
+      // A spent quota is a 429 that no wait mends.
+      ...(quota && { retryable: false }),
       ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
     });
   }
@@ -383,6 +394,25 @@ function toTroupeError(error: unknown, model: string, signal: AbortSignal): Erro
     });
   }
   return new ModelError(`The reply of model "${model}" could not be read: ${errorMessage(error)}`, { cause: error });
+}
+
+/** What a 429 for a spent quota (OpenAI's `insufficient_quota`) tells the user to do. */
+const QUOTA_HINT = '(The account is out of quota: check its plan and billing; trying again will not help.)';
+
+/** What to do about an HTTP status that a setting of the user's causes, in words, or undefined for the others. */
+function statusHint(status: number | undefined, model: string, keyless: boolean): string | undefined {
+  switch (status) {
+    case 401:
+      return keyless
+        ? '(No API key was set, so the placeholder "not-needed" was sent: pass { apiKey } or set OPENAI_API_KEY.)'
+        : '(The server refused the API key: check { apiKey } or OPENAI_API_KEY, and that the key is for this server.)';
+    case 403:
+      return `(The API key may not use model "${model}" or this endpoint: check the key's project and permissions.)`;
+    case 404:
+      return `(Check the model name "${model}" (on Ollama, pull it first) and that baseURL is the API's root, such as http://localhost:11434/v1.)`;
+    default:
+      return undefined;
+  }
 }
 
 /** Socket errors that mean the connection broke, not that the server answered something unreadable. */

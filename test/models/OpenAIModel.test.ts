@@ -334,6 +334,43 @@ describe('OpenAIModel, failures', () => {
     expect(server.requests).toHaveLength(1);
   });
 
+  it('says what to do about a refused key, a missing key, a forbidden or unknown model, and a spent quota', async () => {
+    vi.stubEnv('OPENAI_API_KEY', '');
+    const quota = { error: { message: 'You exceeded your current quota.', type: 'insufficient_quota', param: null, code: 'insufficient_quota' } };
+    scripted(
+      { kind: 'error', status: 401, message: 'Incorrect API key provided.' },
+      { kind: 'error', status: 401, message: 'Unauthorized' },
+      { kind: 'error', status: 403, message: 'Forbidden' },
+      { kind: 'error', status: 404, message: 'model "llama9" not found, try pulling it first' },
+      { kind: 'json', status: 429, body: quota },
+    );
+    const keyless = new OpenAIModel({ model: 'llama9', baseURL: server.baseURL, maxRetries: 0 });
+    const failures: ModelError[] = [];
+    for (const model of [modelFor(), keyless, modelFor(), keyless, modelFor()]) {
+      failures.push((await model.complete(modelRequest()).catch((caught: unknown) => caught)) as ModelError);
+    }
+
+    expect(failures.map((failure) => failure.message)).toEqual([
+      'The call to model "test-model" failed with HTTP 401: Incorrect API key provided. (The server refused the API key: ' +
+        'check { apiKey } or OPENAI_API_KEY, and that the key is for this server.)',
+      'The call to model "llama9" failed with HTTP 401: Unauthorized (No API key was set, so the placeholder "not-needed" ' +
+        'was sent: pass { apiKey } or set OPENAI_API_KEY.)',
+      'The call to model "test-model" failed with HTTP 403: Forbidden (The API key may not use model "test-model" or this ' +
+        "endpoint: check the key's project and permissions.)",
+      'The call to model "llama9" failed with HTTP 404: model "llama9" not found, try pulling it first (Check the model ' +
+        'name "llama9" (on Ollama, pull it first) and that baseURL is the API\'s root, such as http://localhost:11434/v1.)',
+      'The call to model "test-model" failed with HTTP 429: You exceeded your current quota. (The account is out of quota: ' +
+        'check its plan and billing; trying again will not help.)',
+    ]);
+    expect(failures.map((failure) => [failure.status, failure.retryable])).toEqual([
+      [401, false],
+      [401, false],
+      [403, false],
+      [404, false],
+      [429, false], // a spent quota: no wait mends it, unlike a rate limit
+    ]);
+  });
+
   it('turns an unreachable server into a ModelError without a status', async () => {
     const baseURL = server.baseURL;
     await server.close();

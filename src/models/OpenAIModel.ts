@@ -175,8 +175,8 @@ export class OpenAIModel implements Model {
       if (call.function === undefined) continue;
       toolCalls.push({
         id: call.id || `call_${toolCalls.length + 1}`,
-        name: call.function.name,
-        arguments: call.function.arguments ?? '',
+        name: call.function.name ?? '',
+        arguments: argumentsText(call.function.arguments),
       });
     }
     const reply = makeReply(message.content ?? message.refusal ?? '', toolCalls, completion.usage, completion.model);
@@ -232,6 +232,8 @@ type TextReply = ModelReply & { content: string };
 class StreamedReply {
   private content = '';
   private readonly calls = new Map<number, ToolCall>();
+  /** The index of the call the last tool-call part went to. */
+  private last: number | undefined;
   private usage: CompletionUsage | null | undefined;
   private model = '';
   /** Set by the chunk that says why the answer ended (`stop`, `tool_calls`, `length`, …). */
@@ -250,13 +252,28 @@ class StreamedReply {
     if (delta === undefined || delta === null) return;
     if (typeof delta.content === 'string') this.content += delta.content;
     for (const part of delta.tool_calls ?? []) {
-      const index = typeof part.index === 'number' ? part.index : this.calls.size;
+      const index = this.indexOf(part);
       const call = this.calls.get(index) ?? { id: '', name: '', arguments: '' };
       if (part.id) call.id = part.id;
       if (part.function?.name) call.name = part.function.name;
-      if (part.function?.arguments) call.arguments += part.function.arguments;
+      const args: unknown = part.function?.arguments;
+      if (typeof args === 'string') call.arguments += args;
+      else if (typeof args === 'object' && args !== null) call.arguments = argumentsText(args);
       this.calls.set(index, call);
+      this.last = index;
     }
+  }
+
+  /**
+   * The index of the call a part belongs to: its `index`, else (a server that leaves it out) the last call's when the
+   * part goes on with it (no id of its own, no name to start another), else the next free one.
+   */
+  private indexOf(part: ChatCompletionChunk.Choice.Delta.ToolCall): number {
+    if (typeof part.index === 'number') return part.index;
+    const current = this.last === undefined ? undefined : this.calls.get(this.last);
+    const goesOn = current !== undefined && (part.id ? part.id === current.id : !(part.function?.name && current.name));
+    if (goesOn) return this.last!;
+    return this.calls.size === 0 ? 0 : Math.max(...this.calls.keys()) + 1;
   }
 
   /**
@@ -297,6 +314,12 @@ function unfinished(reply: TextReply, finishReason: string | null | undefined, r
           `filter withheld the rest of the answer.`,
     { retryable: false },
   );
+}
+
+/** A call's arguments as JSON text: some servers send them as an object, whole (its JSON then); none is `''`. */
+function argumentsText(args: unknown): string {
+  if (typeof args === 'string') return args;
+  return typeof args === 'object' && args !== null ? JSON.stringify(args) : '';
 }
 
 function makeReply(content: string, toolCalls: ToolCall[], usage: CompletionUsage | null | undefined, model: string): TextReply {

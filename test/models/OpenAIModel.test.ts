@@ -75,6 +75,18 @@ describe('OpenAIModel, whole replies', () => {
     expect(reply.toolCalls).toEqual([{ id: 'call_1', name: 'search', arguments: '{"query":"a"}' }]);
   });
 
+  it('takes tool-call arguments sent as an object (as some compatible servers do) as their JSON text', async () => {
+    const completion = chatCompletion({ content: null, toolCalls: [{ id: 'c1', name: 'search', arguments: '' }] }) as {
+      choices: { message: { tool_calls: { function: { arguments: unknown } }[] } }[];
+    };
+    completion.choices[0]!.message.tool_calls[0]!.function.arguments = { query: 'a' };
+    scripted({ kind: 'json', body: completion });
+
+    const reply = await modelFor().complete(modelRequest({ tools: [searchTool] }));
+
+    expect(reply.toolCalls).toEqual([{ id: 'c1', name: 'search', arguments: '{"query":"a"}' }]);
+  });
+
   it('omits tools when there are none and lets the request choose the model and temperature', async () => {
     scripted({ kind: 'json', body: chatCompletion({ content: 'ok' }) });
 
@@ -256,6 +268,27 @@ describe('OpenAIModel, streamed replies', () => {
       usage: { inputTokens: 30, outputTokens: 12 },
       model: 'test-model',
     });
+  });
+
+  it('reads streamed tool calls without index, whole or in parts, and arguments sent as an object (Ollama, vLLM)', async () => {
+    scripted({
+      kind: 'stream',
+      chunks: [
+        deltaChunk({ tool_calls: [{ id: 'c1', type: 'function', function: { name: 'search', arguments: { query: 'a' } } }] }),
+        deltaChunk({ tool_calls: [{ id: 'c2', function: { name: 'search', arguments: '{"que' } }] }),
+        deltaChunk({ tool_calls: [{ function: { arguments: 'ry": "b"}' } }] }),
+        deltaChunk({ tool_calls: [{ function: { name: 'search', arguments: { query: 'c' } } }] }, { finish: 'tool_calls' }),
+        usageChunk(1, 1),
+      ],
+    });
+
+    const reply = await modelFor({ stream: true }).complete(modelRequest({ tools: [searchTool] }));
+
+    expect(reply.toolCalls).toEqual([
+      { id: 'c1', name: 'search', arguments: '{"query":"a"}' },
+      { id: 'c2', name: 'search', arguments: '{"query": "b"}' },
+      { id: 'call_3', name: 'search', arguments: '{"query":"c"}' },
+    ]);
   });
 
   it('gives an id to a streamed tool call that came without one', async () => {

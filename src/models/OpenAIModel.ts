@@ -137,7 +137,7 @@ export class OpenAIModel implements Model {
     try {
       reply = this.#options.stream === true ? await this.streamed(body, signal) : await this.whole(body, signal);
     } catch (error) {
-      throw redacted(toTroupeError(error, model, signal, this.#keyless), this.#redactor);
+      throw redacted(toTroupeError(error, model, signal, this.#keyless, this.#redactor), this.#redactor);
     }
     // A stream cut short by the signal ends quietly in the SDK: the partial answer must not pass as a reply.
     if (signal.aborted) throw aborted(model);
@@ -160,7 +160,7 @@ export class OpenAIModel implements Model {
       const answer = await this.#client.embeddings.create({ model, input: [...texts], encoding_format: 'float' }, { signal: stop });
       return vectorsOf(answer.data, texts.length, model);
     } catch (error) {
-      throw redacted(toTroupeError(error, model, stop, this.#keyless), this.#redactor);
+      throw redacted(toTroupeError(error, model, stop, this.#keyless, this.#redactor), this.#redactor);
     }
   }
 
@@ -384,8 +384,11 @@ function aborted(model: string): AbortedError {
   return new AbortedError(`The call to model "${model}" was aborted.`);
 }
 
-/** Any failure of a call as a troupe error; `keyless` when the placeholder key was sent (no key was set). */
-function toTroupeError(error: unknown, model: string, signal: AbortSignal, keyless = false): Error {
+/**
+ * Any failure of a call as a troupe error; `keyless` when the placeholder key was sent (no key was set). What the
+ * server said is redacted with `redactor` before it is shortened, so no part of a secret is left where it was cut.
+ */
+function toTroupeError(error: unknown, model: string, signal: AbortSignal, keyless: boolean, redactor: Redactor): Error {
   if (signal.aborted || error instanceof APIUserAbortError) return aborted(model);
   if (error instanceof ModelError) return error;
   if (error instanceof APIConnectionTimeoutError) {
@@ -398,8 +401,7 @@ function toTroupeError(error: unknown, model: string, signal: AbortSignal, keyle
     const status = typeof error.status === 'number' ? error.status : undefined;
     const what = status === undefined ? 'failed' : `failed with HTTP ${status}`;
     const retryAfterMs = retryAfterOf(error.headers);
-    // The SDK's message begins with the status, which `what` already says.
-    const said = status !== undefined && error.message.startsWith(`${status} `) ? error.message.slice(`${status} `.length) : error.message;
+    const said = serverSaid(error, status, redactor);
     const quota = status === 429 && (error.code === 'insufficient_quota' || error.type === 'insufficient_quota');
     const hint = quota ? QUOTA_HINT : statusHint(status, model, keyless);
     return new ModelError(`The call to model "${model}" ${what}: ${said}${hint === undefined ? '' : ` ${hint}`}`, {
@@ -417,6 +419,24 @@ function toTroupeError(error: unknown, model: string, signal: AbortSignal, keyle
     });
   }
   return new ModelError(`The reply of model "${model}" could not be read: ${errorMessage(error)}`, { cause: error });
+}
+
+/** The longest part of a server's error text an error message quotes. */
+const MAX_QUOTED = 300;
+
+/**
+ * What the server said in an HTTP error, for a message: an error given as a plain string unquoted (Ollama's
+ * `{ "error": "…" }`), the SDK's message without the status it begins with, on one line and at most
+ * {@link MAX_QUOTED} characters (a proxy's HTML error page is kilobytes).
+ */
+function serverSaid(error: APIError, status: number | undefined, redactor: Redactor): string {
+  const body: unknown = error.error;
+  let text = typeof body === 'string' && body.trim() !== '' ? body : error.message;
+  // The SDK's message begins with the status, which the message says already.
+  if (status !== undefined && text.startsWith(`${status} `)) text = text.slice(`${status} `.length);
+  if (text === 'status code (no body)') return 'the server gave no error message';
+  text = redactor.redactText(text).replace(/\s+/g, ' ').trim();
+  return text.length > MAX_QUOTED ? `${text.slice(0, MAX_QUOTED)}…` : text;
 }
 
 /** What a 429 for a spent quota (OpenAI's `insufficient_quota`) tells the user to do. */
@@ -468,13 +488,15 @@ function causeChain(error: unknown): string {
 }
 
 /**
- * A model error whose message quotes a secret (a server that echoes the key it refused, a header in a proxy's
- * message) made again with the secret replaced. The SDK's error is then not kept as its cause: it quotes the same.
+ * A model error whose message or cause's message quotes a secret (a server that echoes the key it refused, a header in
+ * a proxy's message) made again with the secret replaced. The SDK's error is then not kept as its cause: it quotes it.
  */
 function redacted(error: Error, redactor: Redactor): Error {
   if (!(error instanceof ModelError)) return error;
   const message = redactor.redactText(error.message);
-  if (message === error.message) return error;
+  const { cause } = error;
+  const causeQuotes = cause instanceof Error && redactor.redactText(cause.message) !== cause.message;
+  if (message === error.message && !causeQuotes) return error;
   return new ModelError(message, {
     ...(error.status === undefined ? {} : { status: error.status }),
     retryable: error.retryable,

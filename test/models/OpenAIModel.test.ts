@@ -404,6 +404,30 @@ describe('OpenAIModel, failures', () => {
     ]);
   });
 
+  it("quotes what the server said on one line and briefly: a proxy's HTML page, Ollama's plain error, a body without one", async () => {
+    const page = `<html>\n<head><title>502 Bad Gateway</title></head>\n<body>${'<p>nginx</p>\n'.repeat(400)}</body></html>`;
+    const secret = 'sk-live-0123456789abcdef';
+    scripted(
+      { kind: 'text', status: 502, body: page },
+      { kind: 'json', status: 500, body: { error: 'model runner has unexpectedly stopped' } },
+      { kind: 'json', status: 404, body: { detail: 'Not Found' } },
+      // The key lies across the point where the quote is cut: none of it may be left.
+      { kind: 'text', status: 400, body: `${'x'.repeat(290)} ${secret} ${'y'.repeat(100)}`, contentType: 'text/plain' },
+    );
+    const model = modelFor({ apiKey: secret });
+    const failures: ModelError[] = [];
+    for (let i = 0; i < 4; i += 1) failures.push((await model.complete(modelRequest()).catch((caught: unknown) => caught)) as ModelError);
+
+    const [proxy, ollama, bare, cut] = failures.map((failure) => failure.message);
+    expect(proxy).toBe(`The call to model "test-model" failed with HTTP 502: ${page.replace(/\s+/g, ' ').slice(0, 300)}…`);
+    expect(failures[0]).toMatchObject({ status: 502, retryable: true });
+    expect(ollama).toBe('The call to model "test-model" failed with HTTP 500: model runner has unexpectedly stopped');
+    expect(bare).toMatch(/^The call to model "test-model" failed with HTTP 404: the server gave no error message \(Check the model name/);
+    expect(cut).toBe(`The call to model "test-model" failed with HTTP 400: ${`${'x'.repeat(290)} [redacted] ${'y'.repeat(100)}`.slice(0, 300)}…`);
+    expect(cut).not.toContain('sk-live');
+    expect(failures[3]?.cause).toBeUndefined(); // the SDK's error quotes the key whole
+  });
+
   it('turns an unreachable server into a ModelError without a status', async () => {
     const baseURL = server.baseURL;
     await server.close();

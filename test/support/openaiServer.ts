@@ -14,6 +14,8 @@ export type ScriptedResponse =
   | { kind: 'stream'; chunks: readonly unknown[]; hang?: boolean; cut?: boolean; drop?: boolean }
   /** A 200 JSON answer whose connection breaks after the headers and the start of the body. */
   | { kind: 'drop'; partial: string }
+  /** A body sent as it is (an HTML page from a proxy), with its status and content type (default text/html). */
+  | { kind: 'text'; status: number; body: string; contentType?: string }
   /** An HTTP error with an OpenAI-shaped error body. */
   | { kind: 'error'; status: number; message?: string; headers?: Record<string, string> }
   /** Never answers: the connection stays open until the client gives up or the server closes. */
@@ -129,6 +131,10 @@ function respond(res: ServerResponse, response: ScriptedResponse, done: () => vo
     case 'json':
       res.writeHead(response.status ?? 200, { 'content-type': 'application/json' });
       res.end(JSON.stringify(response.body), done);
+      return;
+    case 'text':
+      res.writeHead(response.status, { 'content-type': response.contentType ?? 'text/html' });
+      res.end(response.body, done);
       return;
     case 'error':
       res.writeHead(response.status, { 'content-type': 'application/json', ...response.headers });

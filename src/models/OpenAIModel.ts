@@ -179,7 +179,7 @@ export class OpenAIModel implements Model {
         arguments: argumentsText(call.function.arguments),
       });
     }
-    const reply = makeReply(message.content ?? message.refusal ?? '', toolCalls, completion.usage, completion.model);
+    const reply = makeReply(textOf(message.content ?? message.refusal), toolCalls, completion.usage, completion.model);
     return unfinished(reply, completion.choices[0]?.finish_reason, body.model);
   }
 
@@ -250,7 +250,7 @@ class StreamedReply {
     }
     const delta = choice?.delta;
     if (delta === undefined || delta === null) return;
-    if (typeof delta.content === 'string') this.content += delta.content;
+    if (delta.content !== undefined && delta.content !== null) this.content += textOf(delta.content);
     for (const part of delta.tool_calls ?? []) {
       const index = this.indexOf(part);
       const call = this.calls.get(index) ?? { id: '', name: '', arguments: '' };
@@ -314,6 +314,22 @@ function unfinished(reply: TextReply, finishReason: string | null | undefined, r
           `filter withheld the rest of the answer.`,
     { retryable: false },
   );
+}
+
+/**
+ * The text of a message's content: a string as it is; a list of parts (Mistral's reasoning models answer
+ * `[{ type: 'thinking', … }, { type: 'text', text }]`) as the text of its `text` parts, the thinking left out; nothing
+ * else is text (`''`).
+ */
+function textOf(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content
+    .map((part: unknown) => {
+      const { type, text } = (part ?? {}) as { type?: unknown; text?: unknown };
+      return type === 'text' && typeof text === 'string' ? text : '';
+    })
+    .join('');
 }
 
 /** A call's arguments as JSON text: some servers send them as an object, whole (its JSON then); none is `''`. */

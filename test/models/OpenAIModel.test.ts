@@ -87,6 +87,21 @@ describe('OpenAIModel, whole replies', () => {
     expect(reply.toolCalls).toEqual([{ id: 'c1', name: 'search', arguments: '{"query":"a"}' }]);
   });
 
+  it('reads content given as a list of parts (Mistral reasoning models), whole or streamed, as the text of its text parts', async () => {
+    const parts = [{ type: 'thinking', thinking: [{ type: 'text', text: 'Two and two.' }] }, { type: 'text', text: 'It is 4.' }];
+    const completion = chatCompletion({}) as { choices: { message: { content: unknown } }[] };
+    completion.choices[0]!.message.content = parts;
+    scripted(
+      { kind: 'json', body: completion },
+      { kind: 'stream', chunks: [deltaChunk({ content: [parts[0]] }), deltaChunk({ content: [{ type: 'text', text: 'It is 4.' }] }, { finish: 'stop' })] },
+    );
+
+    for (const stream of [false, true]) {
+      const reply = await modelFor({ stream }).complete(modelRequest());
+      expect(reply.content).toBe('It is 4.');
+    }
+  });
+
   it('omits tools when there are none and lets the request choose the model and temperature', async () => {
     scripted({ kind: 'json', body: chatCompletion({ content: 'ok' }) });
 

@@ -420,11 +420,12 @@ function toTroupeError(error: unknown, model: string, signal: AbortSignal, keyle
     const said = serverSaid(error, status, redactor);
     const quota = status === 429 && (error.code === 'insufficient_quota' || error.type === 'insufficient_quota');
     const hint = quota ? QUOTA_HINT : statusHint(status, model, keyless);
+    // A spent quota is a 429 that no wait mends; an error sent in a stream (no status) says in its body what it was.
+    const retryable = quota ? false : status === undefined ? streamedErrorRetryable(error) : undefined;
     return new ModelError(`The call to model "${model}" ${what}: ${said}${hint === undefined ? '' : ` ${hint}`}`, {
       status,
       cause: error,
-      // A spent quota is a 429 that no wait mends.
-      ...(quota && { retryable: false }),
+      ...(retryable !== undefined && { retryable }),
       ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
     });
   }
@@ -453,6 +454,16 @@ function serverSaid(error: APIError, status: number | undefined, redactor: Redac
   if (text === 'status code (no body)') return 'the server gave no error message';
   text = redactor.redactText(text).replace(/\s+/g, ' ').trim();
   return text.length > MAX_QUOTED ? `${text.slice(0, MAX_QUOTED)}…` : text;
+}
+
+/**
+ * Whether an error a server sent inside a stream (HTTP 200, `data: {"error": …}`) may pass on another try: its `code`
+ * read as a status (vLLM sends `500`), else its `type` (OpenAI's `server_error`). Undefined when neither says.
+ */
+function streamedErrorRetryable(error: APIError): boolean | undefined {
+  const code = typeof error.code === 'string' && /^\d{3}$/.test(error.code) ? Number(error.code) : (error.code as unknown);
+  if (typeof code === 'number' && code >= 400 && code < 600) return code === 408 || code === 409 || code === 429 || code >= 500;
+  return error.type === 'server_error' ? true : undefined;
 }
 
 /** What a 429 for a spent quota (OpenAI's `insufficient_quota`) tells the user to do. */

@@ -508,6 +508,20 @@ describe('OpenAIModel, failures', () => {
     expect(reply.toolCalls).toEqual(toolCalls);
   });
 
+  it('judges an error a server sends inside a stream by its code or type: a server error may pass on another try', async () => {
+    const inStream = (error: Record<string, unknown>): ScriptedResponse => ({ kind: 'stream', chunks: [deltaChunk({ content: 'Par' }), { error }] });
+    scripted(
+      inStream({ message: 'The server had an error while processing your request.', type: 'server_error' }),
+      inStream({ object: 'error', message: 'CUDA out of memory.', type: 'InternalServerError', code: 500 }),
+      inStream({ object: 'error', message: 'Bad tool schema.', type: 'BadRequestError', code: 400 }),
+    );
+    const failures: unknown[] = [];
+    for (let i = 0; i < 3; i += 1) failures.push(await modelFor({ stream: true }).complete(modelRequest()).catch((caught: unknown) => caught));
+
+    expect(failures.map((failure) => (failure as ModelError).retryable)).toEqual([true, true, false]);
+    expect(failures[1]).toMatchObject({ code: 'model_error', message: 'The call to model "test-model" failed: CUDA out of memory.' });
+  });
+
   it('turns a connection lost in the middle of a reply, whole or streamed, into a ModelError another try may mend', async () => {
     scripted(
       { kind: 'drop', partial: '{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"par' },

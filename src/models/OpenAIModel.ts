@@ -143,7 +143,9 @@ export class OpenAIModel implements Model {
     if (signal.aborted) throw aborted(model);
     reply.model ||= model;
     if (names && reply.toolCalls) reply.toolCalls = reply.toolCalls.map((call) => ({ ...call, name: names.fromWire(call.name) }));
-    return xml ? withXmlToolCalls(reply) : reply;
+    const answer = xml ? withXmlToolCalls(reply) : reply;
+    if (answer.toolCalls) answer.toolCalls = withFreshIds(answer.toolCalls, request.messages);
+    return answer;
   }
 
   /**
@@ -330,6 +332,29 @@ function textOf(content: unknown): string {
       return type === 'text' && typeof text === 'string' ? text : '';
     })
     .join('');
+}
+
+/**
+ * The calls, each with an id no earlier call of the conversation has: a server that sends no ids (they are made here,
+ * `call_1`, … each turn) or the same ones every turn would otherwise give two calls one id, and a result, an event or a
+ * view would be matched with the wrong call. A call whose id is taken gets the first free `call_<n>`, n counted on
+ * from the conversation's calls.
+ */
+function withFreshIds(calls: ToolCall[], messages: readonly ChatMessage[]): ToolCall[] {
+  const taken = new Set<string>();
+  for (const message of messages) {
+    if (message.role === 'assistant') for (const call of message.toolCalls ?? []) taken.add(call.id);
+  }
+  if (taken.size === 0 || calls.every((call) => !taken.has(call.id))) return calls;
+  let next = taken.size + 1;
+  const ids = new Set(calls.map((call) => call.id));
+  return calls.map((call) => {
+    if (!taken.has(call.id)) return call;
+    while (taken.has(`call_${next}`) || ids.has(`call_${next}`)) next += 1;
+    const id = `call_${next}`;
+    taken.add(id);
+    return { ...call, id };
+  });
 }
 
 /** A call's arguments as JSON text: some servers send them as an object, whole (its JSON then); none is `''`. */

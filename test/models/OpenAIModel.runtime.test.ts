@@ -104,6 +104,32 @@ describe('an agent on OpenAIModel', () => {
     await runtime.shutdown();
   });
 
+  it('gives each tool call of a conversation its own id when the server sends none, or the same one every turn', async () => {
+    for (const serverId of ['', 'call_0']) {
+      const call = (text: string) => chatCompletion({ content: null, toolCalls: [{ id: serverId, name: 'echo', arguments: JSON.stringify({ text }) }] });
+      server.enqueue(
+        { kind: 'json', body: call('one') },
+        { kind: 'json', body: call('two') },
+        { kind: 'json', body: call('three') },
+        { kind: 'json', body: chatCompletion({ content: 'Echoed thrice.' }) },
+      );
+      const { tool } = echoTool();
+      const model = new OpenAIModel({ model: 'gpt-4o-mini', apiKey: 'sk-test', baseURL: server.baseURL, maxRetries: 0 });
+      const runtime = createRuntime({ model, agents: [worker('worker', ['echo'])], tools: [tool] });
+      const callIds: string[] = [];
+      runtime.events$.subscribe((event) => event.type === 'tool.call' && callIds.push(event.callId));
+
+      const result = await runtime.run('worker', 'Echo three times.');
+
+      expect(result).toMatchObject({ status: 'completed', output: 'Echoed thrice.', toolCallsExecuted: 3 });
+      expect(new Set(callIds).size).toBe(3);
+      const last = server.requests.at(-1)?.body as { messages: { role: string; tool_call_id?: string }[] };
+      const resultIds = last.messages.filter((message) => message.role === 'tool').map((message) => message.tool_call_id);
+      expect(resultIds).toEqual(callIds);
+      await runtime.shutdown();
+    }
+  });
+
   it('fails the agent, without retries, when the server cuts its answer at the token limit (finish_reason length)', async () => {
     server.enqueue({ kind: 'json', body: chatCompletion({ content: 'The answer is', finish: 'length', model: 'gpt-4o-mini' }) });
     const model = new OpenAIModel({ model: 'gpt-4o-mini', apiKey: 'sk-test', baseURL: server.baseURL });

@@ -97,6 +97,13 @@ export class OpenAIModel implements Model {
       throw new ConfigurationError(`OpenAIModel timeoutMs must be a positive number, got ${options.timeoutMs}.`);
     }
     const baseURL = options.baseURL ?? nonEmpty(process.env.OPENAI_BASE_URL);
+    if (baseURL !== undefined && withoutCredentials(baseURL) !== baseURL) {
+      // fetch refuses such a URL on every call, and its message quotes the password.
+      throw new ConfigurationError(
+        `OpenAIModel baseURL must not hold a user name or password (${withoutCredentials(baseURL)} had them): ` +
+          'give the key as apiKey (or OPENAI_API_KEY) instead.',
+      );
+    }
     const apiKey = options.apiKey ?? nonEmpty(process.env.OPENAI_API_KEY) ?? (baseURL ? PLACEHOLDER_API_KEY : undefined);
     if (apiKey === undefined) {
       throw new ConfigurationError(
@@ -137,7 +144,7 @@ export class OpenAIModel implements Model {
     try {
       reply = this.#options.stream === true ? await this.streamed(body, signal) : await this.whole(body, signal);
     } catch (error) {
-      throw redacted(toTroupeError(error, model, signal, this.#keyless, this.#redactor), this.#redactor);
+      throw redacted(toTroupeError(error, model, signal, this.#failureContext()), this.#redactor);
     }
     // A stream cut short by the signal ends quietly in the SDK: the partial answer must not pass as a reply.
     if (signal.aborted) throw aborted(model);
@@ -162,8 +169,13 @@ export class OpenAIModel implements Model {
       const answer = await this.#client.embeddings.create({ model, input: [...texts], encoding_format: 'float' }, { signal: stop });
       return vectorsOf(answer.data, texts.length, model);
     } catch (error) {
-      throw redacted(toTroupeError(error, model, stop, this.#keyless, this.#redactor), this.#redactor);
+      throw redacted(toTroupeError(error, model, stop, this.#failureContext()), this.#redactor);
     }
+  }
+
+  /** What a failure's message may say of this model's setup. */
+  #failureContext(): FailureContext {
+    return { keyless: this.#keyless, redactor: this.#redactor, baseURL: this.#client.baseURL };
   }
 
   private async whole(body: ChatCompletionCreateParamsNonStreaming, signal: AbortSignal): Promise<TextReply> {
@@ -425,18 +437,34 @@ function aborted(model: string): AbortedError {
   return new AbortedError(`The call to model "${model}" was aborted.`);
 }
 
-/**
- * Any failure of a call as a troupe error; `keyless` when the placeholder key was sent (no key was set). What the
- * server said is redacted with `redactor` before it is shortened, so no part of a secret is left where it was cut.
- */
-function toTroupeError(error: unknown, model: string, signal: AbortSignal, keyless: boolean, redactor: Redactor): Error {
+/** What a failure's message may say of the model's setup. */
+interface FailureContext {
+  /** True when the placeholder key was sent (no key was set). */
+  keyless: boolean;
+  /** Redacts what the server said before it is shortened, so no part of a secret is left where it was cut. */
+  redactor: Redactor;
+  /** The server's base URL, named when it cannot be reached. */
+  baseURL: string;
+}
+
+/** Any failure of a call as a troupe error. */
+function toTroupeError(error: unknown, model: string, signal: AbortSignal, context: FailureContext): Error {
+  const { keyless, redactor } = context;
   if (signal.aborted || error instanceof APIUserAbortError) return aborted(model);
   if (error instanceof ModelError) return error;
   if (error instanceof APIConnectionTimeoutError) {
-    return new ModelError(`The call to model "${model}" timed out.`, { cause: error, retryable: true });
+    return new ModelError(`The call to model "${model}" timed out (raise OpenAIModel's timeoutMs for a slower server).`, {
+      cause: error,
+      retryable: true,
+    });
   }
   if (error instanceof APIConnectionError) {
-    return new ModelError(`Could not reach the server for model "${model}": ${connectionDetail(error)}`, { cause: error, retryable: true });
+    const where = withoutCredentials(context.baseURL);
+    return new ModelError(
+      `Could not reach the server for model "${model}" at ${where}: ${causeChain(error)}. Check that the server is running ` +
+        'and that baseURL (or OPENAI_BASE_URL) points at it.',
+      { cause: error, retryable: true },
+    );
   }
   if (error instanceof APIError) {
     const status = typeof error.status === 'number' ? error.status : undefined;
@@ -533,7 +561,10 @@ function causeChain(error: unknown): string {
   const messages: string[] = [];
   let current: unknown = error;
   for (let depth = 0; current instanceof Error && depth < 5; depth++) {
-    if (current.message !== '' && !messages.includes(current.message)) messages.push(current.message);
+    // A refused connection to several addresses is an AggregateError with a code and no message.
+    const { code } = current as { code?: unknown };
+    const text = current.message !== '' ? current.message : typeof code === 'string' ? code : '';
+    if (text !== '' && !messages.includes(text)) messages.push(text);
     current = current.cause;
   }
   return messages.length === 0 ? errorMessage(error) : `${messages[0]}${messages.length > 1 ? ` (${messages.slice(1).join(': ')})` : ''}`;
@@ -570,9 +601,17 @@ function retryAfterOf(headers: Headers | undefined): number | undefined {
   return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
 }
 
-function connectionDetail(error: APIConnectionError): string {
-  const cause: unknown = error.cause;
-  return cause instanceof Error && cause.message !== '' ? `${error.message} (${cause.message})` : error.message;
+/** A URL without the user name and password it may hold. */
+function withoutCredentials(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.username === '' && parsed.password === '') return url;
+    parsed.username = '';
+    parsed.password = '';
+    return parsed.toString();
+  } catch {
+    return url;
+  }
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

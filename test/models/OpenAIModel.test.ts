@@ -457,6 +457,37 @@ describe('OpenAIModel, failures', () => {
     expect((error as ModelError).message).toContain('Could not reach');
   });
 
+  it('says where it could not connect, why, and what to check', async () => {
+    const { baseURL } = server;
+    await server.close();
+    server = await startOpenAIServer();
+
+    const error = await new OpenAIModel({ model: 'llama3.1', apiKey: 'k', baseURL, maxRetries: 0 })
+      .complete(modelRequest())
+      .catch((caught: unknown) => caught);
+
+    const { message } = error as ModelError;
+    expect(message.startsWith(`Could not reach the server for model "llama3.1" at ${baseURL}: `)).toBe(true);
+    expect(message).toContain('ECONNREFUSED');
+    expect(message).toContain('Check that the server is running and that baseURL (or OPENAI_BASE_URL) points at it.');
+  });
+
+  it('refuses a baseURL that holds a user name and password, without quoting the password (fetch refuses such a URL)', () => {
+    vi.stubEnv('OPENAI_BASE_URL', 'https://user:hunter2@proxy.example/v1');
+    for (const make of [() => new OpenAIModel({ model: 'm', apiKey: 'k' }), () => modelFor({ baseURL: 'http://user:hunter2@127.0.0.1:1/v1' })]) {
+      const error = (() => {
+        try {
+          make();
+        } catch (caught) {
+          return caught;
+        }
+      })();
+      expect(error).toBeInstanceOf(ConfigurationError);
+      expect((error as Error).message).toMatch(/must not hold a user name or password/);
+      expect((error as Error).message).not.toContain('hunter2');
+    }
+  });
+
   it('turns a reply that is not a completion into a ModelError', async () => {
     scripted({ kind: 'json', body: { choices: [] } });
 

@@ -32,6 +32,11 @@ export interface ModelTurn {
   costUsd: number;
   /** From the first try to the reply, on the runtime's clock: retries and their waits included. */
   durationMs: number;
+  /**
+   * The model's name when the price table has no price for it (under the name the server answered with, nor the
+   * name it was asked for): its cost counts as 0, so a `maxCostUsd` budget cannot be kept. Undefined when priced.
+   */
+  unpricedModel?: string;
 }
 
 /**
@@ -186,6 +191,8 @@ function readReply(reply: ModelReply, modelName: string, environment: AgentEnvir
   // Priced as the server names the model that answered (`gpt-4o-2024-08-06`), else as it was asked for: a server may
   // answer with a name of its own (`my-model:latest`, a deployment's name) that the table does not know.
   const priced = findPrice(environment.prices, model) === undefined ? modelName : model;
+  // Set on every turn (undefined when priced), so every turn has one shape.
+  const unpricedModel = findPrice(environment.prices, priced) === undefined ? modelName : undefined;
   return {
     content,
     toolCalls: calls,
@@ -194,6 +201,7 @@ function readReply(reply: ModelReply, modelName: string, environment: AgentEnvir
     model,
     costUsd: costOf(environment.prices, priced, inputTokens, outputTokens),
     durationMs: Math.max(0, durationMs),
+    unpricedModel,
   };
 }
 

@@ -42,6 +42,22 @@ export function overBudgetMessage(hit: BudgetLimitHit, owner?: string): string {
   return `The agent went over ${whose}: this turn brought ${of} ${figureName(hit)} to ${formatFigure(hit.limit, hit.figure)}, past ${hit.limit} ${formatFigure(hit.limit, hit.of)}.`;
 }
 
+/**
+ * Why a `maxCostUsd` budget cannot be kept for a reply from a model the price table does not know (its cost counts as
+ * 0), in words, with how to price it; undefined when the reply was priced or the budget has no `maxCostUsd`.
+ * `turn.unpricedModel` is the name the model was asked for, `turn.model` the one the server answered with.
+ */
+export function unpricedMessage(budget: AgentBudget, turn: { model?: string; unpricedModel?: string }, owner?: string): string | undefined {
+  const asked = turn.unpricedModel;
+  if (asked === undefined || budget.maxCostUsd === undefined) return undefined;
+  const whose = owner === undefined ? 'its budget' : `the budget of ${owner}`;
+  const named = turn.model === undefined || turn.model === asked ? `"${asked}"` : `"${turn.model}" (asked for as "${asked}")`;
+  return (
+    `The model ${named} has no price, so ${whose} (maxCostUsd ${formatFigure('maxCostUsd', budget.maxCostUsd)}) cannot be kept: ` +
+    `give its price in USD per million tokens, createRuntime({ prices: { '${asked}': { input, output } } }).`
+  );
+}
+
 /** A used-up limit in words, as a spent budget's error names it (`maxTurns 3 used`). */
 export function spentLimit(hit: BudgetLimitHit): string {
   return `${hit.limit} ${formatFigure(hit.limit, hit.of)} used`;

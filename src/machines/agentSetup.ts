@@ -7,7 +7,7 @@ import { BudgetSpentError } from '../errors.js';
 import type { TroupeEvent } from '../events/events.js';
 import type { Message } from '../messaging/Message.js';
 import { clockedAgentActions } from './agentClock.js';
-import { limitHit, overBudgetMessage } from './agentBudget.js';
+import { limitHit, overBudgetMessage, unpricedMessage } from './agentBudget.js';
 import { errorInfo, type ErrorInfo } from '../failure.js';
 import {
   cancelled,
@@ -185,6 +185,8 @@ export function budgetActions(crosses?: (agentId: string, turn: ModelTurn) => st
 function ownPast(context: AgentContext, turn: ModelTurn): string | undefined {
   const { budget } = context.input;
   if (!budget) return undefined;
+  const unpriced = unpricedMessage(budget, turn);
+  if (unpriced !== undefined) return unpriced;
   const { own } = context;
   const hit = limitHit(budget, {
     turns: own.modelCalls + 1,

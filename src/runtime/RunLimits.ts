@@ -2,7 +2,7 @@ import { DelegationError } from '../errors.js';
 import type { MetricsSnapshot } from '../events/metrics.js';
 import type { AgentTable } from '../machines/agentTable.js';
 import type { AgentBudget } from '../machines/agentTypes.js';
-import { limitHit, overBudgetMessage, spentLimit, type SpentBudget } from '../machines/agentBudget.js';
+import { limitHit, overBudgetMessage, spentLimit, unpricedMessage, type SpentBudget } from '../machines/agentBudget.js';
 
 /** What {@link RunLimits} reads of the runtime. */
 export interface RunLimitsHost {
@@ -23,6 +23,10 @@ export interface TurnSpend {
   inputTokens: number;
   outputTokens: number;
   costUsd: number;
+  /** The model that answered, as the server names it. */
+  model?: string;
+  /** The model's name when it has no price (its cost counted as 0): a budget with `maxCostUsd` cannot be kept. */
+  unpricedModel?: string;
 }
 
 /**
@@ -146,8 +150,11 @@ export class RunLimits {
       const tokens = spent.tokens + turn.inputTokens + turn.outputTokens;
       const costUsd = spent.costUsd + turn.costUsd;
       for (const budget of budgets) {
+        const owner = at === agentId ? undefined : at;
+        const unpriced = unpricedMessage(budget, turn, owner);
+        if (unpriced !== undefined) return unpriced;
         const hit = limitHit(budget, { tokens, costUsd });
-        if (hit) return overBudgetMessage(hit, at === agentId ? undefined : at);
+        if (hit) return overBudgetMessage(hit, owner);
       }
     }
     return undefined;

@@ -163,6 +163,83 @@ describe('budgets over a subtree', () => {
     await runtime.shutdown();
   });
 
+  describe('a maxCostUsd budget and a model the price table does not know', () => {
+    // The model answers as `gpt-9-preview`, which no price matches: its cost would count as 0 and the budget never trip.
+    const unpriced = (script: ConstructorParameters<typeof ScriptedModel>[0]) => new ScriptedModel(script, { model: 'gpt-9-preview', record: false });
+    const usage = { inputTokens: 1_000, outputTokens: 1_000 };
+
+    it('fails the agent at its first turn that would go on, before its tools run, and says how to price the model', async () => {
+      const { tool, calls } = echoTool();
+      const model = unpriced(() => ({ ...callTools(toolCall('echo', { text: 'spend' })), usage }));
+      const runtime = createRuntime({ model, agents: [worker('worker', ['echo'])], tools: [tool] });
+      const result = await runtime.run('worker', 'Spend.', { budget: { maxCostUsd: 0.5 } });
+      expect(result).toMatchObject({ status: 'failed', reason: 'budget' });
+      expect(result.error?.message).toBe(
+        `The model "gpt-9-preview" (asked for as "scripted") has no price, so its budget (maxCostUsd $0.5) cannot be kept: give its price in USD per million tokens, createRuntime({ prices: { 'scripted': { input, output } } }).`,
+      );
+      expect(calls).toEqual([]);
+      await runtime.shutdown();
+    });
+
+    it("names the budget above, for the runtime's budget and a lead's", async () => {
+      const model = unpriced((request) => (request.agentName === 'lead' && toolMessages(request).length === 0 ? { ...callTools(assignCall('helper', 'Dig.')), usage } : { ...callTools(toolCall('echo', { text: 'x' })), usage }));
+      const { tool } = echoTool();
+      const runtime = createRuntime({ model, agents: [leader('lead', { subagents: ['helper'] }), worker('helper', ['echo'])], tools: [tool], budget: { maxCostUsd: 5 } });
+      const lead = runtime.spawn('lead', 'Split it.');
+      const events = collect(lead.events$);
+      const result = await lead.result;
+      // The runtime's budget covers the run from its lead: the lead's own first turn is stopped, naming it as its own.
+      expect(result).toMatchObject({ status: 'failed', reason: 'budget' });
+      expect(result.error?.message).toMatch(/^The model "gpt-9-preview" \(asked for as "scripted"\) has no price, so its budget \(maxCostUsd \$5\) cannot be kept/);
+      expect(ofType(events, 'agent.spawned')).toHaveLength(1);
+      await runtime.shutdown();
+
+      // A lead's budget over its sub-agent (the lead's own model priced, the helper's not): the helper's turn names it.
+      const mixed = new ScriptedModel(
+        (request) =>
+          request.agentName === 'lead'
+            ? { ...(toolMessages(request).length === 0 ? callTools(assignCall('helper', 'Dig.')) : { content: 'done' }), usage, model: 'gpt-4o-mini' }
+            : { ...callTools(toolCall('echo', { text: 'x' })), usage, model: 'gpt-9-preview' },
+        { record: false },
+      );
+      const second = createRuntime({ model: mixed, agents: [leader('lead', { subagents: ['helper'] }), worker('helper', ['echo'])], tools: [tool] });
+      const budgeted = second.spawn('lead', 'Split it.', { budget: { maxCostUsd: 5 } });
+      const seen = collect(budgeted.events$);
+      await expect(budgeted.result).resolves.toMatchObject({ status: 'completed' });
+      const helperFailed = ofType(seen, 'agent.failed').find((event) => event.agentId !== budgeted.id)!;
+      expect(helperFailed).toMatchObject({ reason: 'budget' });
+      expect(helperFailed.error.message).toMatch(new RegExp(`^The model "gpt-9-preview" \\(asked for as "scripted"\\) has no price, so the budget of ${budgeted.id} \\(maxCostUsd \\$5\\)`));
+      await second.shutdown();
+    });
+
+    it('runs as before once the model is priced, or when no budget limits cost', async () => {
+      const { tool } = echoTool();
+      const script = (request: ModelRequest) => (toolMessages(request).length < 2 ? { ...callTools(toolCall('echo', { text: 'x' })), usage } : { content: 'done', usage });
+      const priced = createRuntime({ model: unpriced(script), agents: [worker('worker', ['echo'])], tools: [tool], prices: { 'gpt-9': { input: 1, output: 2 } } });
+      const result = await priced.run('worker', 'Spend.', { budget: { maxCostUsd: 0.5 } });
+      // Priced by prefix (`gpt-9` prices `gpt-9-preview`): three turns of 1,000 + 1,000 tokens cost $0.009.
+      expect(result).toMatchObject({ status: 'completed', output: 'done' });
+      expect(priced.metrics().total.costUsd).toBeCloseTo(0.009, 12);
+      await priced.shutdown();
+
+      const tokensOnly = createRuntime({ model: unpriced(script), agents: [worker('worker', ['echo'])], tools: [tool] });
+      await expect(tokensOnly.run('worker', 'Spend.', { budget: { maxTokens: 100_000 } })).resolves.toMatchObject({ status: 'completed' });
+      expect(tokensOnly.metrics().total.costUsd).toBe(0);
+      await tokensOnly.shutdown();
+    });
+
+    it("prices a reply under the name it was asked for when the server's name has no price", async () => {
+      const { tool } = echoTool();
+      // The agent asks for `gpt-4o-mini`; the server answers as `my-deployment`, which the table does not know.
+      const model = new ScriptedModel((request) => (toolMessages(request).length === 0 ? { ...callTools(toolCall('echo', { text: 'x' })), usage, model: 'my-deployment' } : { content: 'done', usage, model: 'my-deployment' }), { record: false });
+      const agent = defineAgent({ name: 'worker', description: 'Works.', systemPrompt: 'Work.', tools: ['echo'], model: 'gpt-4o-mini' });
+      const runtime = createRuntime({ model, agents: [agent], tools: [tool] });
+      await expect(runtime.run('worker', 'Spend.', { budget: { maxCostUsd: 1 } })).resolves.toMatchObject({ status: 'completed' });
+      expect(runtime.metrics().total.costUsd).toBeGreaterThan(0);
+      await runtime.shutdown();
+    });
+  });
+
   it("gives every run the runtime's budget on its own", async () => {
     const { tool } = echoTool();
     const model = new ScriptedModel((request) => (toolMessages(request).length < 2 ? callTools(toolCall('echo', { text: 'again' })) : 'done'), { record: false });

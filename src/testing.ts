@@ -83,6 +83,11 @@ export async function advanceUntilSettled<T>(
   for (;;) {
     await settleInstant();
     if (settled) return promise;
+    if (RuntimeClock.on(clock).some((runtimeClock) => runtimeClock.realTimeWork)) {
+      // Work that takes no simulated time runs in real time (a file tool's reads and writes): time stands still for it.
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      continue;
+    }
     const next = nextTimerAt(clock);
     if (next === undefined) {
       await settleInstant();

@@ -115,6 +115,11 @@ export interface AgentEnvironment {
   readonly prices: PriceTable;
   /** The runtime's clock: model and tool durations, tool timeouts and event times are read and set on it. */
   readonly clock: TroupeClock;
+  /**
+   * Runs a `realTime` tool's call: on a simulated clock, time stands still until it is given back, in the order such
+   * calls started (see `RuntimeClock.inRealTime`). Without it the call just runs.
+   */
+  inRealTime?<T>(work: () => T | Promise<T>): Promise<T>;
   /** Puts an event into the runtime's stream (what `runTools` announces of each tool call). */
   announce(event: TroupeEvent): void;
   /** The runtime's `toolPolicy`, when it has one. */

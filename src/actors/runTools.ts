@@ -269,9 +269,10 @@ async function runOne(batch: Batch, { index, ready }: { index: number; ready: Re
  */
 function execute(batch: Batch, ready: ReadyCall, context: ToolContext, own: CallSignal, started: number): Promise<ToolMessage> {
   const { call, tool, args } = ready;
-  const { clock, send } = batch;
+  const { clock, send, environment } = batch;
   if (tool.interactive) send({ type: 'TOOL.WAITING', callId: call.id });
-  const running = Promise.resolve().then(() => tool.execute(args as never, context));
+  const run = () => tool.execute(args as never, context);
+  const running = tool.realTime === true && environment.inRealTime ? environment.inRealTime(run) : Promise.resolve().then(run);
   const { timeoutMs } = tool;
   // The batch's stop is raced by the batch (`runBatch`); only a time limit is raced here.
   const output =

@@ -53,6 +53,10 @@ export class RuntimeClock implements TroupeClock {
   private nextId = 1;
   /** Simulated time: the wrapped clock's one timer, and when it is due. */
   private wake: { handle: unknown; due: number } | undefined;
+  /** Real-time work (see {@link inRealTime}) started and not yet given back: simulated time stands still meanwhile. */
+  private realTimeCalls = 0;
+  /** The last real-time work to be given back: the next is given after it, in the order they started. */
+  private realTimeTail: Promise<unknown> = Promise.resolve();
   /** True for a simulated wrapped clock. */
   readonly simulated: boolean;
   /**
@@ -196,6 +200,39 @@ export class RuntimeClock implements TroupeClock {
     return this.foreground.first()?.kind;
   }
 
+  /**
+   * Runs work that takes real time outside the simulation and never waits on this clock (a file tool's reads and
+   * writes). On a simulated clock it is counted in {@link realTimeWork} until it is given back, so `runUntilIdle` and
+   * `advanceUntilSettled` do not move simulated time meanwhile: it takes no simulated time, however long the disk
+   * takes. Each one is given back two turns of the event loop after it ends (as a simulation settles an instant:
+   * the work of that instant comes first) and after every one that started before it, so what follows it happens in
+   * the same order whatever the disk's timing. On a real clock it just runs.
+   */
+  inRealTime<T>(work: () => T | Promise<T>): Promise<T> {
+    const done = Promise.resolve().then(work);
+    if (!this.simulated) return done;
+    this.realTimeCalls += 1;
+    // Settled into an outcome at once, so a failure waiting for its turn is never an unhandled rejection.
+    const ended = done.then(
+      (value) => afterTwoTurns().then(() => ({ ok: true as const, value })),
+      (error: unknown) => afterTwoTurns().then(() => ({ ok: false as const, error })),
+    );
+    const given = this.realTimeTail
+      .then(() => ended)
+      .then((outcome) => {
+        this.realTimeCalls -= 1;
+        if (!outcome.ok) throw outcome.error;
+        return outcome.value;
+      });
+    this.realTimeTail = given.then(afterTwoTurns, afterTwoTurns);
+    return given;
+  }
+
+  /** True while work started with {@link inRealTime} runs or waits to be given back: simulated time must not move. */
+  get realTimeWork(): boolean {
+    return this.realTimeCalls > 0;
+  }
+
   /** Moves a simulated clock to `time` (never backwards), firing the timers due by then. */
   advanceTo(time: number): void {
     const inner = this.inner as Partial<SettableClock>;
@@ -209,6 +246,11 @@ export class RuntimeClock implements TroupeClock {
     this.heap.remove(timer);
     if (timer.fore >= 0) this.foreground.remove(timer);
   }
+}
+
+/** Resolves after two turns of the event loop (promise callbacks and anything queued for the loop run first). */
+function afterTwoTurns(): Promise<void> {
+  return new Promise<void>((resolve) => setImmediate(resolve)).then(() => new Promise<void>((resolve) => setImmediate(resolve)));
 }
 
 /** A binary heap of timers, earliest first (then in the order they were set), that keeps each timer's position. */

@@ -55,6 +55,11 @@ export async function runUntilIdle(parts: SimulationParts, options: RunUntilIdle
   let seen = parts.progress();
   for (;;) {
     await settleInstant();
+    if (clock.realTimeWork) {
+      // Work that takes no simulated time runs in real time (a file tool's reads and writes): time stands still for it.
+      await realTick();
+      continue;
+    }
     const next = clock.nextTimerAt();
     if (next !== undefined && clock.simulated) {
       if (parts.progress() !== seen) [seen, stalled] = [parts.progress(), 0];

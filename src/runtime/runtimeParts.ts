@@ -288,6 +288,7 @@ function environmentFor(parts: {
     random: (agentId) => launcher.randomFor(agentId),
     announce: (event) => runtimeEvents.next(event),
     clock: parts.clock,
+    inRealTime: (work) => parts.clock.inRealTime(work),
     dropWait: (agentId, callId) => postOffice.cancelWait(agentId, callId),
     progressed: (agentId) => {
       const actor = parts.table().actor(agentId);

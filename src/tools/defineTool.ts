@@ -132,6 +132,14 @@ export interface ToolDefinition<Params extends z.ZodObject = z.ZodObject> {
    * interrupted, with the warning that it may or may not have taken effect, and not run again.
    */
   idempotent?: boolean;
+  /**
+   * True for a tool whose calls take real time outside the runtime's clock and never wait on it: they read or write
+   * files, a local database. Under a simulated clock, simulated time stands still while such a call runs (it takes
+   * none, however long the disk takes), and calls that end in the same simulated instant give their results in the
+   * order they started, so a seeded simulation repeats. The file tools and the memory tools are. A `realTime` tool
+   * must not wait on `context.clock` (nothing would move it) nor for other agents.
+   */
+  realTime?: boolean;
   /** Runs the tool. Throwing (or rejecting) gives the model an error result; the agent goes on. */
   execute: (args: z.output<Params>, context: ToolContext) => ToolOutput | Promise<ToolOutput>;
 }
@@ -152,7 +160,7 @@ const KINDS: readonly ToolKind[] = ['read', 'write', 'other'];
 /** Every field of a definition (the compiler keeps this list and `ToolDefinition` the same), and a tool's `schema`. */
 const TOOL_FIELDS = Object.keys({
   name: true, description: true, parameters: true, kind: true, targets: true, plan: true, describe: true, delegates: true,
-  interactive: true, needsApproval: true, category: true, timeoutMs: true, idempotent: true, execute: true, schema: true,
+  interactive: true, needsApproval: true, category: true, timeoutMs: true, idempotent: true, realTime: true, execute: true, schema: true,
 } satisfies Record<keyof ToolDefinition | 'schema', true>);
 
 /**
@@ -202,6 +210,7 @@ export function defineTool<Params extends z.ZodObject>(definition: ToolDefinitio
     fail('give plan or targets, not both (plan returns the targets too)');
   }
   if (definition.delegates !== undefined && typeof definition.delegates !== 'boolean') fail('delegates must be true or false');
+  if (definition.realTime !== undefined && typeof definition.realTime !== 'boolean') fail('realTime must be true or false');
   const { needsApproval, category } = definition;
   if (needsApproval !== undefined && typeof needsApproval !== 'boolean' && typeof needsApproval !== 'function') {
     fail('needsApproval must be true, false or a function of the arguments');

@@ -19,6 +19,7 @@ export const memorySave = defineTool({
     scope: NoteScope.optional().describe('"agent" (default) or "shared".'),
   }),
   kind: 'write',
+  realTime: true, // the store may be a file: under a simulated clock it takes no simulated time, and repeats
   targets: () => [MEMORY_TARGET],
   execute: async ({ content, tags, scope }, { notes }) => {
     const note = await notes.save(content, { ...(tags ? { tags } : {}), ...(scope ? { scope } : {}) });
@@ -35,6 +36,7 @@ export const memorySearch = defineTool({
     limit: z.number().int().min(1).max(20).optional().describe('At most this many notes (default 5).'),
   }),
   kind: 'read',
+  realTime: true, // the store may be a file: under a simulated clock it takes no simulated time, and repeats
   targets: () => [MEMORY_TARGET],
   idempotent: true,
   execute: async ({ query, limit }, { notes }) => {

@@ -12,6 +12,7 @@ describe('defineTool hooks, checked at definition', () => {
     expect(() => defineTool({ ...base, describe: 'Probes more.' as never })).toThrow(InvalidToolError);
     expect(() => defineTool({ ...base, plan: { kind: 'read' } as never })).toThrow(/plan must be a function/);
     expect(() => defineTool({ ...base, delegates: 'yes' as never })).toThrow(/delegates/);
+    expect(() => defineTool({ ...base, realTime: 'yes' as never })).toThrow('realTime must be true or false');
   });
 
   it('gives every tool a plan: its hook, or its kind and targets', () => {

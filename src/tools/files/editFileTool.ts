@@ -31,6 +31,7 @@ export function editFileTool(workspace: Workspace | undefined, limits: FileLimit
       'or set replace_all to change every occurrence.',
     parameters: EditFileArgs,
     kind: 'write',
+    realTime: true, // disk I/O: under a simulated clock it takes no simulated time, and repeats
     targets: ({ path }) => [fileTarget(workspace, path)],
     execute: async ({ path, old_string: before, new_string: after, replace_all: all }) => {
       const { real, relative, exists } = await workspaceOf(workspace, 'edit_file').locate(path, 'edit_file');

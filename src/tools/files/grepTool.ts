@@ -39,6 +39,7 @@ export function grepTool(workspace: Workspace | undefined, limits: FileLimits = 
       'path:line:text. Narrow it with path (a file or folder) and glob ("**/*.ts").',
     parameters: GrepArgs,
     kind: 'read',
+    realTime: true, // disk I/O: under a simulated clock it takes no simulated time, and repeats
     idempotent: true,
     targets: ({ path = '.', glob = '**/*' }) => [globTarget(workspace, path, glob)],
     execute: async ({ pattern, path = '.', glob = '**/*', ignore_case }, { signal }) => {

@@ -24,6 +24,7 @@ export function listFilesTool(workspace: Workspace | undefined, limits: FileLimi
       'the workspace. .git and node_modules are skipped.',
     parameters: ListFilesArgs,
     kind: 'read',
+    realTime: true, // disk I/O: under a simulated clock it takes no simulated time, and repeats
     idempotent: true,
     targets: ({ pattern = '**/*', path = '.' }) => [globTarget(workspace, path, pattern)],
     execute: async ({ pattern = '**/*', path = '.' }) => {

@@ -39,6 +39,7 @@ export function readFileTool(workspace: Workspace | undefined, limits: FileLimit
       '(first line, from 1) and limit (number of lines) to read a part.',
     parameters: ReadFileArgs,
     kind: 'read',
+    realTime: true, // disk I/O: under a simulated clock it takes no simulated time, and repeats
     idempotent: true,
     targets: ({ path }) => [fileTarget(workspace, path)],
     execute: async ({ path, offset = 1, limit }) => {

@@ -26,6 +26,7 @@ export function writeFileTool(workspace: Workspace | undefined): Tool {
       'missing folders. To change part of a file, use edit_file.',
     parameters: WriteFileArgs,
     kind: 'write',
+    realTime: true, // disk I/O: under a simulated clock it takes no simulated time, and repeats
     idempotent: true,
     targets: ({ path }) => [fileTarget(workspace, path)],
     execute: async ({ path, content }) => {

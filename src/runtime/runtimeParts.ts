@@ -91,7 +91,7 @@ export function buildParts(options: RuntimeOptions) {
   const processEnd = new ProcessEndWatch(() => stopStalledAgents({ table, supervisor, simulated: clock.simulated, warned }));
   const launcher: Launcher = new Launcher({ settings, limits, retention, checkpoints: options.store !== undefined, runId, catalog, results, approvals, sessions, pool, postOffice, messenger, random, redactor, clock, announce, events$, metrics, table, send: line.send, activity: processEnd });
   const delegator = delegatorFor(options, { catalog, results, approvals, sessions, clock, maxDepth: settings.maxDepth, table, launcher, send: line.send });
-  const environment = environmentFor({ access, mcp, prices, launcher, delegator, messenger, blackboard, notes: notesFor(store, redactor, random), runtimeEvents, clock, postOffice, limits, table, toolPolicy: options.toolPolicy, askPerson: personAskerFor(approvals, random, clock, runtimeEvents) });
+  const environment = environmentFor({ access, mcp, prices, launcher, delegator, messenger, blackboard, notes: notesFor(store, redactor, random, clock), runtimeEvents, clock, postOffice, limits, table, toolPolicy: options.toolPolicy, askPerson: personAskerFor(approvals, random, clock, runtimeEvents) });
   const unwatched = inspection.inspect ? undefined : unwatchedParts(environment, table, line);
   const supervisor = supervisorFor(inspection.inspect, {
     agentLogic: agentLogicFor(environment, postOffice, clock, limits, announceTo, unwatched),
@@ -167,10 +167,14 @@ function retentionFor(
   });
 }
 
-/** Long-term notes (memory_save, memory_search) in the runtime's store, their secrets replaced like the sessions'. */
-function notesFor(store: MemoryPort, redactor: Redactor, random: RandomSource): NoteStore {
+/**
+ * Long-term notes (memory_save, memory_search) in the runtime's store, their secrets replaced like the sessions'. Keys
+ * come from the seeded source; on a simulated clock a note's `savedAt` is the clock's time (`memory_search` shows its
+ * date to the model, so the wall clock's day would make a seeded simulation differ from one day to the next).
+ */
+function notesFor(store: MemoryPort, redactor: Redactor, random: RandomSource, clock: RuntimeClock): NoteStore {
   const noteKeys = random.fork('notes');
-  return new NoteStore(store, { redactor, makeId: () => noteKeys.key() });
+  return new NoteStore(store, { redactor, makeId: () => noteKeys.key(), ...(clock.simulated ? { now: () => clock.now() } : {}) });
 }
 
 /** How the runtime announces its own events (messages, the blackboard): with the header of the agent's record. */

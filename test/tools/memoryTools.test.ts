@@ -69,6 +69,37 @@ describe('memory_save and memory_search', () => {
     expect(found.writer).toMatch(/^1 note\(s\), best first:\n\n1\. note:\w+ \(shared, by researcher, \d{4}-\d\d-\d\d\)\nThe search API needs the header X-Team\.$/);
   });
 
+  it('date a note by the simulated clock in a simulation (the model sees that date), and by the wall clock otherwise', async () => {
+    const saveThenSearch = (seen: string[]) => [
+      callTools(toolCall('memory_save', { content: 'Deploys need approval.' }, 'save'), toolCall('memory_search', { query: 'deploys' }, 'search')),
+      (request: ModelRequest) => {
+        seen.push(lastTool(request).content);
+        return 'Done.';
+      },
+    ];
+    const simulatedFile = join(dir.path, 'simulated.json');
+    const clock = simulatedClock();
+    const simulatedTime = Date.UTC(2031, 4, 6, 12);
+    clock.set(simulatedTime);
+    const simulated: string[] = [];
+    const inSimulation = createRuntime({ model: scriptedPerAgent({ researcher: saveThenSearch(simulated) }), agents: [researcher], store: new JsonFileMemory(simulatedFile), clock, projectAgentDir: false });
+    await inSimulation.run('researcher', 'Keep it.');
+    await inSimulation.shutdown();
+    expect(simulated[0]).toContain('(agent, by researcher, 2031-05-06)\nDeploys need approval.');
+    expect((await new NoteStore(new JsonFileMemory(simulatedFile)).list()).map((note) => note.savedAt)).toEqual([simulatedTime]);
+
+    const realFile = join(dir.path, 'real.json');
+    const before = Date.now();
+    const real: string[] = [];
+    const inRealTime = createRuntime({ model: scriptedPerAgent({ researcher: saveThenSearch(real) }), agents: [researcher], store: new JsonFileMemory(realFile), projectAgentDir: false });
+    await inRealTime.run('researcher', 'Keep it.');
+    await inRealTime.shutdown();
+    const [savedAt] = (await new NoteStore(new JsonFileMemory(realFile)).list()).map((note) => note.savedAt);
+    expect(savedAt).toBeGreaterThanOrEqual(before);
+    expect(savedAt).toBeLessThanOrEqual(Date.now());
+    expect(real[0]).toContain(`(agent, by researcher, ${new Date(savedAt!).toISOString().slice(0, 10)})`);
+  });
+
   it('store notes with the runtime\'s secrets replaced, and tell the model when nothing matches', async () => {
     const file = join(dir.path, 'store.json');
     const secret = 'sk-team-0123456789abcdefghij';

@@ -52,6 +52,11 @@ export interface DelegatorHost {
   readonly approvals: Approvals;
   readonly sessions: SessionStore;
   readonly clock: Clock;
+  /**
+   * Runs work that reads and writes the store in real time and never waits on the clock (loading a session to
+   * resume): on a simulated clock, time stands still meanwhile (see `RuntimeClock.inRealTime`).
+   */
+  inRealTime?<T>(work: () => Promise<T>): Promise<T>;
   readonly maxDepth: number;
   readonly policy: DelegationPolicy | undefined;
   /** The supervisor's record of an agent. */
@@ -276,6 +281,13 @@ export class Delegator {
     if (record?.state === 'pending' || record?.state === 'running' || this.host.results.running(id)) {
       throw new DelegationError('still_running', `Agent ${id} is still ${record?.state ?? 'running'}; it can be resumed once it has ended.`);
     }
+    // The store may be a file: on a simulated clock its reads and writes take no simulated time (time stands still).
+    const load = () => this.load(id, record);
+    return this.host.inRealTime ? this.host.inRealTime(load) : load();
+  }
+
+  /** Reads and claims the session of {@link session}: what it does in the store. */
+  private async load(id: string, record: AgentRecord | undefined): Promise<ResumedSession> {
     await this.host.sessions.settled(); // a failed write stays for flush() to report; read what is there
     const taken = await this.host.sessions.claim(id);
     const stored = taken?.record;

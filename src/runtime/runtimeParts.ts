@@ -90,7 +90,7 @@ export function buildParts(options: RuntimeOptions) {
   const warned = { value: false };
   const processEnd = new ProcessEndWatch(() => stopStalledAgents({ table, supervisor, simulated: clock.simulated, warned }));
   const launcher: Launcher = new Launcher({ settings, limits, retention, checkpoints: options.store !== undefined, runId, catalog, results, approvals, sessions, pool, postOffice, messenger, random, redactor, clock, announce, events$, metrics, table, send: line.send, activity: processEnd });
-  const delegator = delegatorFor(options, { catalog, results, approvals, sessions, clock, maxDepth: settings.maxDepth, table, launcher, send: line.send });
+  const delegator = delegatorFor(options, { catalog, results, approvals, sessions, clock, inRealTime: (work) => clock.inRealTime(work), maxDepth: settings.maxDepth, table, launcher, send: line.send });
   const environment = environmentFor({ access, mcp, prices, launcher, delegator, messenger, blackboard, notes: notesFor(store, redactor, random, clock), runtimeEvents, clock, postOffice, limits, table, toolPolicy: options.toolPolicy, askPerson: personAskerFor(approvals, random, clock, runtimeEvents) });
   const unwatched = inspection.inspect ? undefined : unwatchedParts(environment, table, line);
   const supervisor = supervisorFor(inspection.inspect, {
@@ -189,7 +189,7 @@ function announcerFor(runId: string, clock: RuntimeClock, table: () => AgentTabl
 /** Delegation on behalf of agents: checks, policy, approvals, and launches through the launcher. */
 function delegatorFor(
   options: RuntimeOptions,
-  parts: Pick<DelegatorHost, 'catalog' | 'results' | 'approvals' | 'sessions' | 'clock' | 'maxDepth' | 'send'> & {
+  parts: Pick<DelegatorHost, 'catalog' | 'results' | 'approvals' | 'sessions' | 'clock' | 'inRealTime' | 'maxDepth' | 'send'> & {
     table: () => AgentTable;
     launcher: Launcher;
   },

@@ -5,7 +5,7 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createRuntime, defineAgent, fanIn, parallel, pipeline, race, sequence, step, type ModelReply } from 'troupe';
+import { createRuntime, defineAgent, fanIn, JsonFileMemory, parallel, pipeline, race, sequence, step, type ModelReply } from 'troupe';
 import { FaultyModel, ScriptedModel, advanceUntilSettled, assignCall, callTools, toolCall, type ScriptRequest } from 'troupe/testing';
 import { eachTestTempDir } from '../support/tempDir.js';
 import { collect, lastMessage, lastToolMessage, ofType, readMessages, resident, simulatedClock, worker } from '../stubs.js';
@@ -182,5 +182,45 @@ describe('file tools in simulated time', () => {
       ['tool.result', 'fast', 5],
     ]);
     expect(ofType(events, 'tool.result').map((event) => event.durationMs)).toEqual([0, 0]);
+  });
+});
+
+describe('resuming a sub-agent from a file store in simulated time', () => {
+  const dir = eachTestTempDir();
+
+  it('takes no simulated time for the store, however long the disk takes', async () => {
+    const clock = simulatedClock();
+    const model = ScriptedModel.perAgent(
+      {
+        lead: [
+          callTools(assignCall('helper', 'First.', { id: 'first' })),
+          (request) => {
+            const id = /agent:helper:[0-9A-Za-z]+/.exec(lastToolMessage(request)?.content ?? '')![0];
+            return callTools(assignCall('helper', 'Again.', { id: 'again', resume: id }));
+          },
+          'led',
+        ],
+        helper: ['first answer', 'second answer'],
+        sleeper: ['slept'],
+      },
+      { latencyMs: (request) => (request.agentName === 'sleeper' ? 10_000 : 5) },
+    );
+    const runtime = createRuntime({
+      model,
+      agents: [defineAgent({ name: 'lead', description: 'Leads.', systemPrompt: 'Lead.', tools: ['assign_task'] }), worker('helper'), worker('sleeper')],
+      clock,
+      store: new JsonFileMemory(join(dir.path, 'store.json')),
+      projectAgentDir: false,
+    });
+    const events = collect(runtime.events$);
+    const runs = Promise.all([runtime.run('lead', 'Lead.'), runtime.run('sleeper', 'Sleep.')]);
+    await runtime.runUntilIdle();
+    expect((await runs).map((result) => result.output)).toEqual(['led', 'slept']);
+    await runtime.shutdown();
+
+    const again = ofType(events, 'tool.call').find((event) => event.callId === 'again')!;
+    const resumed = ofType(events, 'agent.spawned').filter((event) => event.name === 'helper')[1]!;
+    // The lead asks at 15 ms (its turn, the helper's, its turn: 5 ms each); the resumed helper starts then, not at 10 s.
+    expect([again.at, resumed.at]).toEqual([15, 15]);
   });
 });

@@ -55,7 +55,7 @@ export class RuntimeClock implements TroupeClock {
   private wake: { handle: unknown; due: number } | undefined;
   /** Real-time work (see {@link inRealTime}) started and not yet given back: simulated time stands still meanwhile. */
   private realTimeCalls = 0;
-  /** The last real-time work to be given back: the next is given after it, in the order they started. */
+  /** The last real-time work asked for, settled two turns after it was given back: the next starts after it. */
   private realTimeTail: Promise<unknown> = Promise.resolve();
   /** True for a simulated wrapped clock. */
   readonly simulated: boolean;
@@ -204,28 +204,27 @@ export class RuntimeClock implements TroupeClock {
    * Runs work that takes real time outside the simulation and never waits on this clock (a file tool's reads and
    * writes). On a simulated clock it is counted in {@link realTimeWork} until it is given back, so `runUntilIdle` and
    * `advanceUntilSettled` do not move simulated time meanwhile: it takes no simulated time, however long the disk
-   * takes. Each one is given back two turns of the event loop after it ends (as a simulation settles an instant:
-   * the work of that instant comes first) and after every one that started before it, so what follows it happens in
-   * the same order whatever the disk's timing. On a real clock it just runs.
+   * takes. Such work runs one at a time, in the order it was asked for: each starts two turns of the event loop after
+   * the one before it was given back, and is given back two turns after it ends (as a simulation settles an instant:
+   * the other work of that instant comes first). So two agents' calls in one instant never interleave on the disk (a
+   * listing does not see half of a write), and what follows each happens in the same order whatever the disk's timing.
+   * On a real clock it just runs.
    */
   inRealTime<T>(work: () => T | Promise<T>): Promise<T> {
-    const done = Promise.resolve().then(work);
-    if (!this.simulated) return done;
+    if (!this.simulated) return Promise.resolve().then(work);
     this.realTimeCalls += 1;
-    // Settled into an outcome at once, so a failure waiting for its turn is never an unhandled rejection.
-    const ended = done.then(
-      (value) => afterTwoTurns().then(() => ({ ok: true as const, value })),
-      (error: unknown) => afterTwoTurns().then(() => ({ ok: false as const, error })),
+    const given = this.realTimeTail.then(work).then(
+      (value) => afterTwoTurns().then(() => this.realTimeEnded(value)),
+      (error: unknown) => afterTwoTurns().then(() => this.realTimeEnded(Promise.reject(error) as Promise<T>)),
     );
-    const given = this.realTimeTail
-      .then(() => ended)
-      .then((outcome) => {
-        this.realTimeCalls -= 1;
-        if (!outcome.ok) throw outcome.error;
-        return outcome.value;
-      });
     this.realTimeTail = given.then(afterTwoTurns, afterTwoTurns);
     return given;
+  }
+
+  /** One piece of real-time work is given back: `outcome` (its value, or a rejected promise of its error). */
+  private realTimeEnded<T>(outcome: T | Promise<T>): T | Promise<T> {
+    this.realTimeCalls -= 1;
+    return outcome;
   }
 
   /** True while work started with {@link inRealTime} runs or waits to be given back: simulated time must not move. */

@@ -5,7 +5,8 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createRuntime, defineAgent, fanIn, JsonFileMemory, parallel, pipeline, race, sequence, step, type ModelReply } from 'troupe';
+import { z } from 'zod';
+import { createRuntime, defineAgent, defineTool, fanIn, JsonFileMemory, parallel, pipeline, race, sequence, step, type ModelReply } from 'troupe';
 import { FaultyModel, ScriptedModel, advanceUntilSettled, assignCall, callTools, toolCall, type ScriptRequest } from 'troupe/testing';
 import { eachTestTempDir } from '../support/tempDir.js';
 import { collect, lastMessage, lastToolMessage, ofType, readMessages, resident, simulatedClock, worker } from '../stubs.js';
@@ -185,6 +186,34 @@ describe('file tools in simulated time', () => {
   });
 });
 
+describe('file tools of two agents in one instant', () => {
+  const dir = eachTestTempDir();
+
+  it('run one at a time, in the order they started: a listing never sees half of a write', async () => {
+    const listings: string[] = [];
+    for (let round = 0; round < 3; round += 1) {
+      const workspace = join(dir.path, `w${round}`);
+      mkdirSync(workspace);
+      const clock = simulatedClock();
+      const model = ScriptedModel.perAgent(
+        {
+          writer: [callTools(toolCall('write_file', { path: 'big.txt', content: 'x'.repeat(4_000_000) }, 'write')), 'written'],
+          lister: [callTools(toolCall('list_files', {}, 'list')), 'listed'],
+        },
+        { latencyMs: 5 },
+      );
+      const runtime = createRuntime({ model, agents: [worker('writer', ['write_file']), worker('lister', ['list_files'])], clock, workspace, projectAgentDir: false });
+      const events = collect(runtime.events$);
+      const runs = Promise.all([runtime.run('writer', 'Write.'), runtime.run('lister', 'List.')]);
+      await runtime.runUntilIdle();
+      await runs;
+      await runtime.shutdown();
+      listings.push(ofType(events, 'tool.result').find((event) => event.callId === 'list')!.content!);
+    }
+    expect(listings).toEqual(Array(3).fill('big.txt'));
+  });
+});
+
 describe('resuming a sub-agent from a file store in simulated time', () => {
   const dir = eachTestTempDir();
 
@@ -222,5 +251,80 @@ describe('resuming a sub-agent from a file store in simulated time', () => {
     const resumed = ofType(events, 'agent.spawned').filter((event) => event.name === 'helper')[1]!;
     // The lead asks at 15 ms (its turn, the helper's, its turn: 5 ms each); the resumed helper starts then, not at 10 s.
     expect([again.at, resumed.at]).toEqual([15, 15]);
+  });
+});
+
+/** A second world: spawn_agent, approvals answered by code, topics, stop_agent, finish, a pool, a one-for-all group, a tool waiting on the clock. */
+async function secondWorld(seed: number, record: string): Promise<Run> {
+  const clock = simulatedClock();
+  const nap = defineTool({
+    name: 'nap',
+    description: 'Naps on the clock.',
+    parameters: z.object({ ms: z.number() }),
+    kind: 'read',
+    timeoutMs: 500,
+    execute: async ({ ms }, { clock: own }) => {
+      await new Promise((resolve) => own.setTimeout(resolve, ms));
+      return `napped ${ms}`;
+    },
+  });
+  const guarded = defineTool({ name: 'guarded', description: 'Needs a person.', parameters: z.object({}), kind: 'write', needsApproval: true, execute: () => 'done' });
+  let boss = 0;
+  const scripted = new ScriptedModel(
+    (request) => {
+      const roll = Math.floor(request.random() * 1_000);
+      const turn = request.messages.filter((message) => message.role === 'assistant').length;
+      switch (request.agentName) {
+        case 'boss':
+          boss += 1;
+          if (turn === 0) {
+            return callTools(
+              toolCall('spawn_agent', { name: `temp${boss}`, task: 'Do a small thing.', system_prompt: 'Be small.', tools: [] }, 'spawn'),
+              assignCall('pooled', `Pooled ${roll}.`, { id: 'pool1' }),
+              toolCall('nap', { ms: 100 + roll }, 'nap'),
+              toolCall('guarded', {}, 'guard'),
+            );
+          }
+          if (turn === 1) return callTools(assignCall('pooled', `Pooled again ${roll}.`, { id: 'pool2' }), toolCall('publish', { topic: 'news', content: `news ${roll}` }, 'pub'));
+          return `boss ${roll}`;
+        case 'listener':
+          return turn >= 1 ? callTools(toolCall('finish', { answer: `heard ${roll}` }, 'fin')) : `listening ${roll}`;
+        default:
+          return `${request.agentName} ${roll}`;
+      }
+    },
+    { latencyMs: (request) => 10 + Math.floor(request.random() * 200) },
+  );
+  const model = new FaultyModel(scripted, { seed, rates: { serverError: 0.15, rateLimit: 0.05 }, retryAfterMs: 300 });
+  const agents = [
+    defineAgent({ name: 'boss', description: 'Boss.', systemPrompt: 'Boss.', tools: ['spawn_agent', 'assign_task', 'nap', 'guarded', 'publish'] }),
+    defineAgent({ name: 'pooled', description: 'Pooled.', systemPrompt: 'Pool.', persist: true }),
+    resident('listener', ['finish'], { subscribe: ['news'] }),
+    worker('left'),
+    worker('right'),
+  ];
+  const runtime = createRuntime({ model, agents, tools: [nap, guarded], clock, seed, record, retry: { attempts: 6, baseMs: 100, maxMs: 1_000 }, pool: { maxIdlePerKey: 2, idleTimeoutMs: 5_000 }, projectAgentDir: false });
+  runtime.events$.subscribe((event) => {
+    if (event.type === 'approval.requested') runtime.approve(event.requestId);
+  });
+  runtime.spawn('listener', 'Listen.');
+  const runs = [runtime.run('boss', 'Boss around.'), parallel([step('left', 'Left.'), step('right', 'Right.')], { restart: 'one-for-all' }).run(runtime, 'both')];
+  await runtime.runUntilIdle();
+  const results = await Promise.all(runs);
+  const metrics = runtime.metrics();
+  await runtime.shutdown();
+  return { bytes: readFileSync(record), summary: JSON.stringify({ results, metrics, at: clock.now() }) };
+}
+
+describe('a second seeded simulation', () => {
+  const dir = eachTestTempDir();
+
+  it('repeats byte for byte for one seed, and differs for another', async () => {
+    const first = await secondWorld(5, join(dir.path, 'first.jsonl'));
+    const second = await secondWorld(5, join(dir.path, 'second.jsonl'));
+    const other = await secondWorld(6, join(dir.path, 'other.jsonl'));
+    expect(second.summary).toBe(first.summary);
+    expect(second.bytes.equals(first.bytes)).toBe(true);
+    expect(other.bytes.equals(first.bytes)).toBe(false);
   });
 });

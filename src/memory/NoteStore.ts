@@ -33,7 +33,7 @@ export const Note = z.object({
   agentName: z.string(),
   /** The id of the agent that saved it. */
   agentId: z.string(),
-  /** Wall-clock ms (since 1970) when it was saved. */
+  /** When it was saved, in ms since 1970: the wall clock's time, or a simulated clock's in a runtime on one. */
   savedAt: z.number(),
 });
 /** One long-term note, as stored. */
@@ -105,12 +105,19 @@ export class NoteStore {
     };
   }
 
-  /** Saves a note, its content and tags with their secrets replaced; resolves once it is in the store. */
+  /**
+   * Saves a note, its content and tags with their secrets replaced; resolves once it is in the store. Its key is one
+   * no note of the store has: a seeded runtime draws the same keys on every run, and its notes outlive the run.
+   */
   async save(content: string, by: { agentName: string; agentId?: string; tags?: readonly string[]; scope?: NoteScope }): Promise<Note> {
     const redact = <T>(value: T): T => (this.options.redactor ? this.options.redactor.redact(value) : value);
+    const makeId = this.options.makeId ?? nanoid;
+    const taken = await this.storedIds();
+    let id = `note:${makeId()}`;
+    while (taken.has(id)) id = `note:${makeId()}`;
     const note: Note = {
       schemaVersion: NOTE_SCHEMA_VERSION,
-      id: `note:${(this.options.makeId ?? nanoid)()}`,
+      id,
       content: redact(content),
       tags: redact([...(by.tags ?? [])]),
       scope: by.scope ?? 'agent',
@@ -120,6 +127,12 @@ export class NoteStore {
     };
     await this.memory.append(NOTES_KEY, note);
     return note;
+  }
+
+  /** The ids of every note in the store, of any format. */
+  private async storedIds(): Promise<Set<unknown>> {
+    const stored = await this.memory.get(NOTES_KEY);
+    return new Set((Array.isArray(stored) ? stored : []).map((value: unknown) => (value as { id?: unknown } | null)?.id));
   }
 
   /**
@@ -145,8 +158,9 @@ export class NoteStore {
   async search(query: string, reader: NoteReader & { limit?: number }): Promise<NoteSearch> {
     const limit = reader.limit ?? 5;
     const notes = await this.list(reader);
-    const byId = new Map(notes.map((note) => [note.id, note]));
-    const hits = (ranks: Rank[]) => ranks.map(({ id, score }) => ({ note: byId.get(id)!, score }));
+    // Ranked by their place in the list, not their ids: a store may hold two notes of one id (two runs of one seed
+    // before keys were checked, or two processes), and the ranking would lose one of them (BM25's index refuses both).
+    const hits = (ranks: Rank[]) => ranks.map(({ id, score }) => ({ note: notes[Number(id)]!, score }));
     let fallback: string | undefined;
     if (reader.model?.embed && notes.length > 0) {
       try {
@@ -156,7 +170,8 @@ export class NoteStore {
         fallback = `embedding with ${reader.model.embeddingModel ?? reader.model.name} failed: ${errorMessage(error)}`;
       }
     }
-    return { ranking: 'lexical', hits: hits(rankLexically(query, notes, limit)), ...(fallback === undefined ? {} : { fallback }) };
+    const texts = notes.map((note, index) => ({ id: String(index), content: note.content, tags: note.tags }));
+    return { ranking: 'lexical', hits: hits(rankLexically(query, texts, limit)), ...(fallback === undefined ? {} : { fallback }) };
   }
 
   /** Ranks notes by the cosine of their vectors to the query's, embedding the query and every text not cached in one call. */
@@ -168,9 +183,9 @@ export class NoteStore {
     const missing = [...new Set(notes.map((note) => textOf(note)))].filter((text) => !this.vectors.has(keyOf(text)));
     const [queryVector, ...found] = await model.embed!([query, ...missing], reader.signal);
     missing.forEach((text, index) => this.vectors.set(keyOf(text), found[index]!));
-    const vectors = new Map(notes.flatMap((note) => {
+    const vectors = new Map(notes.flatMap((note, index) => {
       const vector = this.vectors.get(keyOf(textOf(note)));
-      return vector ? [[note.id, vector] as const] : [];
+      return vector ? [[String(index), vector] as const] : [];
     }));
     return rankBySimilarity(queryVector!, vectors, limit);
   }

@@ -101,6 +101,29 @@ describe('NoteStore', () => {
     expect(notes.map((note) => note.content)).toEqual(['Written by the first process.']);
   });
 
+  it('draws another key for a note whose key the store has, and finds two notes stored under one key, by words and by meaning', async () => {
+    const memory = new InMemoryMemory();
+    const keys = ['a', 'a', 'b'];
+    const notes = new NoteStore(memory, { makeId: () => keys.shift()! });
+    expect((await notes.save('The car is parked in the garage.', { agentName: 'scribe', scope: 'shared' })).id).toBe('note:a');
+    expect((await notes.save('The truck is parked outside.', { agentName: 'scribe', scope: 'shared' })).id).toBe('note:b');
+    // Two notes of one key, as two runs of one seed left them before keys were checked.
+    const older = new InMemoryMemory();
+    const twins = new NoteStore(older, { makeId: () => 'same' });
+    const first = await twins.save('The car is parked in the garage.', { agentName: 'scribe', scope: 'shared' });
+    await older.append(NOTES_KEY, { ...first, content: 'The truck is parked outside.' });
+    expect((await twins.list()).map((note) => note.id)).toEqual(['note:same', 'note:same']);
+
+    const byWords = await twins.search('parked', { agentName: 'anyone' });
+    server = await startOpenAIServer([], { embeddings: meaning });
+    const model = new OpenAIModel({ model: 'chat', apiKey: 'sk-test', baseURL: server.baseURL, embeddingModel: 'meaning-3' });
+    const byMeaning = await twins.search('automobile', { agentName: 'anyone', model });
+
+    expect(byWords.hits.map((hit) => hit.note.content).sort()).toEqual(['The car is parked in the garage.', 'The truck is parked outside.']);
+    expect(byMeaning.ranking).toBe('embeddings');
+    expect(byMeaning.hits.map((hit) => hit.note.content).sort()).toEqual(['The car is parked in the garage.', 'The truck is parked outside.']);
+  });
+
   it('ranks by embeddings when the model embeds (an OpenAIModel on the loopback server), by meaning rather than words', async () => {
     server = await startOpenAIServer([], { embeddings: meaning });
     const model = new OpenAIModel({ model: 'chat', apiKey: 'sk-test', baseURL: server.baseURL, embeddingModel: 'meaning-3' });

@@ -100,6 +100,38 @@ describe('memory_save and memory_search', () => {
     expect(real[0]).toContain(`(agent, by researcher, ${new Date(savedAt!).toISOString().slice(0, 10)})`);
   });
 
+  it('give a note of a seeded run a key no note of the store has, so a second run with the same seed finds both runs\' notes', async () => {
+    const file = join(dir.path, 'store.json');
+    const searches: string[] = [];
+    for (const fact of ['Staging deploys need approval.', 'Production deploys happen on Tuesdays.']) {
+      const runtime = createRuntime({
+        model: scriptedPerAgent({
+          researcher: [
+            callTools(toolCall('memory_save', { content: fact, scope: 'shared' }, 'save')),
+            callTools(toolCall('memory_search', { query: 'deploys' }, 'search')),
+            (request) => {
+              searches.push(lastTool(request).content);
+              return 'Done.';
+            },
+          ],
+        }),
+        agents: [researcher],
+        store: new JsonFileMemory(file),
+        seed: 7,
+        clock: simulatedClock(),
+        projectAgentDir: false,
+      });
+      await runtime.run('researcher', 'Keep it.');
+      await runtime.shutdown();
+    }
+
+    const ids = (await new NoteStore(new JsonFileMemory(file)).list()).map((note) => note.id);
+    expect(new Set(ids).size).toBe(2);
+    expect(searches[1]).toMatch(/^2 note\(s\), best first:/);
+    expect(searches[1]).toContain('Staging deploys need approval.');
+    expect(searches[1]).toContain('Production deploys happen on Tuesdays.');
+  });
+
   it('store notes with the runtime\'s secrets replaced, and tell the model when nothing matches', async () => {
     const file = join(dir.path, 'store.json');
     const secret = 'sk-team-0123456789abcdefghij';

@@ -141,7 +141,7 @@ export class Launcher {
     return this.live.get(id)?.agent ?? this.parts.catalog.resolve(name);
   }
 
-  /** The seeded random stream of one agent (made on first use). */
+  /** The seeded random stream of one agent (made on first use; a resumed or pooled run's is made at its launch). */
   randomFor(id: string): RandomSource {
     let random = this.randoms.get(id);
     if (!random) this.randoms.set(id, (random = this.parts.random.fork(id)));
@@ -240,6 +240,9 @@ export class Launcher {
       if (pooled) ({ id: resume, messages: history } = { id: pooled.id, messages: [...pooled.messages] });
     }
     const id = resume ?? this.freshId(`agent:${agent.name}`);
+    // A resumed or pooled agent runs again under its id: a stream of its own for this run (by how long its conversation
+    // is), or every run of it would draw again what its first run drew (the same latencies, choices and backoffs).
+    if (resume !== undefined) this.randoms.set(id, this.parts.random.fork(`${id}#${history?.length ?? 0}`));
     this.parts.limits.launched(id, parent?.id ?? null, byAgent, request.budget);
     this.parts.retention.opened(id, parent?.id ?? null);
     // A resumed agent's figures in the metrics go on from its earlier runs: its result counts from where they were.

@@ -1,4 +1,5 @@
-// Seeds: the same seed gives the same run ids and agent ids; seeds that differ, even only above 32 bits, do not.
+// Seeds: the same seed gives the same run ids and agent ids; seeds that differ, even only above 32 bits, do not; a
+// resumed or pooled agent draws anew in each run, the same way for the same seed.
 import { describe, expect, it } from 'vitest';
 import { createRuntime, defineAgent } from 'troupe';
 import { ScriptedModel } from 'troupe/testing';
@@ -24,5 +25,24 @@ describe('seeds', () => {
     expect(large.runId).not.toBe(small.runId);
     expect(large.agentId).not.toBe(small.agentId);
     expect(large.output).not.toBe(small.output);
+  });
+
+  it('give a resumed agent, and a pooled one reused, draws of their own in each run, the same for the same seed', async () => {
+    const draws = async (seed: number) => {
+      const drawing = new ScriptedModel((request) => `drew ${request.random!().toFixed(6)}`);
+      const pooled = defineAgent({ name: 'pooled', description: 'Pooled.', systemPrompt: 'Pool.', persist: true });
+      const runtime = createRuntime({ model: drawing, agents: [worker, pooled], seed, projectAgentDir: false });
+      const first = await runtime.run('worker', 'One.');
+      const second = await (await runtime.resume(first.id, 'Two.')).result;
+      const third = await (await runtime.resume(first.id, 'Three.')).result;
+      const pool = [await runtime.run('pooled', 'One.'), await runtime.run('pooled', 'Two.')];
+      await runtime.shutdown();
+      expect(pool[1]!.id).toBe(pool[0]!.id);
+      return [first, second, third, ...pool].map((result) => result.output);
+    };
+    const seven = await draws(7);
+    expect(new Set(seven.slice(0, 3)).size).toBe(3);
+    expect(new Set(seven.slice(3)).size).toBe(2);
+    expect(await draws(7)).toEqual(seven);
   });
 });

@@ -1,7 +1,9 @@
-// One seeded simulation that uses most features at once (delegation in the foreground and the background, task_output,
-// parallel_tasks, the five patterns, the blackboard, request/reply with time-outs, wait_for_messages timing out, model
-// faults retried with backoff, restarts, budgets, todo lists, notes, file tools, metrics): run twice with one seed,
-// its recording is the same byte for byte, and with another seed it is not.
+// Seeded simulations that use most features at once (delegation in the foreground and the background, task_output,
+// parallel_tasks, spawn_agent, a pool, the five patterns, the blackboard, topics, request/reply with time-outs,
+// wait_for_messages timing out, model faults retried with backoff, restarts, budgets, approvals, todo lists, notes,
+// file tools, metrics): run twice with one seed, the recording is the same byte for byte, and with another seed it is
+// not. And the work on the disk that made them differ: file tools and resumes from a file store take no simulated time,
+// and run one at a time in the order they started.
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';

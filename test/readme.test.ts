@@ -1,0 +1,188 @@
+// Every ```ts block of README.md is checked code: a new user copies these first, so each must type-check against the
+// package as it is, with the project's own strictness. One tsc run covers them all (a module per block, in a temporary
+// folder), and a block that fails is named by its line in README.md with tsc's message.
+//
+// The convention for README.md:
+// - A block is a whole module a user can paste: it brings its own imports (`troupe`, `troupe/testing`, `zod`, `xstate`,
+//   `vitest`). `troupe` and `troupe/testing` resolve to this checkout's src/, through tsconfig.json's `paths`.
+// - A block that continues one before it, or stands for a part of a program, is a fragment: the line right before its
+//   fence is `<!-- fragment: runtime, model -->`, naming the values it assumes the reader has. Each name must be one
+//   of ASSUMED below (which gives its type) and must occur in the block; the test declares them after the block's own
+//   code, so the block's lines keep their numbers. A block without that comment assumes nothing.
+// - A whole block that runs offline (a `ScriptedModel`, no network, no test runner) may be marked `<!-- run -->` on
+//   the line before its fence: the test then also runs it, as a user would with tsx, and it must exit with status 0.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const exec = promisify(execFile);
+const root = fileURLToPath(new URL('..', import.meta.url));
+const tsc = join(root, 'node_modules', '.bin', 'tsc');
+
+/** The values a fragment may assume, with their types (as a user's program would have them). */
+const ASSUMED: Record<string, string> = {
+  model: "import('troupe').Model",
+  runtime: "import('troupe').Runtime",
+  other: "import('troupe').Runtime",
+  task: 'string',
+  tasks: 'string[]',
+  id: 'string',
+  leadId: 'string',
+  agents: "import('troupe').Agent[]",
+  lead: "import('troupe').Agent",
+  researcher: "import('troupe').Agent",
+  worker: "import('troupe').Agent",
+  con: "import('troupe').Agent",
+  buyer: "import('troupe').Agent",
+  seller: "import('troupe').Agent",
+  searchDocs: "import('troupe').Tool",
+  dropTable: "import('troupe').Tool",
+  delegationPolicy: "import('troupe').DelegationPolicy",
+  toolPolicy: "import('troupe').ToolPolicy",
+  messagePolicy: "import('troupe').MessagePolicy",
+  clock: "import('xstate').SimulatedClock",
+  prices: "import('troupe').PriceTable",
+  dbPassword: 'string',
+  token: 'string',
+  limits: 'Record<string, number>',
+  bank: '{ move(from: string, to: string, amount: number): Promise<string> }',
+};
+
+/** One ```ts block of README.md. */
+interface Block {
+  /** The line of its opening fence in README.md (from 1). */
+  fence: number;
+  code: string;
+  assumes: string[];
+  /** Marked `<!-- run -->`: run it too. */
+  run: boolean;
+}
+
+/** The ```ts blocks of a Markdown text, each with the names its `<!-- fragment: … -->` comment gives. */
+function tsBlocks(markdown: string): Block[] {
+  const lines = markdown.split('\n');
+  const blocks: Block[] = [];
+  for (let index = 0; index < lines.length; index++) {
+    if (!/^```(ts|typescript)\s*$/.test(lines[index]!)) continue;
+    const end = lines.findIndex((line, at) => at > index && /^```\s*$/.test(line));
+    if (end < 0) throw new Error(`README.md:${index + 1}: a \`\`\`ts block that never closes.`);
+    const before = lines[index - 1] ?? '';
+    const comment = /^<!--\s*fragment:\s*(.*?)\s*-->$/.exec(before);
+    const assumes = comment ? comment[1]!.split(',').map((name) => name.trim()).filter(Boolean) : [];
+    blocks.push({ fence: index + 1, code: lines.slice(index + 1, end).join('\n'), assumes, run: /^<!--\s*run\s*-->$/.test(before) });
+    index = end;
+  }
+  return blocks;
+}
+
+const blocks = tsBlocks(readFileSync(join(root, 'README.md'), 'utf8'));
+const fileOf = (block: Block) => `readme-${String(block.fence).padStart(4, '0')}.ts`;
+// A use of troupe that tsc must refuse: it proves that the run sees the blocks and resolves `troupe` to its types.
+const CANARY = 'canary.ts';
+
+let scratch: string | undefined;
+/** tsc's messages by file name, each with its line and column in that file. */
+const reports = new Map<string, { line: number; column: number; text: string }[]>();
+/** How each block marked `<!-- run -->` ended, by its fence's line. */
+const runs = new Map<number, { code: number | string; stdout: string; stderr: string }>();
+
+/** The environment of a machine with no model configured, so a block that runs stays offline. */
+function offlineEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  delete env.OPENAI_API_KEY;
+  delete env.OPENAI_BASE_URL;
+  return env;
+}
+
+/** Runs one block's module with tsx, in the folder (whose tsconfig.json gives tsx the `paths` to this checkout). */
+async function runBlock(folder: string, block: Block): Promise<void> {
+  const ended = await exec(process.execPath, ['--import', 'tsx', fileOf(block)], { cwd: folder, env: offlineEnv(), timeout: 60_000 }).then(
+    ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+    (error: { code?: number | string; stdout?: string; stderr?: string; message: string }) => ({
+      code: error.code ?? 'killed',
+      stdout: error.stdout ?? '',
+      stderr: error.stderr || error.message,
+    }),
+  );
+  runs.set(block.fence, ended);
+}
+
+beforeAll(async () => {
+  scratch = mkdtempSync(join(tmpdir(), 'troupe-readme-'));
+  // Bare imports (zod, xstate, vitest, @types/node) resolve as in the project; the folder is ESM, as a user's must be.
+  symlinkSync(join(root, 'node_modules'), join(scratch, 'node_modules'), 'dir');
+  writeFileSync(join(scratch, 'package.json'), JSON.stringify({ name: 'readme-blocks', private: true, type: 'module' }));
+  // The project's options and its `paths` (which resolve relative to tsconfig.json, so to this checkout's src/).
+  // The project's declarations of untyped modules (src/inspect/ws.d.ts) come in too, as tsconfig.json's `src` brings them.
+  const include = ['*.ts', join(root, 'src', '**', '*.d.ts')];
+  writeFileSync(join(scratch, 'tsconfig.json'), JSON.stringify({ extends: join(root, 'tsconfig.json'), include }));
+  for (const block of blocks) {
+    const declarations = block.assumes.map((name) => `declare const ${name}: ${ASSUMED[name] ?? 'unknown'};`);
+    writeFileSync(join(scratch, fileOf(block)), `${block.code}\n${declarations.join('\n')}\nexport {};\n`);
+  }
+  writeFileSync(join(scratch, CANARY), `import { createRuntime } from 'troupe';\ncreateRuntime({ maxParallel: 'many' });\n`);
+  const [output] = await Promise.all([
+    exec(tsc, ['-p', scratch, '--pretty', 'false'], { cwd: scratch, timeout: 120_000 }).then(
+      ({ stdout }) => stdout,
+      (error: { stdout?: string; message: string }) => error.stdout || error.message,
+    ),
+    ...blocks.filter((block) => block.run).map((block) => runBlock(scratch!, block)),
+  ]);
+  // `file(line,col): error TSnnnn: text`, with a message's further lines indented below it.
+  let last: { text: string } | undefined;
+  for (const line of output.split('\n')) {
+    const head = /^(?:.*[\\/])?([^\\/(]+)\((\d+),(\d+)\): (.*)$/.exec(line);
+    if (head) {
+      const entry = { line: Number(head[2]), column: Number(head[3]), text: head[4]! };
+      reports.set(head[1]!, [...(reports.get(head[1]!) ?? []), entry]);
+      last = entry;
+    } else if (line.trim() && last) last.text += `\n${line}`;
+    else if (line.trim()) reports.set('(tsc)', [...(reports.get('(tsc)') ?? []), { line: 0, column: 0, text: line }]);
+  }
+}, 180_000);
+
+afterAll(() => {
+  if (scratch) rmSync(scratch, { recursive: true, force: true });
+});
+
+describe('README.md', () => {
+  it('has its ```ts blocks found, and the check refuses a wrong use of troupe', () => {
+    expect(blocks.length).toBeGreaterThanOrEqual(20);
+    expect(reports.get(CANARY)?.map((report) => report.text).join('\n')).toMatch(/TS2322.*'string'.*'number'/);
+  });
+
+  it('has no tsc error outside its blocks (a broken source, a bad option)', () => {
+    const elsewhere = [...reports].filter(([file]) => file !== CANARY && !blocks.some((block) => fileOf(block) === file));
+    expect(elsewhere.map(([file, list]) => `${file}: ${list.map((report) => report.text).join('\n')}`)).toEqual([]);
+  });
+
+  it.each(blocks.map((block) => [block.fence, block] as const))('the block at README.md:%i type-checks (and runs, when marked <!-- run -->)', (_, block) => {
+    const problems: string[] = [];
+    for (const name of block.assumes) {
+      if (!(name in ASSUMED)) problems.push(`README.md:${block.fence - 1}: the fragment assumes "${name}", which test/readme.test.ts does not declare (ASSUMED)`);
+      else if (!new RegExp(`\\b${name}\\b`).test(block.code)) problems.push(`README.md:${block.fence - 1}: the fragment assumes "${name}", which the block does not use`);
+    }
+    for (const report of reports.get(fileOf(block)) ?? []) {
+      const inBlock = report.line <= block.code.split('\n').length;
+      problems.push(`README.md:${inBlock ? block.fence + report.line : block.fence}:${report.column}: ${report.text}`);
+    }
+    const ran = runs.get(block.fence);
+    if (ran && ran.code !== 0) {
+      problems.push(`README.md:${block.fence}: the block (marked <!-- run -->) exited with ${ran.code}: ${ran.stderr.trim()}\n${ran.stdout.trim()}`);
+    }
+    expect(problems, problems.join('\n')).toEqual([]);
+  });
+
+  it('declares only names some fragment assumes', () => {
+    expect(Object.keys(ASSUMED).filter((name) => !blocks.some((block) => block.assumes.includes(name)))).toEqual([]);
+  });
+
+  it('runs the blocks marked <!-- run -->', () => {
+    expect(blocks.filter((block) => block.run).length).toBeGreaterThanOrEqual(1);
+    expect([...runs.keys()].sort()).toEqual(blocks.filter((block) => block.run).map((block) => block.fence).sort());
+  });
+});

@@ -11,13 +11,20 @@
 //   code, so the block's lines keep their numbers. A block without that comment assumes nothing.
 // - A whole block that runs offline (a `ScriptedModel`, no network, no test runner) may be marked `<!-- run -->` on
 //   the line before its fence: the test then also runs it, as a user would with tsx, and it must exit with status 0.
+// The `troupe` command lines it shows (in ```sh blocks and in `code`) name commands and options the CLI has.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { agentsCommand } from '../src/cli/commands/agents.js';
+import { runCommand } from '../src/cli/commands/run.js';
+import { sessionsCommand } from '../src/cli/commands/sessions.js';
+import { traceCommand } from '../src/cli/commands/trace.js';
+import { uiCommand } from '../src/cli/commands/ui.js';
 
 const exec = promisify(execFile);
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -79,7 +86,8 @@ function tsBlocks(markdown: string): Block[] {
   return blocks;
 }
 
-const blocks = tsBlocks(readFileSync(join(root, 'README.md'), 'utf8'));
+const readme = readFileSync(join(root, 'README.md'), 'utf8');
+const blocks = tsBlocks(readme);
 const fileOf = (block: Block) => `readme-${String(block.fence).padStart(4, '0')}.ts`;
 // A use of troupe that tsc must refuse: it proves that the run sees the blocks and resolves `troupe` to its types.
 const CANARY = 'canary.ts';
@@ -184,5 +192,71 @@ describe('README.md', () => {
   it('runs the blocks marked <!-- run -->', () => {
     expect(blocks.filter((block) => block.run).length).toBeGreaterThanOrEqual(1);
     expect([...runs.keys()].sort()).toEqual(blocks.filter((block) => block.run).map((block) => block.fence).sort());
+  });
+});
+
+/** The `troupe …` command lines of a Markdown text: in ```sh blocks (after `npx ` or `$ `) and in `code` spans. */
+function commandLines(markdown: string): { line: number; words: string[] }[] {
+  const found: { line: number; words: string[] }[] = [];
+  let shell = false;
+  markdown.split('\n').forEach((text, index) => {
+    if (/^```/.test(text)) shell = /^```(sh|bash|shell)\s*$/.test(text);
+    const spans = shell ? [text.replace(/\s#.*$/, '')] : [...text.matchAll(/`([^`]+)`/g)].map((match) => match[1]!);
+    for (const span of spans) {
+      const command = /(?:^|\s|^\$ )(?:npx )?troupe((?: [^|&;]*)?)$/.exec(span.split(/\s(?:&&|\|\|?)\s/).at(-1)!.trim());
+      const words = command?.[1]!.trim().split(/\s+/).filter(Boolean) ?? [];
+      // `troupe trace summary: …` is the start of an error message, not a command line.
+      if (command && !words.some((word) => word.endsWith(':'))) found.push({ line: index + 1, words });
+    }
+  });
+  return found;
+}
+
+/** What is wrong with one command line: an unknown command or subcommand, or an option its command does not have. */
+function commandProblem(program: Command, words: string[]): string | undefined {
+  let command = program;
+  for (const word of words.map((each) => each.replace(/^\[|\]$/g, ''))) {
+    if (word.startsWith('--')) {
+      const flag = word.split('=')[0]!;
+      if (flag !== '--help' && !command.options.some((option) => option.long === flag)) return `${command.name()} has no option ${flag}`;
+    } else if (command.commands.length > 0) {
+      const next = command.commands.find((sub) => sub.name() === word);
+      if (!next) return `${command.name()} has no command "${word}" (it has ${command.commands.map((sub) => sub.name()).join(', ')})`;
+      command = next;
+    }
+  }
+  return undefined;
+}
+
+describe("README.md's troupe command lines", () => {
+  const program = new Command('troupe').option('-v, --version');
+  for (const make of [runCommand, agentsCommand, sessionsCommand, traceCommand, uiCommand]) program.addCommand(make());
+  const lines = commandLines(readme);
+
+  it('name commands and options the troupe command has', () => {
+    expect(lines.length).toBeGreaterThanOrEqual(10);
+    const problems = lines.flatMap(({ line, words }) => {
+      const problem = commandProblem(program, words);
+      return problem ? [`README.md:${line}: troupe ${words.join(' ')}: ${problem}`] : [];
+    });
+    expect(problems).toEqual([]);
+  });
+
+  it('list, for run and sessions resume, options both have', () => {
+    const lines = readme.split('\n');
+    const start = lines.findIndex((line) => line.startsWith('`troupe run` and `troupe sessions resume` take:'));
+    expect(start).toBeGreaterThan(0);
+    const table = lines.slice(start + 1).findIndex((line) => line.startsWith('|'));
+    const end = lines.slice(start + 1 + table).findIndex((line) => !line.startsWith('|'));
+    const rows = lines.slice(start + 1 + table, start + 1 + table + end);
+    const options = rows.map((row) => /^\| `(--[a-z-]+)/.exec(row)?.[1]).filter((flag) => flag !== undefined);
+    expect(options.length).toBeGreaterThanOrEqual(10);
+    const problems = options.flatMap((flag) =>
+      [['run'], ['sessions', 'resume']].flatMap((words) => {
+        const problem = commandProblem(program, [...words, flag]);
+        return problem ? [`troupe ${words.join(' ')} ${flag}: ${problem}`] : [];
+      }),
+    );
+    expect(problems).toEqual([]);
   });
 });

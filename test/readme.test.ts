@@ -11,7 +11,8 @@
 //   code, so the block's lines keep their numbers. A block without that comment assumes nothing.
 // - A whole block that runs offline (a `ScriptedModel`, no network, no test runner) may be marked `<!-- run -->` on
 //   the line before its fence: the test then also runs it, as a user would with tsx, and it must exit with status 0.
-// The `troupe` command lines it shows (in ```sh blocks and in `code`) name commands and options the CLI has.
+// The `troupe` command lines it shows (in ```sh blocks and in `code`) name commands and options the CLI has, and its
+// agent files (```markdown blocks that open with `---`) load.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -25,6 +26,7 @@ import { runCommand } from '../src/cli/commands/run.js';
 import { sessionsCommand } from '../src/cli/commands/sessions.js';
 import { traceCommand } from '../src/cli/commands/trace.js';
 import { uiCommand } from '../src/cli/commands/ui.js';
+import { parseAgentFile } from 'troupe';
 
 const exec = promisify(execFile);
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -258,5 +260,21 @@ describe("README.md's troupe command lines", () => {
       }),
     );
     expect(problems).toEqual([]);
+  });
+});
+
+describe("README.md's agent files", () => {
+  const files = [...readme.matchAll(/^```markdown\n(---\n[\s\S]*?)^```$/gm)].map((match) => ({
+    line: readme.slice(0, match.index).split('\n').length,
+    text: match[1]!,
+  }));
+
+  it('are found', () => {
+    expect(files.length).toBeGreaterThanOrEqual(3);
+  });
+
+  it.each(files.map((file) => [file.line, file] as const))('the agent file at README.md:%i loads', (_, file) => {
+    const name = /^name: *(\S+)/m.exec(file.text)?.[1] ?? 'unnamed';
+    expect(() => parseAgentFile(`${name}.md`, file.text)).not.toThrow();
   });
 });

@@ -244,6 +244,13 @@ describe("README.md's troupe command lines", () => {
     expect(problems).toEqual([]);
   });
 
+  it('and its npm scripts are scripts of package.json', () => {
+    const { scripts } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+    const named = [...readme.matchAll(/\bnpm (?:run ([\w:-]+)|(start|test))\b/g)].map((match) => match[1] ?? match[2]!);
+    expect(named.length).toBeGreaterThanOrEqual(5);
+    expect(named.filter((script) => !(script in scripts))).toEqual([]);
+  });
+
   it('list, for run and sessions resume, options both have', () => {
     const lines = readme.split('\n');
     const start = lines.findIndex((line) => line.startsWith('`troupe run` and `troupe sessions resume` take:'));

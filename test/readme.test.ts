@@ -9,8 +9,9 @@
 //   fence is `<!-- fragment: runtime, model -->`, naming the values it assumes the reader has. Each name must be one
 //   of ASSUMED below (which gives its type) and must occur in the block; the test declares them after the block's own
 //   code, so the block's lines keep their numbers. A block without that comment assumes nothing.
-// - A whole block that runs offline (a `ScriptedModel`, no network, no test runner) may be marked `<!-- run -->` on
-//   the line before its fence: the test then also runs it, as a user would with tsx, and it must exit with status 0.
+// - A whole block that runs offline (a `ScriptedModel`, no network) may be marked `<!-- run -->` on the line before
+//   its fence: the test then also runs it as a user would, with tsx (or, when it imports vitest, as a vitest test file,
+//   with `troupe` aliased to src/ as vitest.config.ts does), and it must exit with status 0.
 // The `troupe` command lines it shows (in ```sh blocks and in `code`) name commands and options the CLI has, and its
 // agent files (```markdown blocks that open with `---`) load.
 import { execFile } from 'node:child_process';
@@ -108,9 +109,26 @@ function offlineEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
-/** Runs one block's module with tsx, in the folder (whose tsconfig.json gives tsx the `paths` to this checkout). */
+/** A vitest config for the folder: `troupe` and `troupe/testing` from this checkout's src/, as vitest.config.ts has. */
+function vitestConfig(): string {
+  const source = (file: string) => JSON.stringify(join(root, 'src', file));
+  return `export default {
+  resolve: { alias: [{ find: /^troupe$/, replacement: ${source('index.ts')} }, { find: /^troupe\\/testing$/, replacement: ${source('testing.ts')} }] },
+  test: { include: ['readme-*.ts'] },
+};
+`;
+}
+
+/**
+ * Runs one block's module in the folder: with tsx (whose tsconfig.json gives tsx the `paths` to this checkout), or
+ * as a vitest test file when it imports vitest.
+ */
 async function runBlock(folder: string, block: Block): Promise<void> {
-  const ended = await exec(process.execPath, ['--import', 'tsx', fileOf(block)], { cwd: folder, env: offlineEnv(), timeout: 60_000 }).then(
+  const vitest = /from 'vitest'/.test(block.code);
+  const args = vitest
+    ? [join(root, 'node_modules', 'vitest', 'vitest.mjs'), 'run', '--config', 'vitest.config.mjs', fileOf(block)]
+    : ['--import', 'tsx', fileOf(block)];
+  const ended = await exec(process.execPath, args, { cwd: folder, env: offlineEnv(), timeout: 60_000 }).then(
     ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
     (error: { code?: number | string; stdout?: string; stderr?: string; message: string }) => ({
       code: error.code ?? 'killed',
@@ -126,6 +144,7 @@ beforeAll(async () => {
   // Bare imports (zod, xstate, vitest, @types/node) resolve as in the project; the folder is ESM, as a user's must be.
   symlinkSync(join(root, 'node_modules'), join(scratch, 'node_modules'), 'dir');
   writeFileSync(join(scratch, 'package.json'), JSON.stringify({ name: 'readme-blocks', private: true, type: 'module' }));
+  writeFileSync(join(scratch, 'vitest.config.mjs'), vitestConfig());
   // The project's options and its `paths` (which resolve relative to tsconfig.json, so to this checkout's src/).
   // The project's declarations of untyped modules (src/inspect/ws.d.ts) come in too, as tsconfig.json's `src` brings them.
   const include = ['*.ts', join(root, 'src', '**', '*.d.ts')];

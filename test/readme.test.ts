@@ -10,8 +10,9 @@
 //   of ASSUMED below (which gives its type) and must occur in the block; the test declares them after the block's own
 //   code, so the block's lines keep their numbers. A block without that comment assumes nothing.
 // - A whole block that runs offline (a `ScriptedModel`, no network) may be marked `<!-- run -->` on the line before
-//   its fence: the test then also runs it as a user would, with tsx (or, when it imports vitest, as a vitest test file,
-//   with `troupe` aliased to src/ as vitest.config.ts does), and it must exit with status 0.
+//   its fence: the test then also runs it as a user would, with tsx (when it imports vitest, as a vitest test file,
+//   with `troupe` aliased to src/ as vitest.config.ts does; when it has a default export, as a scenario, with
+//   `troupe run`), and it must exit with status 0.
 // The `troupe` command lines it shows (in ```sh blocks and in `code`) name commands and options the CLI has, and its
 // agent files (```markdown blocks that open with `---`) load.
 import { execFile } from 'node:child_process';
@@ -120,14 +121,16 @@ function vitestConfig(): string {
 }
 
 /**
- * Runs one block's module in the folder: with tsx (whose tsconfig.json gives tsx the `paths` to this checkout), or
- * as a vitest test file when it imports vitest.
+ * Runs one block's module in the folder: with tsx (whose tsconfig.json gives tsx the `paths` to this checkout), as a
+ * vitest test file when it imports vitest, or as a scenario of the troupe command (from src/) when it has a default
+ * export.
  */
 async function runBlock(folder: string, block: Block): Promise<void> {
-  const vitest = /from 'vitest'/.test(block.code);
-  const args = vitest
+  const args = /from 'vitest'/.test(block.code)
     ? [join(root, 'node_modules', 'vitest', 'vitest.mjs'), 'run', '--config', 'vitest.config.mjs', fileOf(block)]
-    : ['--import', 'tsx', fileOf(block)];
+    : /^export default/m.test(block.code)
+      ? ['--import', 'tsx', join(root, 'src', 'cli', 'main.ts'), 'run', fileOf(block), '--quiet']
+      : ['--import', 'tsx', fileOf(block)];
   const ended = await exec(process.execPath, args, { cwd: folder, env: offlineEnv(), timeout: 60_000 }).then(
     ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
     (error: { code?: number | string; stdout?: string; stderr?: string; message: string }) => ({

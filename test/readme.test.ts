@@ -108,10 +108,14 @@ function offlineEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
-/** A vitest config for the folder: `troupe` and `troupe/testing` from this checkout's src/, as vitest.config.ts has. */
+/**
+ * A vitest config for the folder: `troupe` and `troupe/testing` from this checkout's src/, as vitest.config.ts has; its
+ * cache in the folder, not in the node_modules it links to.
+ */
 function vitestConfig(): string {
   const source = (file: string) => JSON.stringify(join(root, 'src', file));
   return `export default {
+  cacheDir: '.vite',
   resolve: { alias: [{ find: /^troupe$/, replacement: ${source('index.ts')} }, { find: /^troupe\\/testing$/, replacement: ${source('testing.ts')} }] },
   test: { include: ['readme-*.ts'] },
 };

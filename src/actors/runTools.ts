@@ -272,7 +272,14 @@ function execute(batch: Batch, ready: ReadyCall, context: ToolContext, own: Call
   const { clock, send, environment } = batch;
   if (tool.interactive) send({ type: 'TOOL.WAITING', callId: call.id });
   const run = () => tool.execute(args as never, context);
-  const running = tool.realTime === true && environment.inRealTime ? environment.inRealTime(run) : Promise.resolve().then(run);
+  const running =
+    tool.realTime === true && environment.inRealTime
+      ? // A realTime call may wait behind other agents' calls: one stopped or timed out meanwhile never starts.
+        environment.inRealTime(() => {
+          if (own.aborted) throw new AbortedError('The tool call was stopped before it started.');
+          return run();
+        })
+      : Promise.resolve().then(run);
   const { timeoutMs } = tool;
   // The batch's stop is raced by the batch (`runBatch`); only a time limit is raced here.
   const output =

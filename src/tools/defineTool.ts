@@ -136,7 +136,8 @@ export interface ToolDefinition<Params extends z.ZodObject = z.ZodObject> {
    * True for a tool whose calls take real time outside the runtime's clock and never wait on it: they read or write
    * files, a local database. Under a simulated clock, simulated time stands still while such a call runs (it takes
    * none, however long the disk takes), and such calls run one at a time in the order they started, so two agents'
-   * calls never interleave and a seeded simulation repeats. The file tools and the memory tools are. A `realTime`
+   * calls never interleave and a seeded simulation repeats (a call whose agent is stopped while it waits its turn never
+   * starts). The file tools and the memory tools are. A `realTime`
    * tool must not wait on `context.clock` (nothing would move it) nor for other agents.
    */
   realTime?: boolean;

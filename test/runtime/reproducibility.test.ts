@@ -330,3 +330,54 @@ describe('a second seeded simulation', () => {
     expect(other.bytes.equals(first.bytes)).toBe(false);
   });
 });
+
+describe('a realTime call that waits its turn', () => {
+  it('does not run once its agent was stopped while it waited behind another agent\'s call', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const ran: string[] = [];
+    const slow = defineTool({
+      name: 'slow',
+      description: 'Works on the disk until the test lets it end.',
+      parameters: z.object({}),
+      kind: 'read',
+      realTime: true,
+      execute: async () => {
+        ran.push('slow');
+        await gate;
+        return 'slow done';
+      },
+    });
+    const erase = defineTool({
+      name: 'erase',
+      description: 'Erases a file.',
+      parameters: z.object({}),
+      kind: 'write',
+      realTime: true,
+      execute: () => {
+        ran.push('erase');
+        return 'erased';
+      },
+    });
+    const clock = simulatedClock();
+    const model = ScriptedModel.perAgent(
+      { reader: [callTools(toolCall('slow', {}, 'slow')), 'read'], eraser: [callTools(toolCall('erase', {}, 'erase'))] },
+      { latencyMs: 5 },
+    );
+    const runtime = createRuntime({ model, agents: [worker('reader', ['slow']), worker('eraser', ['erase'])], tools: [slow, erase], clock, projectAgentDir: false });
+    const reader = runtime.spawn('reader', 'Read.');
+    const eraser = runtime.spawn('eraser', 'Erase.');
+    // Both calls are asked for at 5 ms: the reader's runs (held by the gate), the eraser's waits behind it.
+    runtime.events$.subscribe((event) => {
+      if (event.type === 'tool.call' && event.callId === 'erase') {
+        runtime.stop(eraser.id);
+        release();
+      }
+    });
+    await runtime.runUntilIdle();
+    expect(await eraser.result).toMatchObject({ status: 'failed' });
+    expect(await reader.result).toMatchObject({ status: 'completed', output: 'read' });
+    await runtime.shutdown();
+    expect(ran).toEqual(['slow']);
+  });
+});

@@ -75,6 +75,9 @@ export interface AgentNotes {
   search(query: string, options?: { limit?: number }): Promise<NoteSearch>;
 }
 
+/** A note's key is drawn at most this many times while the store holds the key drawn. */
+const MAX_KEY_DRAWS = 8;
+
 /** At most this many vectors are kept in memory; past it the cache starts afresh. */
 const MAX_CACHED_VECTORS = 10_000;
 
@@ -114,7 +117,10 @@ export class NoteStore {
     const makeId = this.options.makeId ?? nanoid;
     const taken = await this.storedIds();
     let id = `note:${makeId()}`;
-    while (taken.has(id)) id = `note:${makeId()}`;
+    // A key the store holds is drawn again, a few times; a source that keeps giving taken keys (a constant `makeId`)
+    // gets a number added, rather than being asked for ever.
+    for (let draws = 1; taken.has(id) && draws < MAX_KEY_DRAWS; draws += 1) id = `note:${makeId()}`;
+    for (let n = 2, drawn = id; taken.has(id); n += 1) id = `${drawn}-${n}`;
     const note: Note = {
       schemaVersion: NOTE_SCHEMA_VERSION,
       id,

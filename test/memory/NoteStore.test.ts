@@ -124,6 +124,19 @@ describe('NoteStore', () => {
     expect(byMeaning.hits.map((hit) => hit.note.content).sort()).toEqual(['The car is parked in the garage.', 'The truck is parked outside.']);
   });
 
+  it('gives a note a key of its own when makeId keeps giving one the store has (it is not asked for ever)', async () => {
+    let draws = 0;
+    const constant = () => {
+      draws += 1;
+      if (draws > 100) throw new Error('makeId was asked more than 100 times');
+      return 'same';
+    };
+    const notes = new NoteStore(new InMemoryMemory(), { makeId: constant });
+    const saved = [];
+    for (const content of ['One.', 'Two.', 'Three.']) saved.push((await notes.save(content, { agentName: 'scribe' })).id);
+    expect(saved).toEqual(['note:same', 'note:same-2', 'note:same-3']);
+  });
+
   it('ranks by embeddings when the model embeds (an OpenAIModel on the loopback server), by meaning rather than words', async () => {
     server = await startOpenAIServer([], { embeddings: meaning });
     const model = new OpenAIModel({ model: 'chat', apiKey: 'sk-test', baseURL: server.baseURL, embeddingModel: 'meaning-3' });

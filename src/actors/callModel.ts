@@ -33,8 +33,9 @@ export interface ModelTurn {
   /** From the first try to the reply, on the runtime's clock: retries and their waits included. */
   durationMs: number;
   /**
-   * The model's name when the price table has no price for it (under the name the server answered with, nor the
-   * name it was asked for): its cost counts as 0, so a `maxCostUsd` budget cannot be kept. Undefined when priced.
+   * The model's name when the reply counted tokens and the price table has no price for it (under the name the server
+   * answered with, nor the name it was asked for): their cost counts as 0, so a `maxCostUsd` budget cannot be kept.
+   * Undefined when priced, and for a reply without usage (it costs nothing whatever the price).
    */
   unpricedModel?: string;
 }
@@ -191,8 +192,9 @@ function readReply(reply: ModelReply, modelName: string, environment: AgentEnvir
   // Priced as the server names the model that answered (`gpt-4o-2024-08-06`), else as it was asked for: a server may
   // answer with a name of its own (`my-model:latest`, a deployment's name) that the table does not know.
   const priced = findPrice(environment.prices, model) === undefined ? modelName : model;
-  // Set on every turn (undefined when priced), so every turn has one shape.
-  const unpricedModel = findPrice(environment.prices, priced) === undefined ? modelName : undefined;
+  // Set on every turn (undefined when priced), so every turn has one shape. A reply without usage costs nothing
+  // whatever its price (a budget does not see it, as README says), so a missing price changes nothing for it.
+  const unpricedModel = inputTokens + outputTokens > 0 && findPrice(environment.prices, priced) === undefined ? modelName : undefined;
   return {
     content,
     toolCalls: calls,

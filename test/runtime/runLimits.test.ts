@@ -1,7 +1,7 @@
 // The limits that keep a run from running away: maxAgents per run, maxPending for agents started by agents, and
 // budgets over a subtree (an agent's and everything it starts) or a whole run.
 import { describe, expect, it } from 'vitest';
-import { createRuntime, defineAgent, type ModelRequest } from 'troupe';
+import { createRuntime, defineAgent, type Model, type ModelRequest } from 'troupe';
 import { ScriptedModel, assignCall, callTools, toolCall } from 'troupe/testing';
 import { echoTool, leader, ofType, collect, worker } from '../stubs.js';
 
@@ -226,6 +226,19 @@ describe('budgets over a subtree', () => {
       await expect(tokensOnly.run('worker', 'Spend.', { budget: { maxTokens: 100_000 } })).resolves.toMatchObject({ status: 'completed' });
       expect(tokensOnly.metrics().total.costUsd).toBe(0);
       await tokensOnly.shutdown();
+    });
+
+    it('lets a reply that reports no usage pass: it costs nothing whatever its price (a server that sends none)', async () => {
+      const { tool, calls } = echoTool();
+      // A model of its own, as a server without usage answers (a ScriptedModel estimates usage for replies without it).
+      const model: Model = {
+        name: 'local-llm',
+        complete: async (request) => (toolMessages(request).length === 0 ? callTools(toolCall('echo', { text: 'x' })) : { content: 'done' }),
+      };
+      const runtime = createRuntime({ model, agents: [worker('worker', ['echo'])], tools: [tool], budget: { maxCostUsd: 5 } });
+      await expect(runtime.run('worker', 'Spend.', { budget: { maxCostUsd: 1 } })).resolves.toMatchObject({ status: 'completed', output: 'done' });
+      expect(calls).toHaveLength(1);
+      await runtime.shutdown();
     });
 
     it("prices a reply under the name it was asked for when the server's name has no price", async () => {

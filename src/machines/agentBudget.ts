@@ -53,9 +53,17 @@ export function unpricedMessage(budget: AgentBudget, turn: { model?: string; unp
   const whose = owner === undefined ? 'its budget' : `the budget of ${owner}`;
   const named = turn.model === undefined || turn.model === asked ? `"${asked}"` : `"${turn.model}" (asked for as "${asked}")`;
   return (
-    `The model ${named} has no price, so ${whose} (maxCostUsd ${formatFigure('maxCostUsd', budget.maxCostUsd)}) cannot be kept: ` +
+    `${UNPRICED} ${named} has no price, so ${whose} (maxCostUsd ${formatFigure('maxCostUsd', budget.maxCostUsd)}) cannot be kept: ` +
     `give its price in USD per million tokens, createRuntime({ prices: { '${asked}': { input, output } } }).`
   );
+}
+
+/** How every {@link unpricedMessage} begins. */
+const UNPRICED = 'The model';
+
+/** True for a reason from {@link unpricedMessage}: no limit was reached, a price is missing. */
+export function isUnpricedMessage(reason: string): boolean {
+  return reason.startsWith(`${UNPRICED} "`);
 }
 
 /** A used-up limit in words, as a spent budget's error names it (`maxTurns 3 used`). */

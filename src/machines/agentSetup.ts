@@ -7,7 +7,7 @@ import { BudgetSpentError } from '../errors.js';
 import type { TroupeEvent } from '../events/events.js';
 import type { Message } from '../messaging/Message.js';
 import { clockedAgentActions } from './agentClock.js';
-import { limitHit, overBudgetMessage, unpricedMessage } from './agentBudget.js';
+import { isUnpricedMessage, limitHit, overBudgetMessage, unpricedMessage } from './agentBudget.js';
 import { errorInfo, type ErrorInfo } from '../failure.js';
 import {
   cancelled,
@@ -159,11 +159,17 @@ export function budgetGuards(crosses?: (agentId: string, turn: ModelTurn) => str
     // A final answer is kept even when it crossed the budget; a resident would wait for more, so it ends.
     overBudget: ({ context }: { context: AgentContext }, turn: ModelTurn) =>
       (turn.toolCalls.length > 0 || context.input.resident === true) && over(context, turn) !== undefined,
-    /** A resident past its budget ends with its answer (this turn's, or its last) when it has one. */
+    /**
+     * A resident past its budget ends with its answer (this turn's, or its last) when it has one. A model with no price
+     * under a `maxCostUsd` budget is no budget reached: the resident fails (`overBudget`) with the message that names
+     * the price to add, rather than end quietly after its first answer.
+     */
     residentOverBudget: ({ context }: { context: AgentContext }, turn: ModelTurn) => {
       if (context.input.resident !== true) return false;
       const answer = turn.toolCalls.length === 0 && turn.content.trim() !== '' ? turn.content : (context.output ?? '');
-      return answer.trim() !== '' && over(context, turn) !== undefined;
+      if (answer.trim() === '') return false;
+      const reason = over(context, turn);
+      return reason !== undefined && !(turn.unpricedModel !== undefined && isUnpricedMessage(reason));
     },
   };
 }

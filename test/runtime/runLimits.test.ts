@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { createRuntime, defineAgent, type Model, type ModelRequest } from 'troupe';
 import { ScriptedModel, assignCall, callTools, toolCall } from 'troupe/testing';
-import { echoTool, leader, ofType, collect, worker } from '../stubs.js';
+import { echoTool, leader, ofType, collect, resident, worker } from '../stubs.js';
 
 /** The tool messages of a request. */
 const toolMessages = (request: ModelRequest) => request.messages.filter((message) => message.role === 'tool');
@@ -226,6 +226,19 @@ describe('budgets over a subtree', () => {
       await expect(tokensOnly.run('worker', 'Spend.', { budget: { maxTokens: 100_000 } })).resolves.toMatchObject({ status: 'completed' });
       expect(tokensOnly.metrics().total.costUsd).toBe(0);
       await tokensOnly.shutdown();
+    });
+
+    it('fails a resident with the message too, rather than let it end quietly with its first answer', async () => {
+      const runtime = createRuntime({ model: unpriced(() => ({ content: 'Ready.', usage })), agents: [resident('chat')], budget: { maxCostUsd: 5 } });
+      const result = await runtime.spawn('chat', 'Chat.').result;
+      expect(result).toMatchObject({ status: 'failed', reason: 'budget' });
+      expect(result.error?.message).toMatch(/^The model "gpt-9-preview" \(asked for as "scripted"\) has no price, so its budget \(maxCostUsd \$5\) cannot be kept/);
+      await runtime.shutdown();
+
+      // A resident that reaches a limit of its budget still ends with its answer.
+      const tokens = createRuntime({ model: unpriced(() => ({ content: 'Ready.', usage })), agents: [resident('chat')], budget: { maxTokens: 100 } });
+      await expect(tokens.spawn('chat', 'Chat.').result).resolves.toMatchObject({ status: 'completed', output: 'Ready.' });
+      await tokens.shutdown();
     });
 
     it('lets a reply that reports no usage pass: it costs nothing whatever its price (a server that sends none)', async () => {

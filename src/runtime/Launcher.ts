@@ -314,6 +314,7 @@ export class Launcher {
     const id = this.freshId(`group:${name}`);
     if (options.restart === 'one-for-all') this.restarts.groupOpened(id, restartLimit(options.restartIntensity));
     const result = this.parts.results.begin(id);
+    this.parts.limits.groupOpened(id, parent?.id ?? null);
     this.parts.retention.opened(id, parent?.id ?? null);
     this.groups.set(id, parent ? (this.groups.get(parent.id) ?? parent.id) : 'main');
     const { runId } = this.parts;

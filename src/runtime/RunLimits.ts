@@ -111,6 +111,16 @@ export class RunLimits {
     if (subtree) this.spentBefore.set(id, { tokens: subtree.inputTokens + subtree.outputTokens, costUsd: subtree.costUsd });
   }
 
+  /**
+   * A group (a pattern run) opened with no parent is a run of its own: the runtime's budget covers it and every step
+   * under it, as it covers a top-level agent's subtree. The group is not counted as an agent of its run.
+   */
+  groupOpened(id: string, parentId: string | null): void {
+    const { runBudget } = this.host;
+    if (parentId !== null || runBudget === undefined) return;
+    this.budgets.set(id, [runBudget]);
+  }
+
   /** The tokens and cost the subtree of budgeted agent `at` has spent since it was launched. */
   private spentSince(at: string, agents: MetricsSnapshot['agents']): { tokens: number; costUsd: number } {
     const subtree = agents[at]?.subtree;

@@ -1,7 +1,7 @@
 // The limits that keep a run from running away: maxAgents per run, maxPending for agents started by agents, and
 // budgets over a subtree (an agent's and everything it starts) or a whole run.
 import { describe, expect, it } from 'vitest';
-import { createRuntime, defineAgent, type Model, type ModelRequest } from 'troupe';
+import { createRuntime, defineAgent, parallel, sequence, step, type Model, type ModelRequest } from 'troupe';
 import { ScriptedModel, assignCall, callTools, toolCall } from 'troupe/testing';
 import { echoTool, leader, ofType, collect, resident, worker } from '../stubs.js';
 
@@ -277,6 +277,25 @@ describe('budgets over a subtree', () => {
       expect(runtime.metrics().agents[run.id]!.own.modelCalls).toBe(2);
     }
     await runtime.shutdown();
+  });
+
+  it("holds a pattern run (a group at the top) to the runtime's budget, all its steps together", async () => {
+    const { tool, calls } = echoTool();
+    const model = new ScriptedModel(() => ({ ...callTools(toolCall('echo', { text: 'again' })), usage: { inputTokens: 10, outputTokens: 10 } }), { record: false });
+    const runtime = createRuntime({ model, agents: [worker('a', ['echo']), worker('b', ['echo'])], tools: [tool], budget: { maxTurns: 3 } });
+    const result = await parallel([step('a', 'A.'), step('b', 'B.')], { onFailure: 'continue' }).run(runtime, 'both');
+    const steps = Object.values(runtime.metrics().agents).filter((agent) => agent.own.modelCalls > 0);
+    // Three model turns for the whole run (not ten for each step, their maxTurns), each step ended by the budget.
+    expect(steps.reduce((sum, agent) => sum + agent.own.modelCalls, 0)).toBe(3);
+    expect(calls.length).toBeLessThanOrEqual(3);
+    expect(result.status).toBe('failed');
+    await runtime.shutdown();
+
+    const tokens = createRuntime({ model, agents: [worker('a', ['echo'])], tools: [tool], budget: { maxTokens: 50 } });
+    const alone = await sequence([step('a', 'A.')]).run(tokens, 'one');
+    expect(alone).toMatchObject({ status: 'failed' });
+    expect(alone.error?.message).toMatch(/went over the budget of group:sequence:\S+: this turn brought that subtree's tokens to 60, past maxTokens 50/);
+    await tokens.shutdown();
   });
 
   it("counts a resumed or pooled agent's budget from its launch, not from its earlier runs' figures", async () => {

@@ -16,9 +16,9 @@
 // The `troupe` command lines it shows (in ```sh blocks and in `code`) name commands and options the CLI has, and its
 // agent files (```markdown blocks that open with `---`) load.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, watch, writeFileSync, type FSWatcher } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Command } from 'commander';
@@ -97,6 +97,12 @@ const CANARY = 'canary.ts';
 let scratch: string | undefined;
 /** tsc's messages by file name, each with its line and column in that file. */
 const reports = new Map<string, { line: number; column: number; text: string }[]>();
+/** The vitest config of the folder: named after the folder, so what is made of it elsewhere is known as this run's. */
+let configName = 'vitest.config.mjs';
+/** Files named after that config that appeared in the project's node_modules while the blocks ran (none should). */
+const writtenToModules: string[] = [];
+let modulesWatch: FSWatcher | undefined;
+
 /** How each block marked `<!-- run -->` ended, by its fence's line. */
 const runs = new Map<number, { code: number | string; stdout: string; stderr: string }>();
 
@@ -129,7 +135,9 @@ function vitestConfig(): string {
  */
 async function runBlock(folder: string, block: Block): Promise<void> {
   const args = /from 'vitest'/.test(block.code)
-    ? [join(root, 'node_modules', 'vitest', 'vitest.mjs'), 'run', '--config', 'vitest.config.mjs', fileOf(block)]
+    ? // The config is imported as it is: bundled (vite's default), it is written to the nearest node_modules' .vite-temp,
+      // which is the project's through the link.
+      [join(root, 'node_modules', 'vitest', 'vitest.mjs'), 'run', '--config', configName, '--configLoader', 'native', fileOf(block)]
     : /^export default/m.test(block.code)
       ? ['--import', 'tsx', join(root, 'src', 'cli', 'main.ts'), 'run', fileOf(block), '--quiet']
       : ['--import', 'tsx', fileOf(block)];
@@ -149,7 +157,14 @@ beforeAll(async () => {
   // Bare imports (zod, xstate, vitest, @types/node) resolve as in the project; the folder is ESM, as a user's must be.
   symlinkSync(join(root, 'node_modules'), join(scratch, 'node_modules'), 'dir');
   writeFileSync(join(scratch, 'package.json'), JSON.stringify({ name: 'readme-blocks', private: true, type: 'module' }));
-  writeFileSync(join(scratch, 'vitest.config.mjs'), vitestConfig());
+  configName = `vitest.config.${basename(scratch)}.mjs`;
+  writeFileSync(join(scratch, configName), vitestConfig());
+  // Vite would write a bundled config to .vite-temp in node_modules (made by the project's own vitest run, or not yet).
+  const temp = join(root, 'node_modules', '.vite-temp');
+  const watched = existsSync(temp) ? temp : join(root, 'node_modules');
+  modulesWatch = watch(watched, (_, name) => {
+    if (name !== null && (name.startsWith(configName) || (watched !== temp && name === '.vite-temp'))) writtenToModules.push(String(name));
+  });
   // The project's options and its `paths` (which resolve relative to tsconfig.json, so to this checkout's src/).
   // The project's declarations of untyped modules (src/inspect/ws.d.ts) come in too, as tsconfig.json's `src` brings them.
   const include = ['*.ts', join(root, 'src', '**', '*.d.ts')];
@@ -180,6 +195,7 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(() => {
+  modulesWatch?.close();
   if (scratch) rmSync(scratch, { recursive: true, force: true });
 });
 
@@ -218,6 +234,11 @@ describe('README.md', () => {
   it('runs the blocks marked <!-- run -->', () => {
     expect(blocks.filter((block) => block.run).length).toBeGreaterThanOrEqual(1);
     expect([...runs.keys()].sort()).toEqual(blocks.filter((block) => block.run).map((block) => block.fence).sort());
+  });
+
+  it('writes nothing into the node_modules it links to while it runs them (the vitest config is not bundled there)', () => {
+    expect(blocks.some((block) => block.run && /from 'vitest'/.test(block.code))).toBe(true);
+    expect(writtenToModules).toEqual([]);
   });
 });
 

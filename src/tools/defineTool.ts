@@ -137,8 +137,10 @@ export interface ToolDefinition<Params extends z.ZodObject = z.ZodObject> {
    * files, a local database. Under a simulated clock, simulated time stands still while such a call runs (it takes
    * none, however long the disk takes), and such calls run one at a time in the order they started, so two agents'
    * calls never interleave and a seeded simulation repeats (a call whose agent is stopped while it waits its turn never
-   * starts). The file tools and the memory tools are. A `realTime`
-   * tool must not wait on `context.clock` (nothing would move it) nor for other agents.
+   * starts). The file tools and the memory tools are. A `realTime` tool must not wait on `context.clock` (nothing
+   * would move it) nor for other agents. Its `timeoutMs`, and the agent's idle timeout, cannot end such a call under a
+   * simulated clock (time stands still while it runs): a call that never ends holds the simulation, and the
+   * `realTime` calls after it, until the process ends.
    */
   realTime?: boolean;
   /** Runs the tool. Throwing (or rejecting) gives the model an error result; the agent goes on. */

@@ -5,7 +5,7 @@ import { AbortedError, BudgetSpentError, ModelCallError, ModelError } from '../e
 import { errorInfo } from '../failure.js';
 import { stampEvent } from '../machines/agentContext.js';
 import type { ChatMessage, ModelReply, ModelRequest, ToolCall } from '../models/Model.js';
-import { costOf, findPrice } from '../models/prices.js';
+import { findPrice } from '../models/prices.js';
 import { DEFAULT_RETRY, isRetryable, retryDelay, type RetryPolicy } from '../retry.js';
 import type { AgentEnvironment, ResolvedAgent } from './agentEnvironment.js';
 
@@ -191,17 +191,18 @@ function readReply(reply: ModelReply, modelName: string, environment: AgentEnvir
   const model = reply.model ?? modelName;
   // Priced as the server names the model that answered (`gpt-4o-2024-08-06`), else as it was asked for: a server may
   // answer with a name of its own (`my-model:latest`, a deployment's name) that the table does not know.
-  const priced = findPrice(environment.prices, model) === undefined ? modelName : model;
+  // One look-up per name (a turn is a hot path), as `costOf` would price it.
+  const price = findPrice(environment.prices, model) ?? (model === modelName ? undefined : findPrice(environment.prices, modelName));
   // Set on every turn (undefined when priced), so every turn has one shape. A reply without usage costs nothing
   // whatever its price (a budget does not see it, as README says), so a missing price changes nothing for it.
-  const unpricedModel = inputTokens + outputTokens > 0 && findPrice(environment.prices, priced) === undefined ? modelName : undefined;
+  const unpricedModel = price === undefined && inputTokens + outputTokens > 0 ? modelName : undefined;
   return {
     content,
     toolCalls: calls,
     inputTokens,
     outputTokens,
     model,
-    costUsd: costOf(environment.prices, priced, inputTokens, outputTokens),
+    costUsd: price === undefined ? 0 : (inputTokens * price.input + outputTokens * price.output) / 1_000_000,
     durationMs: Math.max(0, durationMs),
     unpricedModel,
   };

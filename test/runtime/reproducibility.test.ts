@@ -367,11 +367,14 @@ describe('a realTime call that waits its turn', () => {
     const runtime = createRuntime({ model, agents: [worker('reader', ['slow']), worker('eraser', ['erase'])], tools: [slow, erase], clock, projectAgentDir: false });
     const reader = runtime.spawn('reader', 'Read.');
     const eraser = runtime.spawn('eraser', 'Erase.');
-    // Both calls are asked for at 5 ms: the reader's runs (held by the gate), the eraser's waits behind it.
+    // Both calls are asked for at 5 ms: the reader's runs (held by the gate), the eraser's waits behind it. Once the
+    // eraser's call is in the queue (after its announcement), the eraser is stopped and the reader's call let end.
     runtime.events$.subscribe((event) => {
       if (event.type === 'tool.call' && event.callId === 'erase') {
-        runtime.stop(eraser.id);
-        release();
+        queueMicrotask(() => {
+          runtime.stop(eraser.id);
+          release();
+        });
       }
     });
     await runtime.runUntilIdle();

@@ -162,9 +162,13 @@ beforeAll(async () => {
   // Vite would write a bundled config to .vite-temp in node_modules (made by the project's own vitest run, or not yet).
   const temp = join(root, 'node_modules', '.vite-temp');
   const watched = existsSync(temp) ? temp : join(root, 'node_modules');
-  modulesWatch = watch(watched, (_, name) => {
-    if (name !== null && (name.startsWith(configName) || (watched !== temp && name === '.vite-temp'))) writtenToModules.push(String(name));
-  });
+  try {
+    modulesWatch = watch(watched, (_, name) => {
+      if (name !== null && (name.startsWith(configName) || (watched !== temp && name === '.vite-temp'))) writtenToModules.push(String(name));
+    });
+  } catch {
+    // A host out of file watchers (ENOSPC) checks the blocks all the same, only not this.
+  }
   // The project's options and its `paths` (which resolve relative to tsconfig.json, so to this checkout's src/).
   // The project's declarations of untyped modules (src/inspect/ws.d.ts) come in too, as tsconfig.json's `src` brings them.
   const include = ['*.ts', join(root, 'src', '**', '*.d.ts')];

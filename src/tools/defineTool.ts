@@ -214,6 +214,11 @@ export function defineTool<Params extends z.ZodObject>(definition: ToolDefinitio
   }
   if (definition.delegates !== undefined && typeof definition.delegates !== 'boolean') fail('delegates must be true or false');
   if (definition.realTime !== undefined && typeof definition.realTime !== 'boolean') fail('realTime must be true or false');
+  // Under a simulated clock a realTime call holds time still until it ends: one that waits for a person or for other
+  // agents would wait for ever (nothing could move the simulation meanwhile).
+  if (definition.realTime === true && (definition.interactive === true || definition.delegates === true)) {
+    fail(`a realTime tool may not be ${definition.interactive === true ? 'interactive' : 'delegating'}: it must not wait for a person or for other agents`);
+  }
   const { needsApproval, category } = definition;
   if (needsApproval !== undefined && typeof needsApproval !== 'boolean' && typeof needsApproval !== 'function') {
     fail('needsApproval must be true, false or a function of the arguments');

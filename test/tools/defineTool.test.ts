@@ -15,6 +15,12 @@ describe('defineTool hooks, checked at definition', () => {
     expect(() => defineTool({ ...base, realTime: 'yes' as never })).toThrow('realTime must be true or false');
   });
 
+  it('refuses a realTime tool that waits for a person or for other agents (a simulation would hold still for ever)', () => {
+    expect(() => defineTool({ ...base, realTime: true, interactive: true })).toThrow(/realTime tool may not be interactive/);
+    expect(() => defineTool({ ...base, realTime: true, delegates: true })).toThrow(/realTime tool may not be delegating/);
+    expect(defineTool({ ...base, realTime: true }).realTime).toBe(true);
+  });
+
   it('gives every tool a plan: its hook, or its kind and targets', () => {
     const lookup = { roleOf: () => undefined, readsOnly: () => false, tool: () => undefined };
     expect(defineTool(base).plan({ key: 'a' }, lookup)).toEqual({ kind: 'read' });

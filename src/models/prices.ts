@@ -10,9 +10,10 @@ export interface ModelPrice {
 export type PriceTable = Readonly<Record<string, ModelPrice>>;
 
 /**
- * List prices of common hosted models (USD per million tokens, as the vendors published them in 2025). Override
- * or extend them per runtime with `createRuntime({ prices })`; models that match no entry (local models on
- * Ollama or vLLM, for instance) cost nothing.
+ * List prices of common hosted models (USD per million tokens, as the vendors published them in 2025), and `scripted`
+ * (a `ScriptedModel` of the default name) at 0. Override or extend them per runtime with
+ * `createRuntime({ prices })`; models that match no entry (local models on Ollama or vLLM, for instance) cost nothing,
+ * and a turn under a `maxCostUsd` budget fails with `budget` (the budget could not be kept).
  */
 export const defaultPrices: PriceTable = Object.freeze({
   'gpt-5': { input: 1.25, output: 10 },
@@ -29,6 +30,9 @@ export const defaultPrices: PriceTable = Object.freeze({
   'claude-opus-4': { input: 15, output: 75 },
   'claude-sonnet-4': { input: 3, output: 15 },
   'claude-3-5-haiku': { input: 0.8, output: 4 },
+  // ScriptedModel's default name: an offline run costs nothing, and is priced, so a program's `maxCostUsd` budget holds
+  // in its tests as it does in production (a model with no price fails a turn under such a budget).
+  scripted: { input: 0, output: 0 },
 });
 
 /**

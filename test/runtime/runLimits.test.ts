@@ -164,8 +164,9 @@ describe('budgets over a subtree', () => {
   });
 
   describe('a maxCostUsd budget and a model the price table does not know', () => {
-    // The model answers as `gpt-9-preview`, which no price matches: its cost would count as 0 and the budget never trip.
-    const unpriced = (script: ConstructorParameters<typeof ScriptedModel>[0]) => new ScriptedModel(script, { model: 'gpt-9-preview', record: false });
+    // The model is asked for as `stand-in` and answers as `gpt-9-preview`: no price matches either, so its cost would
+    // count as 0 and the budget never trip.
+    const unpriced = (script: ConstructorParameters<typeof ScriptedModel>[0]) => new ScriptedModel(script, { name: 'stand-in', model: 'gpt-9-preview', record: false });
     const usage = { inputTokens: 1_000, outputTokens: 1_000 };
 
     it('fails the agent at its first turn that would go on, before its tools run, and says how to price the model', async () => {
@@ -175,7 +176,7 @@ describe('budgets over a subtree', () => {
       const result = await runtime.run('worker', 'Spend.', { budget: { maxCostUsd: 0.5 } });
       expect(result).toMatchObject({ status: 'failed', reason: 'budget' });
       expect(result.error?.message).toBe(
-        `The model "gpt-9-preview" (asked for as "scripted") has no price, so its budget (maxCostUsd $0.5) cannot be kept: give its price in USD per million tokens, createRuntime({ prices: { 'scripted': { input, output } } }).`,
+        `The model "gpt-9-preview" (asked for as "stand-in") has no price, so its budget (maxCostUsd $0.5) cannot be kept: give its price in USD per million tokens, createRuntime({ prices: { 'stand-in': { input, output } } }).`,
       );
       expect(calls).toEqual([]);
       await runtime.shutdown();
@@ -190,7 +191,7 @@ describe('budgets over a subtree', () => {
       const result = await lead.result;
       // The runtime's budget covers the run from its lead: the lead's own first turn is stopped, naming it as its own.
       expect(result).toMatchObject({ status: 'failed', reason: 'budget' });
-      expect(result.error?.message).toMatch(/^The model "gpt-9-preview" \(asked for as "scripted"\) has no price, so its budget \(maxCostUsd \$5\) cannot be kept/);
+      expect(result.error?.message).toMatch(/^The model "gpt-9-preview" \(asked for as "stand-in"\) has no price, so its budget \(maxCostUsd \$5\) cannot be kept/);
       expect(ofType(events, 'agent.spawned')).toHaveLength(1);
       await runtime.shutdown();
 
@@ -200,7 +201,7 @@ describe('budgets over a subtree', () => {
           request.agentName === 'lead'
             ? { ...(toolMessages(request).length === 0 ? callTools(assignCall('helper', 'Dig.')) : { content: 'done' }), usage, model: 'gpt-4o-mini' }
             : { ...callTools(toolCall('echo', { text: 'x' })), usage, model: 'gpt-9-preview' },
-        { record: false },
+        { name: 'stand-in', record: false },
       );
       const second = createRuntime({ model: mixed, agents: [leader('lead', { subagents: ['helper'] }), worker('helper', ['echo'])], tools: [tool] });
       const budgeted = second.spawn('lead', 'Split it.', { budget: { maxCostUsd: 5 } });
@@ -208,7 +209,7 @@ describe('budgets over a subtree', () => {
       await expect(budgeted.result).resolves.toMatchObject({ status: 'completed' });
       const helperFailed = ofType(seen, 'agent.failed').find((event) => event.agentId !== budgeted.id)!;
       expect(helperFailed).toMatchObject({ reason: 'budget' });
-      expect(helperFailed.error.message).toMatch(new RegExp(`^The model "gpt-9-preview" \\(asked for as "scripted"\\) has no price, so the budget of ${budgeted.id} \\(maxCostUsd \\$5\\)`));
+      expect(helperFailed.error.message).toMatch(new RegExp(`^The model "gpt-9-preview" \\(asked for as "stand-in"\\) has no price, so the budget of ${budgeted.id} \\(maxCostUsd \\$5\\)`));
       await second.shutdown();
     });
 
@@ -228,11 +229,21 @@ describe('budgets over a subtree', () => {
       await tokensOnly.shutdown();
     });
 
+    it("keeps a program's cost budget in its offline tests: a ScriptedModel of the default name is priced at 0", async () => {
+      const { tool, calls } = echoTool();
+      const model = new ScriptedModel((request) => (toolMessages(request).length === 0 ? { ...callTools(toolCall('echo', { text: 'x' })), usage } : { content: 'done', usage }), { record: false });
+      const runtime = createRuntime({ model, agents: [worker('worker', ['echo'])], tools: [tool], budget: { maxCostUsd: 5 } });
+      await expect(runtime.run('worker', 'Spend.')).resolves.toMatchObject({ status: 'completed', output: 'done' });
+      expect(calls).toEqual(['x']);
+      expect(runtime.metrics().total.costUsd).toBe(0);
+      await runtime.shutdown();
+    });
+
     it('fails a resident with the message too, rather than let it end quietly with its first answer', async () => {
       const runtime = createRuntime({ model: unpriced(() => ({ content: 'Ready.', usage })), agents: [resident('chat')], budget: { maxCostUsd: 5 } });
       const result = await runtime.spawn('chat', 'Chat.').result;
       expect(result).toMatchObject({ status: 'failed', reason: 'budget' });
-      expect(result.error?.message).toMatch(/^The model "gpt-9-preview" \(asked for as "scripted"\) has no price, so its budget \(maxCostUsd \$5\) cannot be kept/);
+      expect(result.error?.message).toMatch(/^The model "gpt-9-preview" \(asked for as "stand-in"\) has no price, so its budget \(maxCostUsd \$5\) cannot be kept/);
       await runtime.shutdown();
 
       // A resident that reaches a limit of its budget still ends with its answer.

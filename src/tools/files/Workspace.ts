@@ -82,14 +82,33 @@ export class Workspace {
   }
 
   /**
-   * The path relative to the workspace, as a planner target (`src/a.ts`; `.` for the workspace), read without
-   * touching the disk. A path that leads out is given back as it was: its call is refused when it runs.
+   * The path relative to the workspace, as a planner target (`src/a.ts`; `.` for the workspace), with the symbolic
+   * links inside the workspace resolved (synchronously: planning is), so that a link and the file it points to are
+   * one target and two writes of one file never run side by side. A path that leads out is given back as it was: its
+   * call is refused when it runs.
    */
   target(path: string): string {
+    let inside: string;
     try {
-      return this.relativeOf(this.inside(path, 'target'));
+      inside = this.inside(path, 'target');
     } catch {
       return path;
+    }
+    // The nearest part of the path that exists, resolved; the parts below it are yet to be made.
+    let existing = inside;
+    const missing: string[] = [];
+    for (;;) {
+      try {
+        const real = realpathSync(existing);
+        if (!within(this.realRoot, real)) return this.relativeOf(inside);
+        const target = relative(this.realRoot, join(real, ...missing.reverse()));
+        return target.split(sep).join('/') || '.';
+      } catch {
+        const parent = dirname(existing);
+        if (parent === existing || !within(this.root, parent)) return this.relativeOf(inside);
+        missing.push(basename(existing));
+        existing = parent;
+      }
     }
   }
 

@@ -59,13 +59,23 @@ describe('Workspace', () => {
     await expect(Workspace.open(root).locate('out/new/file.txt', 'write_file')).rejects.toMatchObject({ reason: 'symlink' });
   });
 
-  it('gives planner targets relative to it, without touching the disk', () => {
+  it('gives planner targets relative to it', () => {
     const workspace = Workspace.open(root);
     expect(workspace.target('./src/a.ts')).toBe('src/a.ts');
     expect(workspace.target(join(root, 'src', 'a.ts'))).toBe('src/a.ts');
     expect(workspace.target('src//lib/')).toBe('src/lib');
     expect(workspace.target('.')).toBe('.');
     expect(workspace.target('../x')).toBe('../x');
+  });
+
+  it('gives a link inside it the target of the file or folder it points to, and a link that leads out its own', () => {
+    symlinkSync(join(root, 'src'), join(root, 'code'));
+    const workspace = Workspace.open(root);
+    expect(workspace.target('inner-link.ts')).toBe('src/a.ts');
+    expect(workspace.target('code/a.ts')).toBe('src/a.ts');
+    expect(workspace.target('code/new/b.ts')).toBe('src/new/b.ts');
+    expect(workspace.target('out/secret.txt')).toBe('out/secret.txt');
+    expect(workspace.target('dangling.txt')).toBe('dangling.txt');
   });
 });
 

@@ -1,6 +1,6 @@
 // The file tools in a runtime: given to the agents that list them, rooted at createRuntime({ workspace }), ordered by
 // the planner when a turn reads and writes one file, and every refusal an error result the model sees.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createRuntime, defineAgent, type TroupeEvent } from 'troupe';
@@ -33,6 +33,27 @@ describe('file tools in a runtime', () => {
     await runtime.shutdown();
     expect(timeline(events)).toEqual(['start read1', 'end read1', 'start write', 'end write', 'start read2', 'end read2']);
     expect(readFileSync(join(workspace.path, 'notes.md'), 'utf8')).toBe('new\n');
+  });
+
+  it('two edits of one file in one turn, one through a symbolic link to it, run one after another and both stay', async () => {
+    writeFileSync(join(workspace.path, 'notes.md'), 'one\ntwo\n');
+    symlinkSync('notes.md', join(workspace.path, 'link.md'));
+    const model = scripted([
+      callTools(
+        toolCall('edit_file', { path: 'notes.md', old_string: 'one', new_string: 'ONE' }, 'edit1'),
+        toolCall('edit_file', { path: 'link.md', old_string: 'two', new_string: 'TWO' }, 'edit2'),
+      ),
+      (request) => {
+        expect(toolMessages(request)).toEqual(['Edited notes.md: replaced 1 occurrence.', 'Edited link.md: replaced 1 occurrence.']);
+        return 'Edited.';
+      },
+    ]);
+    const runtime = createRuntime({ model, agents: [editor], projectAgentDir: false, workspace: workspace.path });
+    const events = collect(runtime.events$);
+    expect((await runtime.run('editor', 'Edit the notes.')).status).toBe('completed');
+    await runtime.shutdown();
+    expect(timeline(events)).toEqual(['start edit1', 'end edit1', 'start edit2', 'end edit2']);
+    expect(readFileSync(join(workspace.path, 'notes.md'), 'utf8')).toBe('ONE\nTWO\n');
   });
 
   it('reads of different files and a write of another run side by side', async () => {

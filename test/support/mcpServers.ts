@@ -4,6 +4,7 @@
 import { createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { z } from 'zod';
@@ -61,4 +62,10 @@ export async function httpMcpServer(): Promise<{ url: string; close: () => Promi
         server.close(() => resolve());
       }),
   };
+}
+
+/** The scripted stdio server of `stdioMcpServer.ts` (see there for its tools), run by this Node through tsx. */
+export function scriptedStdioServer(mode: 'normal' | 'bad-schema' = 'normal', extra: Partial<McpServerConfig> = {}): McpServerConfig {
+  const script = fileURLToPath(new URL('./stdioMcpServer.ts', import.meta.url));
+  return { command: process.execPath, args: ['--import', 'tsx', script, mode], ...extra } as McpServerConfig;
 }

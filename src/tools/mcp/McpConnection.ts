@@ -2,8 +2,10 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { CallToolResult, Tool as McpToolInfo } from '@modelcontextprotocol/sdk/types.js';
+import { ToolSchema, type CallToolResult, type Tool as McpToolInfo } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
 import { ToolError, errorMessage } from '../../errors.js';
+import { innermostIssue } from '../../zodIssue.js';
 import { DEFAULT_MCP_CALL_TIMEOUT_MS, DEFAULT_MCP_START_TIMEOUT_MS, type McpServerConfig } from './McpServerConfig.js';
 
 export type { McpToolInfo };
@@ -26,7 +28,18 @@ export interface McpServerStatus {
   readonly tools: readonly string[];
   /** Why it failed. */
   readonly error?: string;
+  /**
+   * Tools the server listed that are not offered, because their entry is not a valid MCP tool (an `inputSchema` whose
+   * `type` is not `object`, say), each with why; a call to one is an error result that says so.
+   */
+  readonly refusedTools?: readonly { readonly name: string; readonly reason: string }[];
 }
+
+/**
+ * A page of `tools/list` as troupe reads it: the tools are checked one by one (the SDK's `listTools` refuses the whole
+ * page, and so the whole server, for one bad entry).
+ */
+const ToolPage = z.looseObject({ tools: z.array(z.unknown()), nextCursor: z.string().optional() });
 
 /** How much of a stdio server's stderr is kept, to explain a failure. */
 const STDERR_TAIL = 2_000;
@@ -42,6 +55,7 @@ export class McpConnection {
   private client: Client | undefined;
   private started: Promise<void> | undefined;
   private tools: readonly McpToolInfo[] = [];
+  private refused = new Map<string, string>();
   private failure: string | undefined;
   private pid: number | undefined;
   private stderr = '';
@@ -74,9 +88,15 @@ export class McpConnection {
     return this.tools;
   }
 
-  /** Why calls to this server cannot be made, or undefined while it is ready. */
-  unavailable(): string | undefined {
-    if (this.state === 'ready') return undefined;
+  /**
+   * Why calls to this server (or to its tool `tool`) cannot be made, or undefined while it is ready (and listed that
+   * tool as a valid one).
+   */
+  unavailable(tool?: string): string | undefined {
+    if (this.state === 'ready') {
+      const reason = tool === undefined ? undefined : this.refused.get(tool);
+      return reason === undefined ? undefined : `MCP server "${this.name}" listed the tool "${tool}" with an entry that is not valid (${reason}), so it is not offered.`;
+    }
     if (this.state === 'idle' || this.state === 'starting') return `MCP server "${this.name}" has not started yet.`;
     return `MCP server "${this.name}" is not available: ${this.failure ?? 'it stopped'}.${this.stderrNote()}`;
   }
@@ -120,6 +140,7 @@ export class McpConnection {
       ...(this.pid === undefined ? {} : { pid: this.pid }),
       tools: this.tools.map((tool) => tool.name),
       ...(this.failure === undefined || this.state === 'ready' ? {} : { error: this.failure }),
+      ...(this.refused.size === 0 ? {} : { refusedTools: [...this.refused].map(([name, reason]) => ({ name, reason })) }),
     };
   }
 
@@ -151,14 +172,22 @@ export class McpConnection {
     this.state = 'ready';
   }
 
-  /** Connects (the MCP handshake) and lists every tool, page by page. */
+  /**
+   * Connects (the MCP handshake) and lists every tool, page by page. Each listed tool is checked on its own: one the
+   * MCP schema refuses (an `inputSchema` that is not an object schema, no name) is left out with why, and the others
+   * are offered.
+   */
   private async handshake(client: Client, transport: Transport, timeout: number): Promise<void> {
     await client.connect(transport, { timeout });
     const tools: McpToolInfo[] = [];
     let cursor: string | undefined;
     do {
-      const page = await client.listTools(cursor === undefined ? {} : { cursor }, { timeout });
-      tools.push(...page.tools);
+      const page = await client.request({ method: 'tools/list', params: cursor === undefined ? {} : { cursor } }, ToolPage, { timeout });
+      for (const entry of page.tools) {
+        const tool = ToolSchema.safeParse(entry);
+        if (tool.success) tools.push(tool.data);
+        else this.refused.set(listedName(entry), describeIssue(tool.error.issues[0]));
+      }
       cursor = page.nextCursor;
     } while (cursor !== undefined);
     this.tools = tools;
@@ -196,6 +225,19 @@ export class McpConnection {
     const tail = this.stderr.trim().split('\n').slice(-3).join(' | ');
     return tail === '' ? '' : ` Its last output: ${tail}`;
   }
+}
+
+/** The name a listed tool entry gives itself, for a note about it. */
+function listedName(entry: unknown): string {
+  const name = typeof entry === 'object' && entry !== null ? (entry as { name?: unknown }).name : undefined;
+  return typeof name === 'string' ? name : '(no name)';
+}
+
+/** One issue of a refused tool entry, with its path: `inputSchema.type: Invalid input: expected "object"`. */
+function describeIssue(issue: z.core.$ZodIssue | undefined): string {
+  if (issue === undefined) return 'it is not a tool';
+  const { path, message } = innermostIssue(issue);
+  return path.length === 0 ? message : `${path.join('.')}: ${message}`;
 }
 
 /** The SDK's stdio transport, telling the id of its child as soon as it is spawned (it forgets it once closed). */

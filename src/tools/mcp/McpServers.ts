@@ -50,7 +50,8 @@ export class McpServers {
 
   /**
    * For a `server:tool` name the agent may call but was not offered, because the server is not available (it failed
-   * to start or died): a tool whose every call is an error result that says why. Undefined for any other name.
+   * to start or died) or listed that tool with an entry that is not valid: a tool whose every call is an error result
+   * that says why. Undefined for any other name.
    */
   unavailable(selection: McpSelection, name: string): Tool | undefined {
     const at = name.indexOf(':');
@@ -60,7 +61,7 @@ export class McpServers {
     const choice = selection.servers.get(server);
     if (!choice || (choice.tools !== '*' && !choice.tools.has(tool))) return undefined;
     const connection = this.connection(server, choice.config);
-    return connection.unavailable() === undefined ? undefined : unavailableMcpTool(connection, tool);
+    return connection.unavailable(tool) === undefined ? undefined : unavailableMcpTool(connection, tool);
   }
 
   /** True while some server starts or answers a call: work in real time that a simulation waits for. */

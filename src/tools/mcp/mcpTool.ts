@@ -46,8 +46,9 @@ export function mcpTool(connection: McpConnection, info: McpToolInfo): Tool {
 }
 
 /**
- * A tool that a server which is not available would have given (it failed to start or died before listing it): each
- * call is an error result that says why. A `read`, so it holds up no other call.
+ * A tool that a server which is not available would have given (it failed to start or died before listing it), or
+ * that it listed with an entry that is not valid: each call is an error result that says why. A `read`, so it holds
+ * up no other call.
  */
 export function unavailableMcpTool(connection: McpConnection, tool: string): Tool {
   const name = mcpToolName(connection.name, tool);
@@ -62,7 +63,7 @@ export function unavailableMcpTool(connection: McpConnection, tool: string): Too
     schema: Object.freeze({ name, description, parameters: { type: 'object' } }),
     plan: () => planned,
     execute: () => {
-      throw new ToolError(connection.unavailable() ?? `MCP server "${connection.name}" has no tool "${tool}".`, name);
+      throw new ToolError(connection.unavailable(tool) ?? `MCP server "${connection.name}" has no tool "${tool}".`, name);
     },
   }) as Tool;
 }

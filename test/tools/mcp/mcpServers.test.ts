@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigurationError, createRuntime, defineAgent, type ChatMessage, type McpStdioServerConfig, type ModelRequest, type Runtime, type ToolCall } from 'troupe';
 import { callTools, toolCall } from 'troupe/testing';
 import { eachTestTempDir } from '../../support/tempDir.js';
-import { filesystemServer, httpMcpServer, isRunning } from '../../support/mcpServers.js';
+import { filesystemServer, httpMcpServer, isRunning, scriptedStdioServer } from '../../support/mcpServers.js';
 import { scripted, scriptedPerAgent, simulatedClock } from '../../stubs.js';
 
 const dir = eachTestTempDir();
@@ -238,6 +238,34 @@ describe('MCP servers over stdio', () => {
 
     expect(isRunning(status!.pid!)).toBe(false);
     expect(runtime.mcpServers()[0]).toMatchObject({ state: 'closed' });
+  });
+});
+
+describe('MCP servers that misbehave', () => {
+  it('offers the valid tools of a server that lists one with a bad input schema, and says why a call to that one is refused', async () => {
+    const offered = offeredTools();
+    const last = lastRequest();
+    const model = scripted([
+      offered.then(toolCall('odd:bad', {}, 'bad')),
+      callTools(toolCall('odd:echo', { text: 'hi' }, 'echo')),
+      last.answer('done'),
+    ]);
+    const runtime = runtimeWith({ model, agents: [agent('user', ['odd:*'])], mcpServers: { odd: scriptedStdioServer('bad-schema') } });
+
+    expect(await runtime.run('user', 'Use the odd server.')).toMatchObject({ status: 'completed', output: 'done' });
+
+    expect(offered.names).toEqual(['odd:echo', 'odd:fail', 'odd:crash', 'odd:hang']);
+    const [bad, echo] = toolMessages(last.request);
+    expect(bad).toMatchObject({
+      isError: true,
+      content: 'Error: MCP server "odd" listed the tool "bad" with an entry that is not valid (inputSchema.type: Invalid input: expected "object"), so it is not offered.',
+    });
+    expect(echo).toMatchObject({ content: '{"text":"hi"}' });
+    expect(runtime.mcpServers()[0]).toMatchObject({
+      state: 'ready',
+      tools: ['echo', 'fail', 'crash', 'hang'],
+      refusedTools: [{ name: 'bad', reason: 'inputSchema.type: Invalid input: expected "object"' }],
+    });
   });
 });
 

@@ -625,6 +625,23 @@ export function errorMessage(error: unknown): string {
 }
 
 /**
+ * An error's message with its causes' (`fetch failed (connect ECONNREFUSED 127.0.0.1:1)`): fetch and the SDKs built on
+ * it say only `fetch failed`, and why is in the cause.
+ */
+export function causeChain(error: unknown): string {
+  const messages: string[] = [];
+  let current: unknown = error;
+  for (let depth = 0; current instanceof Error && depth < 5; depth++) {
+    // A refused connection to several addresses is an AggregateError with a code and no message.
+    const { code } = current as { code?: unknown };
+    const text = current.message !== '' ? current.message : typeof code === 'string' ? code : '';
+    if (text !== '' && !messages.includes(text)) messages.push(text);
+    current = current.cause;
+  }
+  return messages.length === 0 ? errorMessage(error) : `${messages[0]}${messages.length > 1 ? ` (${messages.slice(1).join(': ')})` : ''}`;
+}
+
+/**
  * A `ScriptedModel`'s script was not used up (`assertDone`): the run asked the model fewer times than the test scripted.
  * Either the test scripted too much, or the runtime skipped a turn it should have taken.
  */

@@ -7,7 +7,7 @@ import type {
   ChatCompletionTool,
 } from 'openai/resources/chat/completions';
 import type { CompletionUsage } from 'openai/resources/completions';
-import { AbortedError, ConfigurationError, ModelError, errorMessage } from '../errors.js';
+import { AbortedError, ConfigurationError, ModelError, causeChain, errorMessage } from '../errors.js';
 import { MIN_SECRET_LENGTH, Redactor } from '../redaction.js';
 import type { ChatMessage, Model, ModelReply, ModelRequest, ToolCall, ToolSchema, Usage } from './Model.js';
 import { parseXmlToolCalls, toXmlConversation } from './xmlToolCalls.js';
@@ -556,19 +556,6 @@ function lostConnection(error: unknown): boolean {
   return false;
 }
 
-/** An error's message with its causes' (`terminated (other side closed)`). */
-function causeChain(error: unknown): string {
-  const messages: string[] = [];
-  let current: unknown = error;
-  for (let depth = 0; current instanceof Error && depth < 5; depth++) {
-    // A refused connection to several addresses is an AggregateError with a code and no message.
-    const { code } = current as { code?: unknown };
-    const text = current.message !== '' ? current.message : typeof code === 'string' ? code : '';
-    if (text !== '' && !messages.includes(text)) messages.push(text);
-    current = current.cause;
-  }
-  return messages.length === 0 ? errorMessage(error) : `${messages[0]}${messages.length > 1 ? ` (${messages.slice(1).join(': ')})` : ''}`;
-}
 
 /**
  * A model error whose message or cause's message quotes a secret (a server that echoes the key it refused, a header in

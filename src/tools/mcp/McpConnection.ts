@@ -4,7 +4,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ToolSchema, type CallToolResult, type Tool as McpToolInfo } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { ToolError, errorMessage } from '../../errors.js';
+import { ToolError, causeChain } from '../../errors.js';
 import { innermostIssue } from '../../zodIssue.js';
 import { DEFAULT_MCP_CALL_TIMEOUT_MS, DEFAULT_MCP_START_TIMEOUT_MS, type McpServerConfig } from './McpServerConfig.js';
 
@@ -69,7 +69,7 @@ export class McpConnection {
 
   /** Starts the server, once: resolves when it is ready or has failed (it never rejects). */
   start(): Promise<void> {
-    this.started ??= this.open().catch((error: unknown) => this.fail(`failed to start: ${errorMessage(error)}`));
+    this.started ??= this.open().catch((error: unknown) => this.fail(`failed to start: ${causeChain(error)}`));
     return this.started;
   }
 
@@ -115,7 +115,7 @@ export class McpConnection {
       if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : error;
       const gone = this.unavailable();
       if (gone !== undefined) throw new ToolError(gone, toolName, { cause: error });
-      throw new ToolError(`MCP server "${this.name}" could not run "${tool}": ${errorMessage(error)}`, toolName, { cause: error });
+      throw new ToolError(`MCP server "${this.name}" could not run "${tool}": ${causeChain(error)}`, toolName, { cause: error });
     } finally {
       this.calls -= 1;
     }

@@ -2,6 +2,7 @@
 // the runtime) and a streamable HTTP server of the SDK's own on 127.0.0.1: agents list and call their tools, and a
 // server that dies, fails to start or is slow gives error results while the run goes on; shutdown ends the children.
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigurationError, createRuntime, defineAgent, type ChatMessage, type McpStdioServerConfig, type ModelRequest, type Runtime, type ToolCall } from 'troupe';
@@ -364,6 +365,22 @@ describe('MCP servers over streamable HTTP', () => {
     } finally {
       await server.close();
     }
+  });
+
+  it('says why a server at a URL cannot be reached (the connection refused), not only "fetch failed"', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const last = lastRequest();
+    const model = scripted([callTools(toolCall('calc:add', { a: 1, b: 2 })), last.answer('No calculator.')]);
+    const runtime = runtimeWith({ model, agents: [agent('calc', ['calc:*'])], mcpServers: { calc: { type: 'http', url: `http://127.0.0.1:${port}/mcp` } } });
+
+    expect(await runtime.run('calc', 'Add.')).toMatchObject({ status: 'completed', output: 'No calculator.' });
+
+    const message = `failed to start: fetch failed (connect ECONNREFUSED 127.0.0.1:${port})`;
+    expect(toolMessages(last.request)[0]).toMatchObject({ isError: true, content: `Error: MCP server "calc" is not available: ${message}.` });
+    expect(runtime.mcpServers()[0]).toMatchObject({ state: 'failed', error: message });
   });
 });
 

@@ -69,3 +69,8 @@ export function scriptedStdioServer(mode: 'normal' | 'bad-schema' = 'normal', ex
   const script = fileURLToPath(new URL('./stdioMcpServer.ts', import.meta.url));
   return { command: process.execPath, args: ['--import', 'tsx', script, mode], ...extra } as McpServerConfig;
 }
+
+/** The SDK-less stdio server of `rawMcpServer.ts` (one tool, `odd`), run by this Node through tsx. */
+export function rawStdioServer(): McpServerConfig {
+  return { command: process.execPath, args: ['--import', 'tsx', fileURLToPath(new URL('./rawMcpServer.ts', import.meta.url))] };
+}

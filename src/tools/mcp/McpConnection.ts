@@ -2,7 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ToolSchema, type CallToolResult, type Tool as McpToolInfo } from '@modelcontextprotocol/sdk/types.js';
+import { ToolSchema, type Tool as McpToolInfo } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { ToolError, causeChain } from '../../errors.js';
 import { innermostIssue } from '../../zodIssue.js';
@@ -40,6 +40,18 @@ export interface McpServerStatus {
  * page, and so the whole server, for one bad entry).
  */
 const ToolPage = z.looseObject({ tools: z.array(z.unknown()), nextCursor: z.string().optional() });
+
+/**
+ * A server's answer to a tool call as troupe reads it: its content blocks are checked one by one when they are shown
+ * (the SDK's `callTool` refuses the whole answer, its text too, for one block of a type it does not know).
+ */
+const CallAnswer = z.looseObject({
+  content: z.array(z.unknown()).default([]),
+  isError: z.unknown().optional(),
+  structuredContent: z.unknown().optional(),
+});
+/** A server's answer to a tool call: content blocks not checked yet, `isError`, structured content. */
+export type McpCallAnswer = z.infer<typeof CallAnswer>;
 
 /** How much of a stdio server's stderr is kept, to explain a failure. */
 const STDERR_TAIL = 2_000;
@@ -102,7 +114,7 @@ export class McpConnection {
   }
 
   /** Calls one of its tools; throws a {@link ToolError} when the server is not available or the call fails. */
-  async call(tool: string, args: Record<string, unknown>, signal: AbortSignal): Promise<CallToolResult> {
+  async call(tool: string, args: Record<string, unknown>, signal: AbortSignal): Promise<McpCallAnswer> {
     const toolName = `${this.name}:${tool}`;
     const client = this.client;
     const down = this.unavailable();
@@ -110,7 +122,7 @@ export class McpConnection {
     this.calls += 1;
     try {
       const timeout = this.config.toolTimeoutMs ?? DEFAULT_MCP_CALL_TIMEOUT_MS;
-      return (await client.callTool({ name: tool, arguments: args }, undefined, { signal, timeout })) as CallToolResult;
+      return await client.request({ method: 'tools/call', params: { name: tool, arguments: args } }, CallAnswer, { signal, timeout });
     } catch (error) {
       if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : error;
       const gone = this.unavailable();

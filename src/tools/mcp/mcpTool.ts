@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { ContentBlockSchema, type ContentBlock } from '@modelcontextprotocol/sdk/types.js';
 import { ToolError } from '../../errors.js';
 import type { Tool, ToolKind } from '../defineTool.js';
 import type { PlannedCall } from '../schedule.js';
 import { toolReply, type ToolReply } from '../toolReply.js';
-import type { McpConnection, McpToolInfo } from './McpConnection.js';
+import type { McpCallAnswer, McpConnection, McpToolInfo } from './McpConnection.js';
 
 /**
  * The arguments of an MCP tool as troupe checks them: any JSON object, passed to the server as it is. The server
@@ -70,11 +70,15 @@ export function unavailableMcpTool(connection: McpConnection, tool: string): Too
 
 /**
  * What the model sees of a server's answer: its text blocks (and the text of embedded resources) one after another,
- * a line naming each image, audio clip or link, or its structured content as JSON when it sent no blocks. An answer
- * with `isError` is an error result; structured content is kept as the tool message's metadata.
+ * a line naming each image, audio clip or link, a block of a type MCP does not define (or not well formed) as its JSON,
+ * or its structured content as JSON when it sent no blocks. An answer with `isError` is an error result; structured
+ * content is kept as the tool message's metadata.
  */
-export function mcpReply(result: CallToolResult): ToolReply {
-  const parts = (result.content ?? []).map(describeBlock);
+export function mcpReply(result: McpCallAnswer): ToolReply {
+  const parts = result.content.map((block) => {
+    const known = ContentBlockSchema.safeParse(block);
+    return known.success ? describeBlock(known.data) : JSON.stringify(block);
+  });
   const { structuredContent } = result;
   const content = parts.length > 0 ? parts.join('\n') : structuredContent === undefined ? '' : JSON.stringify(structuredContent);
   return toolReply({
@@ -84,7 +88,7 @@ export function mcpReply(result: CallToolResult): ToolReply {
   });
 }
 
-function describeBlock(block: CallToolResult['content'][number]): string {
+function describeBlock(block: ContentBlock): string {
   switch (block.type) {
     case 'text':
       return block.text;

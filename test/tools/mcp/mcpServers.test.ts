@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigurationError, createRuntime, defineAgent, type ChatMessage, type McpStdioServerConfig, type ModelRequest, type Runtime, type ToolCall } from 'troupe';
 import { callTools, toolCall } from 'troupe/testing';
 import { eachTestTempDir } from '../../support/tempDir.js';
-import { filesystemServer, httpMcpServer, isRunning, scriptedStdioServer } from '../../support/mcpServers.js';
+import { filesystemServer, httpMcpServer, isRunning, rawStdioServer, scriptedStdioServer } from '../../support/mcpServers.js';
 import { scripted, scriptedPerAgent, simulatedClock } from '../../stubs.js';
 
 const dir = eachTestTempDir();
@@ -267,6 +267,17 @@ describe('MCP servers that misbehave', () => {
       tools: ['echo', 'fail', 'crash', 'hang'],
       refusedTools: [{ name: 'bad', reason: 'inputSchema.type: Invalid input: expected "object"' }],
     });
+  });
+  it('shows the model an answer with a block MCP does not define: its text, and the other blocks as JSON', async () => {
+    const last = lastRequest();
+    const model = scripted([callTools(toolCall('raw:odd', {})), last.answer('done')]);
+    const runtime = runtimeWith({ model, agents: [agent('user', ['raw:*'])], mcpServers: { raw: rawStdioServer() } });
+
+    expect(await runtime.run('user', 'Use the raw server.')).toMatchObject({ status: 'completed', output: 'done' });
+
+    const [odd] = toolMessages(last.request);
+    expect(odd).toMatchObject({ content: 'Here it is:\n{"type":"widget","size":3}\n{"type":"image"}' });
+    expect(odd?.isError).not.toBe(true);
   });
 });
 

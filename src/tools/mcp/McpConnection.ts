@@ -2,9 +2,9 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ToolSchema, type Tool as McpToolInfo } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError, ToolSchema, type Tool as McpToolInfo } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { ToolError, causeChain } from '../../errors.js';
+import { ToolError, ToolTimeoutError, causeChain } from '../../errors.js';
 import { innermostIssue } from '../../zodIssue.js';
 import { DEFAULT_MCP_CALL_TIMEOUT_MS, DEFAULT_MCP_START_TIMEOUT_MS, type McpServerConfig } from './McpServerConfig.js';
 
@@ -113,20 +113,25 @@ export class McpConnection {
     return `MCP server "${this.name}" is not available: ${this.failure ?? 'it stopped'}.${this.stderrNote()}`;
   }
 
-  /** Calls one of its tools; throws a {@link ToolError} when the server is not available or the call fails. */
+  /**
+   * Calls one of its tools; throws a {@link ToolError} when the server is not available or the call fails, and a
+   * {@link ToolTimeoutError} when it does not answer within `toolTimeoutMs`.
+   */
   async call(tool: string, args: Record<string, unknown>, signal: AbortSignal): Promise<McpCallAnswer> {
     const toolName = `${this.name}:${tool}`;
     const client = this.client;
     const down = this.unavailable();
     if (down !== undefined || !client) throw new ToolError(down ?? `MCP server "${this.name}" is not available.`, toolName);
     this.calls += 1;
+    const timeout = this.config.toolTimeoutMs ?? DEFAULT_MCP_CALL_TIMEOUT_MS;
     try {
-      const timeout = this.config.toolTimeoutMs ?? DEFAULT_MCP_CALL_TIMEOUT_MS;
       return await client.request({ method: 'tools/call', params: { name: tool, arguments: args } }, CallAnswer, { signal, timeout });
     } catch (error) {
       if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : error;
       const gone = this.unavailable();
       if (gone !== undefined) throw new ToolError(gone, toolName, { cause: error });
+      // The SDK's own message (`MCP error -32001: Request timed out`) names neither the limit nor the setting.
+      if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) throw new ToolTimeoutError(toolName, timeout);
       throw new ToolError(`MCP server "${this.name}" could not run "${tool}": ${causeChain(error)}`, toolName, { cause: error });
     } finally {
       this.calls -= 1;

@@ -268,6 +268,19 @@ describe('MCP servers that misbehave', () => {
       refusedTools: [{ name: 'bad', reason: 'inputSchema.type: Invalid input: expected "object"' }],
     });
   });
+  it('ends a call that passes toolTimeoutMs as a tool time-out that names the limit, and the server answers the next call', async () => {
+    const last = lastRequest();
+    const model = scripted([callTools(toolCall('slow:hang', {}, 'hang')), callTools(toolCall('slow:echo', { after: true }, 'echo')), last.answer('done')]);
+    const runtime = runtimeWith({ model, agents: [agent('user', ['slow:*'])], mcpServers: { slow: scriptedStdioServer('normal', { toolTimeoutMs: 300 }) } });
+
+    expect(await runtime.run('user', 'Call the slow tool.')).toMatchObject({ status: 'completed', output: 'done' });
+
+    const [hang, echo] = toolMessages(last.request);
+    expect(hang).toMatchObject({ isError: true, content: 'Error: Tool "slow:hang" timed out after 300 ms.' });
+    expect(echo).toMatchObject({ content: '{"after":true}' });
+    expect(runtime.mcpServers()[0]).toMatchObject({ state: 'ready' });
+  });
+
   it('shows the model an answer with a block MCP does not define: its text, and the other blocks as JSON', async () => {
     const last = lastRequest();
     const model = scripted([callTools(toolCall('raw:odd', {})), last.answer('done')]);

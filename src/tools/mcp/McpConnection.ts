@@ -1,3 +1,5 @@
+import { stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -164,6 +166,7 @@ export class McpConnection {
   private async open(): Promise<void> {
     if (this.state !== 'idle') return;
     this.state = 'starting';
+    await this.checkCwd();
     const transport = this.transport();
     const client = new Client({ name: 'troupe', version: '0.1.0' });
     this.client = client;
@@ -208,6 +211,21 @@ export class McpConnection {
       cursor = page.nextCursor;
     } while (cursor !== undefined);
     this.tools = tools;
+  }
+
+  /**
+   * A stdio server's `cwd` must be a folder: spawn reports a missing one as the command's ENOENT
+   * (`spawn /usr/bin/node ENOENT`), which sends a person looking for a program that is there.
+   */
+  private async checkCwd(): Promise<void> {
+    const { config } = this;
+    if (config.type === 'http' || config.cwd === undefined) return;
+    const folder = resolve(config.cwd);
+    const found = await stat(folder).then(
+      (stats) => (stats.isDirectory() ? undefined : 'is not a folder'),
+      (error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? 'does not exist' : causeChain(error)),
+    );
+    if (found !== undefined) throw new Error(`its cwd ${folder} ${found}`);
   }
 
   private transport(): Transport {

@@ -183,6 +183,19 @@ describe('MCP servers over stdio', () => {
     expect(runtime.mcpServers()[0]).toMatchObject({ state: 'failed', error: expect.stringMatching(/ENOENT/) });
   });
 
+  it('says that a stdio server\'s cwd does not exist, not that its command is missing', async () => {
+    const last = lastRequest();
+    const missing = join(dir.path, 'no-such-folder');
+    const model = scripted([callTools(toolCall('files:read_text_file', { path: 'a.txt' })), last.answer('No files.')]);
+    const runtime = runtimeWith({ model, agents: [agent('reader', ['files:*'])], mcpServers: { files: filesystemServer(dir.path, { cwd: missing }) } });
+
+    expect(await runtime.run('reader', 'Read.')).toMatchObject({ status: 'completed', output: 'No files.' });
+
+    const message = `failed to start: its cwd ${missing} does not exist`;
+    expect(toolMessages(last.request)[0]).toMatchObject({ isError: true, content: `Error: MCP server "files" is not available: ${message}.` });
+    expect(runtime.mcpServers()[0]).toMatchObject({ state: 'failed', error: message });
+  });
+
   it('gives up on a server that does not answer within timeoutMs, and ends its process', async () => {
     const model = scripted([callTools(toolCall('slow:anything', {})), 'Moved on.']);
     const runtime = createRuntime({

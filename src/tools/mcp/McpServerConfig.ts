@@ -48,12 +48,22 @@ export const McpHttpServerConfig = z.object({
 /** A server reached over streamable HTTP. */
 export type McpHttpServerConfig = z.infer<typeof McpHttpServerConfig>;
 
-/** How to reach one MCP server: a child process over stdio, or a URL over streamable HTTP. */
+/**
+ * How to reach one MCP server: a child process over stdio, or a URL over streamable HTTP. A value that says which it
+ * is (a `command`, or `type: "http"`) is told what is wrong with it as that (`args: Invalid input: expected array,
+ * received number`); any other is told the two shapes.
+ */
 export const McpServerConfig = z.union([McpStdioServerConfig, McpHttpServerConfig], {
-  error: (issue) =>
-    typeof issue.input === 'object' && issue.input !== null && (issue.input as { type?: unknown }).type === 'sse'
-      ? 'the SSE transport is not supported: use { type: "http", url } (streamable HTTP)'
-      : 'must be { command, args?, env? } (stdio) or { type: "http", url } (streamable HTTP)',
+  error: (issue) => {
+    const input = typeof issue.input === 'object' && issue.input !== null ? (issue.input as { type?: unknown; command?: unknown }) : undefined;
+    if (input?.type === 'sse') return 'the SSE transport is not supported: use { type: "http", url } (streamable HTTP)';
+    const branch = input === undefined ? undefined : input.type === 'http' ? 1 : input.type === 'stdio' || 'command' in input ? 0 : undefined;
+    const branches = (issue as { errors?: readonly (readonly z.core.$ZodIssue[])[] }).errors;
+    const first = branch === undefined ? undefined : branches?.[branch]?.[0];
+    if (first === undefined) return 'must be { command, args?, env? } (stdio) or { type: "http", url } (streamable HTTP)';
+    const { path, message } = innermostIssue(first);
+    return path.length === 0 ? message : `${path.join('.')}: ${message}`;
+  },
 });
 /** How to reach one MCP server. */
 export type McpServerConfig = z.infer<typeof McpServerConfig>;

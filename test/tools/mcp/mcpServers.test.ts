@@ -359,6 +359,22 @@ describe('MCP servers in agent definitions and agent files', () => {
     expect(() => createRuntime({ projectAgentDir: false, mcpServers: { old: { type: 'sse', url: 'http://x' } as never } })).toThrow(/SSE transport is not supported/);
   });
 
+  it('says what is wrong in a server definition that names its transport, not only which two shapes there are', () => {
+    const agentsDir = join(dir.path, 'agents');
+    mkdirSync(agentsDir);
+    writeFileSync(join(agentsDir, 'envs.md'), `---\nname: envs\ndescription: Bad env.\nmcpServers:\n  notes:\n    command: node\n    env: { PORT: 8080 }\n---\nYou.\n`);
+    writeFileSync(join(agentsDir, 'web.md'), `---\nname: web\ndescription: No url.\nmcpServers:\n  - search:\n      type: http\n---\nYou.\n`);
+    const runtime = runtimeWith({ model: scripted([]), agentDirs: [agentsDir] });
+
+    expect(runtime.agentFileErrors.map((error) => error.message)).toEqual([
+      expect.stringContaining('mcpServers.notes: env.PORT: Invalid input: expected string, received number'),
+      expect.stringContaining('mcpServers.0.search: url: Invalid input: expected string, received undefined'),
+    ]);
+    expect(() => createRuntime({ projectAgentDir: false, mcpServers: { files: { command: 'node', args: 'server.js' } as never } })).toThrow(
+      'mcpServers.files: args: Invalid input: expected array, received string',
+    );
+  });
+
   it('refuses an agent file that names an MCP server nobody defines, and loads the others', () => {
     const agentsDir = join(dir.path, 'agents');
     mkdirSync(agentsDir);

@@ -167,6 +167,7 @@ export class McpConnection {
     if (this.state !== 'idle') return;
     this.state = 'starting';
     await this.checkCwd();
+    if (this.state !== 'starting') return; // closed while the folder was checked: nothing is spawned
     const transport = this.transport();
     const client = new Client({ name: 'troupe', version: '0.1.0' });
     this.client = client;

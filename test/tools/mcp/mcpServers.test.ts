@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigurationError, createRuntime, defineAgent, type ChatMessage, type McpStdioServerConfig, type ModelRequest, type Runtime, type ToolCall } from 'troupe';
 import { callTools, toolCall } from 'troupe/testing';
+import { McpConnection } from '../../../src/tools/mcp/McpConnection.js';
 import { eachTestTempDir } from '../../support/tempDir.js';
 import { filesystemServer, httpMcpServer, isRunning, rawStdioServer, scriptedStdioServer } from '../../support/mcpServers.js';
 import { scripted, scriptedPerAgent, simulatedClock } from '../../stubs.js';
@@ -194,6 +195,17 @@ describe('MCP servers over stdio', () => {
     const message = `failed to start: its cwd ${missing} does not exist`;
     expect(toolMessages(last.request)[0]).toMatchObject({ isError: true, content: `Error: MCP server "files" is not available: ${message}.` });
     expect(runtime.mcpServers()[0]).toMatchObject({ state: 'failed', error: message });
+  });
+
+  it('spawns nothing when it is closed while it checks the cwd of a server that is starting', async () => {
+    const connection = new McpConnection('files', filesystemServer(dir.path, { cwd: dir.path }) as McpStdioServerConfig);
+    const started = connection.start();
+
+    await connection.close();
+    await started;
+
+    expect(connection.status()).toMatchObject({ state: 'closed' });
+    expect(connection.status().pid).toBeUndefined();
   });
 
   it('gives up on a server that does not answer within timeoutMs, and ends its process', async () => {

@@ -505,12 +505,14 @@ function toMessage(toolCallId: string, output: unknown): ToolMessage {
   // A waiting call's content is filled in when its messages come; a finishing call says so.
   if (isToolSignal(output)) return { role: 'tool', toolCallId, content: output.kind === 'wait' ? '' : 'Finished.' };
   if (isToolReply(output)) {
+    const metadata = output.metadata === undefined ? undefined : plainMetadata(output.metadata);
+    if (metadata !== undefined && 'error' in metadata) return { role: 'tool', toolCallId, content: `Error: ${metadata.error}`, isError: true };
     return {
       role: 'tool',
       toolCallId,
       content: output.content,
       ...(output.isError ? { isError: true } : {}),
-      ...(output.metadata === undefined ? {} : { metadata: { ...output.metadata } }),
+      ...(metadata === undefined ? {} : { metadata: metadata.value }),
     };
   }
   const text = render(output);
@@ -532,6 +534,21 @@ function render(output: unknown): string | { error: string } {
     return { error: `The tool's output could not be written as JSON (${errorMessage(error).split('\n')[0]}). A tool returns text or plain data.` };
   }
   return json ?? { error: `The tool's output (a ${typeof output} that JSON leaves out) is neither text nor JSON. A tool returns text or plain data.` };
+}
+
+/**
+ * A tool reply's metadata as plain JSON (a copy, as it would be stored and read back), or why it cannot be: a cycle,
+ * a BigInt or a Map in it would otherwise reach the session store and the redaction of the agent's conversation, where
+ * a cycle overflowed the stack as the agent ended and its run never settled.
+ */
+function plainMetadata(metadata: Readonly<Record<string, unknown>>): { value: Record<string, unknown> } | { error: string } {
+  try {
+    const json = JSON.stringify(metadata, refuseCollections);
+    if (json !== undefined) return { value: JSON.parse(json) as Record<string, unknown> };
+  } catch (error) {
+    return { error: `The tool's metadata could not be written as JSON (${errorMessage(error).split('\n')[0]}). A tool's metadata is plain data.` };
+  }
+  return { error: "The tool's metadata is not JSON. A tool's metadata is plain data." };
 }
 
 /** `JSON.stringify`'s replacer for tool outputs: a Map or Set would be written as `{}`, its entries lost, so it throws. */

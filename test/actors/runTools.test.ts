@@ -322,6 +322,28 @@ describe('runTools', () => {
     expect(byCall).toEqual({ 'c-1': ['error', 'disk on fire'], 'c-2': ['error', 'no such file'], 'c-3': ['ok', undefined] });
   });
 
+  it('turns a reply whose metadata JSON cannot hold (a cycle, a BigInt, a Map) into an error message, and keeps plain metadata as a copy', async () => {
+    const cyclic: Record<string, unknown> = { name: 'loop' };
+    cyclic.self = cyclic;
+    const plain = { path: 'a.txt', when: new Date(0) };
+    const metadata: Record<string, Record<string, unknown>> = { cycle: { cyclic }, big: { size: 10n }, map: { seen: new Map([['a', 1]]) }, plain };
+    const tools = Object.keys(metadata).map((name) =>
+      defineTool({ name, description: `Replies with ${name} metadata.`, parameters: z.object({}), kind: 'read', execute: () => toolReply({ content: 'done', metadata: metadata[name]! }) }),
+    );
+    const environment = testEnvironment({ tools });
+    const batch = startBatch(environment, Object.keys(metadata).map((name, index) => call(name, {}, `c-${index}`)));
+
+    const done = await runToDone(environment, batch);
+
+    expect(done.messages.map((message) => [message.isError ?? false, message.content])).toEqual([
+      [true, expect.stringMatching(/^Error: The tool's metadata could not be written as JSON \(.*circular.*\)/i)],
+      [true, expect.stringMatching(/^Error: The tool's metadata could not be written as JSON \(.*BigInt.*\)/)],
+      [true, "Error: The tool's metadata could not be written as JSON (a Map would be written as {}, without its entries). A tool's metadata is plain data."],
+      [false, 'done'],
+    ]);
+    expect(done.messages[3]?.metadata).toEqual({ path: 'a.txt', when: '1970-01-01T00:00:00.000Z' });
+  });
+
   it('turns an output JSON cannot hold (a cycle, a BigInt, a function, a Map or Set) into an error message, and sends plain data as JSON', async () => {
     const cyclic: Record<string, unknown> = { name: 'loop' };
     cyclic.self = cyclic;

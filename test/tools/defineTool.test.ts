@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createRuntime, defineAgent, defineTool, InvalidToolError, sleep, type Clock, type ModelRequest } from 'troupe';
+import { createRuntime, defineAgent, defineTool, InvalidToolError, sleep, toolReply, type Clock, type ModelRequest } from 'troupe';
 import { advanceUntilSettled, callTools, ScriptedModel, toolCall } from 'troupe/testing';
 import { collect, lastToolMessage, ofType, scripted, scriptedPerAgent, simulatedClock, worker } from '../stubs.js';
 
@@ -232,5 +232,26 @@ describe("a tool's describe hook", () => {
     expect(atLimit.calls[0]!.tools).toEqual([]);
     expect(ofType(events, 'tool.denied')).toEqual([expect.objectContaining({ tool: 'consult', reason: 'depth_limit' })]);
     await limited.shutdown();
+  });
+});
+
+describe("a tool reply's metadata", () => {
+  it('that JSON cannot hold (a cycle) is an error result, and the run settles (it never did: the end of the agent overflowed the stack)', async () => {
+    const loop: Record<string, unknown> = {};
+    loop.self = loop;
+    const tagger = defineTool({
+      name: 'tag',
+      description: 'Tags a thing.',
+      parameters: z.object({}),
+      kind: 'write',
+      execute: () => toolReply({ content: 'Tagged.', metadata: { loop } }),
+    });
+    const model = new ScriptedModel([callTools(toolCall('tag', {})), (request: ModelRequest) => String(lastToolMessage(request)?.content)]);
+    const runtime = createRuntime({ model, projectAgentDir: false, tools: [tagger], agents: [worker('worker', ['tag'])] });
+
+    const result = await runtime.run('worker', 'Tag it.');
+    await runtime.shutdown();
+
+    expect(result).toMatchObject({ status: 'completed', output: expect.stringMatching(/^Error: The tool's metadata could not be written as JSON \(.*circular/i) });
   });
 });

@@ -61,13 +61,25 @@ export class Workspace {
         if (!within(this.realRoot, real)) throw new WorkspaceEscapeError(path, 'symlink');
         return { relative: this.relativeOf(inside), real: join(real, ...missing.reverse()), exists: missing.length === 0 };
       } catch (error) {
-        if (!isMissing(error)) throw error instanceof WorkspaceEscapeError ? error : new ToolError(`${path}: ${errorMessage(error)}`, toolName);
+        if (!isMissing(error)) throw error instanceof WorkspaceEscapeError ? error : new ToolError(`${path}: ${this.why(error)}`, toolName);
       }
       // Nothing at `existing`: maybe a dangling link, which must not lead a new file or folder outside.
       if (await this.leadsOut(existing)) throw new WorkspaceEscapeError(path, 'symlink');
       missing.push(basename(existing));
       existing = dirname(existing);
     }
+  }
+
+  /**
+   * Why a path cannot be resolved, in words and relative to the workspace: Node's own message names the errno and
+   * the absolute path (`ENOTDIR: not a directory, realpath '/tmp/ws/a.txt/b.txt'`).
+   */
+  private why(error: unknown): string {
+    const { code } = (error ?? {}) as NodeJS.ErrnoException;
+    if (code === 'ENOTDIR') return 'a part of the path is a file, not a folder.';
+    if (code === 'ELOOP') return 'its symbolic links form a loop.';
+    if (code === 'EACCES') return 'permission denied.';
+    return errorMessage(error).replaceAll(this.realRoot, '.').replaceAll(this.root, '.');
   }
 
   /** True for a symbolic link whose target (which does not exist) lies outside the workspace. */

@@ -3,7 +3,7 @@
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ConfigurationError, Workspace, WorkspaceEscapeError } from 'troupe';
+import { ConfigurationError, ToolError, Workspace, WorkspaceEscapeError } from 'troupe';
 import { tempDir } from '../../support/tempDir.js';
 import { call, toolsAt } from './fileToolCall.js';
 
@@ -53,6 +53,19 @@ describe('Workspace', () => {
     expect(refusal).toBeInstanceOf(WorkspaceEscapeError);
     expect(refusal).toMatchObject({ code: 'outside_workspace', fault: 'model', path });
     expect((refusal as Error).message).not.toContain(outside); // where a link leads is not told
+  });
+
+  it('says in words, relative to it, why a path below a file or through a link loop cannot be used', async () => {
+    symlinkSync('loop-b', join(root, 'loop-a'));
+    symlinkSync('loop-a', join(root, 'loop-b'));
+    const tools = toolsAt(root);
+
+    const below = await call(tools.write_file!, { path: 'src/a.ts/b.ts', content: 'x' });
+    const loop = await call(tools.read_file!, { path: 'loop-a/x.txt' });
+
+    expect(below).toMatchObject({ isError: true, text: 'src/a.ts/b.ts: a part of the path is a file, not a folder.' });
+    expect(loop).toMatchObject({ isError: true, text: 'loop-a/x.txt: its symbolic links form a loop.' });
+    expect(below.error).toBeInstanceOf(ToolError);
   });
 
   it('refuses a new file below a symbolic link to a folder outside', async () => {

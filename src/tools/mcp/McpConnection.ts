@@ -74,6 +74,8 @@ export class McpConnection {
   private pid: number | undefined;
   private stderr = '';
   private calls = 0;
+  /** The last thing the server sent while it started that was not MCP (a log line on stdout), to explain a time-out. */
+  private notMcp: string | undefined;
 
   constructor(
     /** The server's name. */
@@ -175,11 +177,18 @@ export class McpConnection {
     client.onclose = () => {
       if (this.state === 'ready') this.fail('its connection closed (the server stopped)');
     };
-    client.onerror = () => {}; // errors reach the requests they break; the SDK would otherwise only log them
+    // Errors reach the requests they break; the SDK would otherwise only log them. A line that is not JSON-RPC while the
+    // server starts (a banner or log line on stdout, where only MCP may go) is kept: it explains a start that times out.
+    client.onerror = (error) => {
+      if (this.state === 'starting' && error instanceof SyntaxError) this.notMcp = error.message;
+    };
     const timeoutMs = this.config.timeoutMs ?? DEFAULT_MCP_START_TIMEOUT_MS;
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`it did not answer within ${timeoutMs} ms (timeoutMs)`)), timeoutMs);
+      timer = setTimeout(() => {
+        const note = this.notMcp === undefined ? '' : `; it wrote what is not MCP on its stdout (${this.notMcp})`;
+        reject(new Error(`it did not answer within ${timeoutMs} ms (timeoutMs)${note}`));
+      }, timeoutMs);
     });
     try {
       await Promise.race([this.handshake(client, transport, timeoutMs), deadline]);

@@ -219,7 +219,27 @@ describe('MCP servers over stdio', () => {
 
     expect(await runtime.run('waiter', 'Wait.')).toMatchObject({ status: 'completed', output: 'Moved on.' });
     const [status] = runtime.mcpServers();
-    expect(status).toMatchObject({ state: 'failed', error: expect.stringMatching(/did not answer within 300 ms/) });
+    expect(status).toMatchObject({ state: 'failed', error: 'failed to start: it did not answer within 300 ms (timeoutMs)' });
+    await until(() => !isRunning(status!.pid!));
+    await runtime.shutdown();
+  });
+
+  it('says, when a server times out at start, that it wrote what is not MCP on its stdout (a log line)', async () => {
+    const model = scripted([callTools(toolCall('chatty:anything', {})), 'Moved on.']);
+    const banner = 'console.log("Server listening on stdio"); setInterval(() => {}, 1000)';
+    const runtime = createRuntime({
+      model,
+      projectAgentDir: false,
+      agents: [agent('waiter', ['chatty:*'])],
+      mcpServers: { chatty: { command: process.execPath, args: ['-e', banner], timeoutMs: 300 } },
+    });
+
+    expect(await runtime.run('waiter', 'Wait.')).toMatchObject({ status: 'completed', output: 'Moved on.' });
+    const [status] = runtime.mcpServers();
+    expect(status).toMatchObject({
+      state: 'failed',
+      error: expect.stringMatching(/^failed to start: it did not answer within 300 ms \(timeoutMs\); it wrote what is not MCP on its stdout \(.*"Server lis/),
+    });
     await until(() => !isRunning(status!.pid!));
     await runtime.shutdown();
   });

@@ -39,12 +39,28 @@ export type McpStdioServerConfig = z.infer<typeof McpStdioServerConfig>;
 /** A server reached over streamable HTTP at `url` (`.mcp.json`'s `{ "type": "http", "url": … }`). */
 export const McpHttpServerConfig = z.object({
   type: z.literal('http'),
-  /** The server's MCP endpoint, such as `http://127.0.0.1:8080/mcp`. */
-  url: z.url({ protocol: /^https?$/ }),
+  /**
+   * The server's MCP endpoint, such as `http://127.0.0.1:8080/mcp`; without a user name or password in it (fetch
+   * refuses such a URL, with a message that quotes the password): give credentials in `headers`.
+   */
+  url: z.url({ protocol: /^https?$/ }).refine(withoutCredentials, {
+    message: 'must not hold a user name or password (fetch refuses such a URL): give them in headers, such as Authorization',
+    abort: true,
+  }),
   /** Headers sent with every request (an `Authorization` header, say). */
   headers: z.record(z.string(), z.string()).optional(),
   ...limits,
 });
+/** True for a URL without a user name or password in it. */
+function withoutCredentials(url: string): boolean {
+  try {
+    const parsed = new URL(url);
+    return parsed.username === '' && parsed.password === '';
+  } catch {
+    return true; // z.url has said what is wrong with it
+  }
+}
+
 /** A server reached over streamable HTTP. */
 export type McpHttpServerConfig = z.infer<typeof McpHttpServerConfig>;
 

@@ -391,6 +391,20 @@ describe('MCP servers in agent definitions and agent files', () => {
     expect(() => createRuntime({ projectAgentDir: false, mcpServers: { old: { type: 'sse', url: 'http://x' } as never } })).toThrow(/SSE transport is not supported/);
   });
 
+  it('refuses a server URL with a user name and password, without quoting them (fetch refused it at start, quoting the password to the model)', () => {
+    const agentsDir = join(dir.path, 'agents');
+    mkdirSync(agentsDir);
+    writeFileSync(join(agentsDir, 'web.md'), `---\nname: web\ndescription: Web.\nmcpServers:\n  search:\n    type: http\n    url: http://ada:hunter22@127.0.0.1:9/mcp\n---\nYou.\n`);
+    const runtime = runtimeWith({ model: scripted([]), agentDirs: [agentsDir] });
+    const refusal = 'url: must not hold a user name or password (fetch refuses such a URL): give them in headers, such as Authorization';
+
+    expect(runtime.agentFileErrors.map((error) => error.message)).toEqual([expect.stringContaining(`mcpServers.search: ${refusal}`)]);
+    expect(runtime.agentFileErrors[0]?.message).not.toContain('hunter22');
+    const make = () => createRuntime({ projectAgentDir: false, mcpServers: { search: { type: 'http', url: 'http://ada:hunter22@127.0.0.1:9/mcp' } } });
+    expect(make).toThrow(ConfigurationError);
+    expect(make).toThrow(`mcpServers.search: ${refusal}`);
+  });
+
   it('says what is wrong in a server definition that names its transport, not only which two shapes there are', () => {
     const agentsDir = join(dir.path, 'agents');
     mkdirSync(agentsDir);

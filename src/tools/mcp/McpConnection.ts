@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError, ToolSchema, type Tool as McpToolInfo } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
@@ -85,7 +85,7 @@ export class McpConnection {
 
   /** Starts the server, once: resolves when it is ready or has failed (it never rejects). */
   start(): Promise<void> {
-    this.started ??= this.open().catch((error: unknown) => this.fail(`failed to start: ${causeChain(error)}`));
+    this.started ??= this.open().catch((error: unknown) => this.fail(`failed to start: ${failureOf(error)}`));
     return this.started;
   }
 
@@ -136,7 +136,7 @@ export class McpConnection {
       if (gone !== undefined) throw new ToolError(gone, toolName, { cause: error });
       // The SDK's own message (`MCP error -32001: Request timed out`) names neither the limit nor the setting.
       if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) throw new ToolTimeoutError(toolName, timeout);
-      throw new ToolError(`MCP server "${this.name}" could not run "${tool}": ${causeChain(error)}`, toolName, { cause: error });
+      throw new ToolError(`MCP server "${this.name}" could not run "${tool}": ${failureOf(error)}`, toolName, { cause: error });
     } finally {
       this.calls -= 1;
     }
@@ -270,6 +270,17 @@ export class McpConnection {
     const tail = this.stderr.trim().split('\n').slice(-3).join(' | ');
     return tail === '' ? '' : ` Its last output: ${tail}`;
   }
+}
+
+/**
+ * Why a start or a call failed, in words: the error's message with its causes, and for an HTTP server the status it
+ * answered (the SDK's message has the body, not the status: a 401 read like any other failure).
+ */
+function failureOf(error: unknown): string {
+  const message = causeChain(error);
+  if (!(error instanceof StreamableHTTPError) || typeof error.code !== 'number' || error.code < 100) return message;
+  const hint = error.code === 401 || error.code === 403 ? ' (check its headers: Authorization)' : '';
+  return `HTTP ${error.code}${hint}: ${message}`;
 }
 
 /** The name a listed tool entry gives itself, for a note about it. */

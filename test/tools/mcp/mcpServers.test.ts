@@ -2,6 +2,7 @@
 // the runtime) and a streamable HTTP server of the SDK's own on 127.0.0.1: agents list and call their tools, and a
 // server that dies, fails to start or is slow gives error results while the run goes on; shutdown ends the children.
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -463,6 +464,26 @@ describe('MCP servers over streamable HTTP', () => {
       await runtime.shutdown();
     } finally {
       await server.close();
+    }
+  });
+
+  it('names the HTTP status a server at a URL refused the start with (401: check its headers)', async () => {
+    const refusing = createHttpServer((_request, response) => response.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"no token"}'));
+    await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = refusing.address() as AddressInfo;
+      const model = scripted([callTools(toolCall('calc:add', { a: 1, b: 2 })), 'No calculator.']);
+      const runtime = runtimeWith({ model, agents: [agent('calc', ['calc:*'])], mcpServers: { calc: { type: 'http', url: `http://127.0.0.1:${port}/mcp` } } });
+
+      await runtime.run('calc', 'Add.');
+
+      expect(runtime.mcpServers()[0]).toMatchObject({
+        state: 'failed',
+        error: 'failed to start: HTTP 401 (check its headers: Authorization): Streamable HTTP error: Error POSTing to endpoint: {"error":"no token"}',
+      });
+    } finally {
+      refusing.closeAllConnections();
+      await new Promise<void>((resolve) => refusing.close(() => resolve()));
     }
   });
 

@@ -156,15 +156,15 @@ export class Redactor {
 }
 
 /** True for the name of a header whose value is a credential: `Authorization`, `Proxy-Authorization`, `x-api-key`. */
-function isSecretHeader(key: string): boolean {
+export function isSecretHeader(key: string): boolean {
   const { length } = key;
   if (length !== 9 && length !== 13 && length !== 19) return false; // most keys end here, without a lower-case copy
   const lower = key.toLowerCase();
   return lower === 'authorization' || lower === 'x-api-key' || lower === 'proxy-authorization';
 }
 
-/** The values of variables named like secrets, long enough to be told from ordinary text. */
-function secretVariables(env: Readonly<Record<string, string | undefined>>): string[] {
+/** The values of variables named like secrets (`*_KEY`, `*_TOKEN`, `*_SECRET`), long enough to be told from ordinary text. */
+export function secretVariables(env: Readonly<Record<string, string | undefined>>): string[] {
   return Object.entries(env).flatMap(([name, value]) =>
     SECRET_VARIABLE.test(name) && typeof value === 'string' && value.length >= MIN_SECRET_LENGTH ? [value] : [],
   );

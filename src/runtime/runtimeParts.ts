@@ -36,6 +36,7 @@ import { PostOffice, type RouteReport, type WaitAnswer } from '../messaging/Post
 import { defaultPrices, type PriceTable } from '../models/prices.js';
 import { RandomSource } from '../random.js';
 import { Redactor } from '../redaction.js';
+import { mcpSecrets } from '../tools/mcp/McpServerConfig.js';
 import { McpServers } from '../tools/mcp/McpServers.js';
 import { recordEvents, type EventRecording } from '../views/recordEvents.js';
 import { traceEvents } from '../views/traceEvents.js';
@@ -69,7 +70,9 @@ export function buildParts(options: RuntimeOptions) {
   const approvals = new Approvals();
   const table = () => supervisor.getSnapshot().context.agents;
   // Secrets are replaced where data leaves the runtime: every event, results' errors and what sessions store.
-  const redactor = new Redactor({ secrets: options.secrets ?? [] });
+  // The runtime's MCP servers' secrets too (an env token, an Authorization header): a failing server may quote them.
+  const given = options.secrets ?? [];
+  const redactor = new Redactor({ secrets: Array.isArray(given) ? [...given, ...mcpSecrets(settings.mcpServers.values())] : given });
   const inspection = inspectionFor(options, redactor, runId);
   const store = options.store ?? new InMemoryMemory({ copy: false });
   const sessions = new SessionStore(store, { isLive: (id) => launcher.isLive(id), redactor });

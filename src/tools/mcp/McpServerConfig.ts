@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MIN_SECRET_LENGTH, isSecretHeader, secretVariables } from '../../redaction.js';
 import { innermostIssue } from '../../zodIssue.js';
 
 /** The name of an MCP server: what its tools are called by (`files:read_file` for the server `files`). */
@@ -120,4 +121,21 @@ export function mcpConfigProblem(value: unknown, field: string, schema: z.ZodTyp
   if (parsed.success) return undefined;
   const issue = innermostIssue(parsed.error.issues[0]!);
   return `${[field, ...issue.path].join('.')}: ${issue.message}`;
+}
+
+/**
+ * The secrets in MCP server definitions, for the runtime's redactor: the values of `env` variables named like secrets
+ * (`GITHUB_TOKEN`: a server that fails may quote it on stderr, which its error quotes) and of credential headers
+ * (`Authorization`, whole and without its scheme), each long enough to be told from ordinary text.
+ */
+export function mcpSecrets(configs: Iterable<McpServerConfig>): string[] {
+  const found: string[] = [];
+  for (const config of configs) {
+    if (config.type === 'http') {
+      for (const [name, value] of Object.entries(config.headers ?? {})) {
+        if (isSecretHeader(name)) found.push(value, value.replace(/^\S+\s+/, ''));
+      }
+    } else found.push(...secretVariables(config.env ?? {}));
+  }
+  return [...new Set(found)].filter((secret) => secret.length >= MIN_SECRET_LENGTH);
 }

@@ -6,7 +6,7 @@ import { createServer as createHttpServer } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ConfigurationError, createRuntime, defineAgent, type ChatMessage, type McpStdioServerConfig, type ModelRequest, type Runtime, type ToolCall } from 'troupe';
+import { ConfigurationError, createRuntime, defineAgent, type ChatMessage, type McpStdioServerConfig, type ModelRequest, type Runtime, type ToolCall, type TroupeEvent } from 'troupe';
 import { callTools, toolCall } from 'troupe/testing';
 import { McpConnection } from '../../../src/tools/mcp/McpConnection.js';
 import { eachTestTempDir } from '../../support/tempDir.js';
@@ -207,6 +207,25 @@ describe('MCP servers over stdio', () => {
 
     expect(connection.status()).toMatchObject({ state: 'closed' });
     expect(connection.status().pid).toBeUndefined();
+  });
+
+  it('keeps a token of a server\'s env out of events when the server quotes it as it fails', async () => {
+    const token = 'ghp_0123456789abcdefghij';
+    const model = scripted([callTools(toolCall('gh:issues', {})), 'No GitHub.']);
+    const quoting = 'console.error("refused token " + process.env.GITHUB_TOKEN); process.exit(1)';
+    const runtime = runtimeWith({
+      model,
+      agents: [agent('dev', ['gh:*'])],
+      mcpServers: { gh: { command: process.execPath, args: ['-e', quoting], env: { GITHUB_TOKEN: token } } },
+    });
+    const events: TroupeEvent[] = [];
+    runtime.events$.subscribe((event) => events.push(event));
+
+    await runtime.run('dev', 'List the issues.');
+
+    const result = events.find((event) => event.type === 'tool.result');
+    expect(result).toMatchObject({ status: 'error', error: expect.stringContaining('refused token [redacted]') });
+    expect(JSON.stringify(events)).not.toContain(token);
   });
 
   it('gives up on a server that does not answer within timeoutMs, and ends its process', async () => {

@@ -1,6 +1,5 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { createInterface } from 'node:readline';
 import { z } from 'zod';
 import { ToolError } from '../../errors.js';
 import { defineTool, type Tool } from '../defineTool.js';
@@ -66,29 +65,60 @@ function note(relative: string, offset: number, excerpt: Excerpt, size: number):
   return `\n[${relative} (${formatSize(size)}) goes on: lines ${excerpt.first}-${excerpt.last} shown. Read on with offset: ${excerpt.next}.]`;
 }
 
-/** Reads lines `offset`… of a file, stopping at `count` lines or the byte limit, without reading further. */
+/**
+ * Reads lines `offset`… of a file, stopping at `count` lines or the byte limit, without reading further. Lines end at
+ * `\n` (a `\r` before it is dropped). Of each line only `lineChars` characters (and a `\r`) are kept as it is read:
+ * a minified file of one 600 MB line would otherwise be gathered whole, past the longest string V8 can make, and
+ * `readline` threw that out of reach of the call, an uncaught exception.
+ */
 async function readLines(path: string, offset: number, count: number, limits: FileLimits): Promise<Excerpt> {
   const stream = createReadStream(path, { encoding: 'utf8' });
-  const lines = createInterface({ input: stream, crlfDelay: Infinity });
   const shown: string[] = [];
+  const keep = limits.lineChars + 1; // room for a `\r` before the `\n`
   let number = 0;
   let bytes = 0;
   let next: number | undefined;
-  try {
-    for await (const line of lines) {
-      number += 1;
-      if (number < offset) continue;
-      const cut = line.length > limits.lineChars ? `${line.slice(0, limits.lineChars)}… [line cut at ${limits.lineChars} characters]` : line;
-      const size = Buffer.byteLength(cut) + 8;
-      if (shown.length >= count || (shown.length > 0 && bytes + size > limits.readBytes)) {
-        next = number;
-        break;
-      }
-      shown.push(`${String(number).padStart(6)}\t${cut}`);
-      bytes += size;
+  let line = '';
+  let overflow = false; // characters past `keep` were dropped
+  /** The line read so far has ended: shown, or the excerpt is full (true). */
+  const ended = (): boolean => {
+    number += 1;
+    const text = !overflow && line.endsWith('\r') ? line.slice(0, -1) : line;
+    const long = overflow || text.length > limits.lineChars;
+    line = '';
+    overflow = false;
+    if (number < offset) return false;
+    const cut = long ? `${text.slice(0, limits.lineChars)}… [line cut at ${limits.lineChars} characters]` : text;
+    const size = Buffer.byteLength(cut) + 8;
+    if (shown.length >= count || (shown.length > 0 && bytes + size > limits.readBytes)) {
+      next = number;
+      return true;
     }
+    shown.push(`${String(number).padStart(6)}\t${cut}`);
+    bytes += size;
+    return false;
+  };
+  /** Adds a piece of the current line, keeping at most `keep` characters of it. */
+  const add = (piece: string): void => {
+    if (overflow) return;
+    line += piece;
+    if (line.length > keep) {
+      line = line.slice(0, keep);
+      overflow = true;
+    }
+  };
+  try {
+    read: for await (const chunk of stream as AsyncIterable<string>) {
+      let start = 0;
+      for (let at = chunk.indexOf('\n'); at !== -1; at = chunk.indexOf('\n', start)) {
+        add(chunk.slice(start, at));
+        start = at + 1;
+        if (ended()) break read;
+      }
+      add(chunk.slice(start));
+    }
+    if (next === undefined && (line !== '' || overflow)) ended(); // a last line without a newline
   } finally {
-    lines.close();
     stream.destroy();
   }
   const first = Math.min(offset, number + 1);

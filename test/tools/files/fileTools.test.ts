@@ -1,7 +1,7 @@
 // The file tools on real files in a temporary workspace: ranges and cuts of read_file, listing, grep, atomic writes
 // that make folders, and edits that refuse a text not found or not unique.
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FILE_LIMITS, fileTools, schedule, Workspace } from 'troupe';
@@ -38,6 +38,25 @@ describe('read_file', () => {
     expect(seen.text).toMatch(new RegExp(`Read on with offset: ${FILE_LIMITS.readLines + 1}\\.\\]$`));
     write('wide.txt', 'x'.repeat(FILE_LIMITS.lineChars + 10));
     expect((await call(toolsAt(folder.path).read_file!, { path: 'wide.txt' })).text).toMatch(/x… \[line cut at 2000 characters\]$/);
+  });
+
+  it('reads the start of a file of one line longer than a string may be (600 MB, sparse), keeping only what it shows', async () => {
+    // readline gathered the whole line: past V8's longest string it threw out of reach of the call, an uncaught exception.
+    write('huge.min.js', `${'a'.repeat(10_000)}`);
+    truncateSync(join(folder.path, 'huge.min.js'), 600 * 1024 * 1024);
+
+    const seen = await call(toolsAt(folder.path).read_file!, { path: 'huge.min.js' });
+
+    expect(seen).toEqual({ isError: false, text: `     1\t${'a'.repeat(FILE_LIMITS.lineChars)}… [line cut at ${FILE_LIMITS.lineChars} characters]` });
+  });
+
+  it('ends lines at \\n and drops a \\r before it, also across the chunks a file is read in', async () => {
+    write('crlf.txt', `one\r\n${'b'.repeat(70_000)}\r\nthree`);
+
+    const seen = await call(toolsAt(folder.path).read_file!, { path: 'crlf.txt' });
+
+    expect(seen.text.split('\n').map((line) => line.slice(0, 12))).toEqual(['     1\tone', '     2\tbbbbb', '     3\tthree']);
+    expect(seen.text).not.toContain('\r');
   });
 
   it('cuts a file at the byte limit before the line limit when its lines are long', async () => {

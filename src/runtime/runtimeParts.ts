@@ -36,7 +36,7 @@ import { PostOffice, type RouteReport, type WaitAnswer } from '../messaging/Post
 import { defaultPrices, type PriceTable } from '../models/prices.js';
 import { RandomSource } from '../random.js';
 import { Redactor } from '../redaction.js';
-import { mcpSecrets } from '../tools/mcp/McpServerConfig.js';
+import { mcpSecrets, type McpServerConfig } from '../tools/mcp/McpServerConfig.js';
 import { McpServers } from '../tools/mcp/McpServers.js';
 import { recordEvents, type EventRecording } from '../views/recordEvents.js';
 import { traceEvents } from '../views/traceEvents.js';
@@ -52,6 +52,15 @@ import { Messenger } from './Messenger.js';
 import type { RuntimeOptions } from './Runtime.js';
 import { RuntimeClock } from './RuntimeClock.js';
 import { readSettings } from './settings.js';
+
+/**
+ * The runtime's redactor: the secrets given, and those of its MCP servers (an env token, an Authorization header),
+ * which a failing server may quote in its error.
+ */
+function redactorFor(options: RuntimeOptions, mcpServers: ReadonlyMap<string, McpServerConfig>): Redactor {
+  const given = options.secrets ?? [];
+  return new Redactor({ secrets: Array.isArray(given) ? [...given, ...mcpSecrets(mcpServers.values())] : given });
+}
 
 /** Every part of one runtime, wired together (what `createRuntime` builds its public methods on). */
 export type RuntimeParts = ReturnType<typeof buildParts>;
@@ -70,9 +79,7 @@ export function buildParts(options: RuntimeOptions) {
   const approvals = new Approvals();
   const table = () => supervisor.getSnapshot().context.agents;
   // Secrets are replaced where data leaves the runtime: every event, results' errors and what sessions store.
-  // The runtime's MCP servers' secrets too (an env token, an Authorization header): a failing server may quote them.
-  const given = options.secrets ?? [];
-  const redactor = new Redactor({ secrets: Array.isArray(given) ? [...given, ...mcpSecrets(settings.mcpServers.values())] : given });
+  const redactor = redactorFor(options, settings.mcpServers);
   const inspection = inspectionFor(options, redactor, runId);
   const store = options.store ?? new InMemoryMemory({ copy: false });
   const sessions = new SessionStore(store, { isLive: (id) => launcher.isLive(id), redactor });

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { open, readFile, readdir, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { ConfigurationError, CorruptStoreError, errorMessage, UnsupportedSchemaError } from '../errors.js';
@@ -42,6 +42,8 @@ interface Op {
  * - A file that does not parse (or is not a JSON object, or has a `schemaVersion` that is not a whole number from 1
  *   up) is refused with {@link CorruptStoreError}; one with a newer `schemaVersion` than this code knows is refused
  *   with {@link UnsupportedSchemaError}. Either is left as it is: it is never overwritten.
+ * - A write to a file whose folder does not exist fails with {@link ConfigurationError} naming the folder; no folder
+ *   is made (a read gives an empty store).
  */
 export class JsonFileMemory<T = unknown> implements MemoryPort<T> {
   /** The store file (absolute). */
@@ -124,7 +126,9 @@ export class JsonFileMemory<T = unknown> implements MemoryPort<T> {
         const ops = this.queue;
         this.queue = [];
         try {
-          const results = await withFileLock(this.lockFile, (lost) => this.commit(ops, lost), this.options);
+          const results = await withFileLock(this.lockFile, (lost) => this.commit(ops, lost), this.options).catch((error: unknown) => {
+            throw this.folderMissing(error) ?? error;
+          });
           ops.forEach((op, index) => {
             const result = results[index]!;
             if (result.ok) op.resolve(result.value);
@@ -137,6 +141,17 @@ export class JsonFileMemory<T = unknown> implements MemoryPort<T> {
     } finally {
       this.flushing = null;
     }
+  }
+
+  /**
+   * A clear error for a write to a store whose folder does not exist (proper-lockfile's own names the lock's `mkdir`,
+   * which the caller never asked for); undefined for any other error.
+   */
+  private folderMissing(error: unknown): ConfigurationError | undefined {
+    if ((error as NodeJS.ErrnoException | null)?.code !== 'ENOENT' || existsSync(dirname(this.file))) return undefined;
+    const missing = new ConfigurationError(`The store ${this.file} cannot be written: its folder ${dirname(this.file)} does not exist; make it first.`);
+    missing.cause = error;
+    return missing;
   }
 
   /** Under the lock: reads the file as it is now, applies the changes, writes it back atomically. */

@@ -77,6 +77,16 @@ describe('JsonFileMemory', () => {
     expect(statSync(file).mode & 0o777).toBe(0o600);
   });
 
+  it('refuses a write to a store whose folder does not exist with a ConfigurationError naming the folder, making nothing', async () => {
+    const missing = join(dir.path, 'no', 'such', 'history.json');
+    const store = new JsonFileMemory(missing);
+    const error = await store.set('a', 1).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ConfigurationError);
+    expect((error as Error).message).toContain(`its folder ${join(dir.path, 'no', 'such')} does not exist`);
+    expect(existsSync(join(dir.path, 'no'))).toBe(false);
+    expect(await store.get('a')).toBeUndefined(); // a read of a store not made yet is an empty store
+  });
+
   it('gives out copies, so changing a value read does not change the store', async () => {
     const store = new JsonFileMemory(file);
     await store.set('list', [1, 2]);

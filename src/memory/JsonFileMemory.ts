@@ -1,5 +1,5 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { open, readFile, readdir, rename, stat, unlink } from 'node:fs/promises';
+import { constants, existsSync, readFileSync } from 'node:fs';
+import { access, open, readFile, readdir, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { ConfigurationError, CorruptStoreError, errorMessage, UnsupportedSchemaError } from '../errors.js';
 import { checkSchemaVersion, STORE_SCHEMA_VERSION } from '../schemaVersion.js';
@@ -42,6 +42,8 @@ interface Op {
  * - A file that does not parse (or is not a JSON object, or has a `schemaVersion` that is not a whole number from 1
  *   up) is refused with {@link CorruptStoreError}; one with a newer `schemaVersion` than this code knows is refused
  *   with {@link UnsupportedSchemaError}. Either is left as it is: it is never overwritten.
+ * - A file without write permission (`chmod a-w`) is read, never written: a write fails with
+ *   {@link ConfigurationError} and leaves it as it is.
  * - A write to a file whose folder does not exist fails with {@link ConfigurationError} naming the folder; no folder
  *   is made (a read gives an empty store).
  */
@@ -188,6 +190,10 @@ export class JsonFileMemory<T = unknown> implements MemoryPort<T> {
     const temp = `${this.file}.${process.pid}-${Math.random().toString(36).slice(2)}.tmp`;
     // The new file takes the old one's permissions: a store its owner made private stays private.
     const mode = await stat(this.file).then((stats) => stats.mode & 0o7777, () => undefined);
+    // A store made read-only is not replaced (the rename would replace it, whatever its permissions).
+    if (mode !== undefined && ((mode & 0o222) === 0 || !(await access(this.file, constants.W_OK).then(() => true, () => false)))) {
+      throw new ConfigurationError(`The store ${this.file} is read-only; it was left as it is. Make it writable, or give the runtime another store.`);
+    }
     const handle = await open(temp, 'w');
     try {
       if (mode !== undefined) await handle.chmod(mode); // before anything is written to it

@@ -87,6 +87,20 @@ describe('JsonFileMemory', () => {
     expect(await store.get('a')).toBeUndefined(); // a read of a store not made yet is an empty store
   });
 
+  it('reads a read-only store but refuses to write it, with a ConfigurationError, leaving it byte-identical', async () => {
+    const text = `${JSON.stringify({ schemaVersion: STORE_SCHEMA_VERSION, kept: 'as it was' })}\n`;
+    writeFileSync(file, text);
+    chmodSync(file, 0o444);
+    const store = new JsonFileMemory(file);
+    expect(await store.get('kept')).toBe('as it was');
+    const error = await store.set('kept', 'overwritten').catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ConfigurationError);
+    expect((error as Error).message).toContain('is read-only');
+    expect(readFileSync(file, 'utf8')).toBe(text);
+    expect(statSync(file).mode & 0o777).toBe(0o444);
+    expect(readdirSync(dir.path).sort()).toEqual(['history.json']); // no temporary file, no lock left
+  });
+
   it('gives out copies, so changing a value read does not change the store', async () => {
     const store = new JsonFileMemory(file);
     await store.set('list', [1, 2]);

@@ -1,4 +1,4 @@
-import { constants, existsSync, readFileSync } from 'node:fs';
+import { constants, readFileSync, statSync } from 'node:fs';
 import { access, open, readFile, readdir, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { ConfigurationError, CorruptStoreError, errorMessage, UnsupportedSchemaError } from '../errors.js';
@@ -45,7 +45,8 @@ interface Op {
  * - A file without write permission (`chmod a-w`) is read, never written: a write fails with
  *   {@link ConfigurationError} and leaves it as it is.
  * - A write to a file whose folder does not exist fails with {@link ConfigurationError} naming the folder; no folder
- *   is made (a read gives an empty store).
+ *   is made (a read gives an empty store). A path that is a folder is refused with {@link CorruptStoreError}, one
+ *   under a file with {@link ConfigurationError}, by reads and writes alike.
  */
 export class JsonFileMemory<T = unknown> implements MemoryPort<T> {
   /** The store file (absolute). */
@@ -129,7 +130,7 @@ export class JsonFileMemory<T = unknown> implements MemoryPort<T> {
         this.queue = [];
         try {
           const results = await withFileLock(this.lockFile, (lost) => this.commit(ops, lost), this.options).catch((error: unknown) => {
-            throw this.folderMissing(error) ?? error;
+            throw this.pathProblem(error) ?? error;
           });
           ops.forEach((op, index) => {
             const result = results[index]!;
@@ -146,14 +147,29 @@ export class JsonFileMemory<T = unknown> implements MemoryPort<T> {
   }
 
   /**
-   * A clear error for a write to a store whose folder does not exist (proper-lockfile's own names the lock's `mkdir`,
-   * which the caller never asked for); undefined for any other error.
+   * A clear error for a store path that cannot hold a file: the path is a folder (`CorruptStoreError`, as
+   * {@link readStoreFile} says it), or its folder does not exist or is a file (`ConfigurationError`, for a write; a read
+   * of a missing folder is an empty store). Node's own errors name a syscall and, for a write, the lock folder, which
+   * the caller never asked for. Undefined for any other error.
    */
-  private folderMissing(error: unknown): ConfigurationError | undefined {
-    if ((error as NodeJS.ErrnoException | null)?.code !== 'ENOENT' || existsSync(dirname(this.file))) return undefined;
-    const missing = new ConfigurationError(`The store ${this.file} cannot be written: its folder ${dirname(this.file)} does not exist; make it first.`);
-    missing.cause = error;
-    return missing;
+  private pathProblem(error: unknown): CorruptStoreError | ConfigurationError | undefined {
+    const code = (error as NodeJS.ErrnoException | null)?.code;
+    let problem: CorruptStoreError | ConfigurationError;
+    if (code === 'EISDIR') problem = new CorruptStoreError(this.file, 'it is a folder, not a file');
+    else if (code === 'ENOENT' || code === 'ENOTDIR') {
+      const folder = dirname(this.file);
+      let kind: 'folder' | 'other' | 'none';
+      try {
+        kind = statSync(folder).isDirectory() ? 'folder' : 'other';
+      } catch {
+        kind = 'none';
+      }
+      if (kind === 'folder') return undefined;
+      const why = kind === 'other' ? `its folder ${folder} is not a folder` : `its folder ${folder} does not exist; make it first`;
+      problem = new ConfigurationError(`The store ${this.file} cannot be used: ${why}.`);
+    } else return undefined;
+    problem.cause = error;
+    return problem;
   }
 
   /** Under the lock: reads the file as it is now, applies the changes, writes it back atomically. */
@@ -227,7 +243,7 @@ export class JsonFileMemory<T = unknown> implements MemoryPort<T> {
       stamp = `${stats.ino}:${stats.size}:${stats.mtimeMs}`;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
-      throw error;
+      throw this.pathProblem(error) ?? error;
     }
     if (!fresh && this.cached?.stamp === stamp) return this.cached.data;
     let text: string;
@@ -235,7 +251,7 @@ export class JsonFileMemory<T = unknown> implements MemoryPort<T> {
       text = await readFile(this.file, 'utf8');
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
-      throw error;
+      throw this.pathProblem(error) ?? error;
     }
     const data = parseStore(this.file, text);
     if (!fresh) this.cached = { stamp, data };

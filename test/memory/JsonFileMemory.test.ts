@@ -1,6 +1,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { chmodSync, existsSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -85,6 +85,26 @@ describe('JsonFileMemory', () => {
     expect((error as Error).message).toContain(`its folder ${join(dir.path, 'no', 'such')} does not exist`);
     expect(existsSync(join(dir.path, 'no'))).toBe(false);
     expect(await store.get('a')).toBeUndefined(); // a read of a store not made yet is an empty store
+  });
+
+  it('refuses a store path that is a folder (CorruptStoreError) or lies under a file (ConfigurationError), naming it, on reads and writes', async () => {
+    mkdirSync(file);
+    const folder = new JsonFileMemory(file);
+    for (const attempt of [() => folder.get('a'), () => folder.set('a', 1)]) {
+      const error = await attempt().catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(CorruptStoreError);
+      expect((error as CorruptStoreError).reason).toBe('it is a folder, not a file');
+    }
+    expect(readdirSync(file)).toEqual([]);
+    const plain = join(dir.path, 'plain');
+    writeFileSync(plain, 'not a folder');
+    const under = new JsonFileMemory(join(plain, 'history.json'));
+    for (const attempt of [() => under.get('a'), () => under.set('a', 1)]) {
+      const error = await attempt().catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(ConfigurationError);
+      expect((error as Error).message).toContain(`its folder ${plain} is not a folder`);
+    }
+    expect(readFileSync(plain, 'utf8')).toBe('not a folder');
   });
 
   it('reads a read-only store but refuses to write it, with a ConfigurationError, leaving it byte-identical', async () => {

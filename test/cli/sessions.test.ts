@@ -59,6 +59,12 @@ describe('troupe sessions', () => {
       /^troupe: 2 sessions not listed, left in the store as they are: agent:future:1, written by a newer troupe \(schemaVersion 99; this one reads up to \d+\); agent:broken:1, not a session record \([^)]+\)\n$/,
     );
     expect(readFileSync(mixed, 'utf8')).toBe(text);
+
+    // show names why it cannot read a record that is there, rather than calling it unknown
+    const broken = await troupe(['sessions', 'show', 'agent:broken:1', '--store', mixed]);
+    expect(broken.code).toBe(2);
+    expect(broken.stderr).toMatch(/^troupe: cannot read session "agent:broken:1" in .*mixed\.json: not a session record \([^)]+\); it was left as it is\n$/);
+    expect(readFileSync(mixed, 'utf8')).toBe(text);
   });
 
   it('show: the record, its figures and its conversation', async () => {

@@ -100,7 +100,7 @@ function inTreeOrder(list: readonly SessionRecord[]): { session: SessionRecord; 
 async function showSession(id: string, flags: StoreFlags): Promise<void> {
   const sessions = new SessionStore(existingStore(flags.store));
   const session = await sessions.get(id);
-  if (!session) throw new CommandError(`unknown session "${id}" in ${flags.store ?? DEFAULT_STORE} (troupe sessions list shows them)`);
+  if (!session) throw await unknownSession(sessions, id, flags.store);
   const conversation = (await sessions.conversation(id)) ?? [];
   if (flags.json) {
     process.stdout.write(`${JSON.stringify({ ...session, conversation }, null, 2)}\n`);
@@ -123,6 +123,17 @@ async function showSession(id: string, flags: StoreFlags): Promise<void> {
   if (session.error !== null) fields.push(['error:', firstLine(`${session.error.code}: ${session.error.message}`, 200)]);
   const lines = [session.id, table(fields), '', `Conversation (${conversation.length} messages):`, ...conversation.map(messageLine)];
   process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+/**
+ * Why a session cannot be shown or resumed: its id is not in the store, or its record is there but is not one this
+ * troupe reads (as `sessions list` says on stderr); then it is left as it is.
+ */
+async function unknownSession(sessions: SessionStore, id: string, store: string | undefined): Promise<CommandError> {
+  const name = store ?? DEFAULT_STORE;
+  const unread = (await sessions.unlisted()).find((record) => record.id === id);
+  if (unread) return new CommandError(`cannot read session "${id}" in ${name}: ${unread.why}; it was left as it is`);
+  return new CommandError(`unknown session "${id}" in ${name} (troupe sessions list shows them)`);
 }
 
 /** `2025-03-01 14:05:09`, in the local time zone. */
@@ -153,7 +164,7 @@ async function resumeSession(id: string, flags: RunFlags): Promise<void> {
   const session = await runtime.sessions.get(id);
   if (!session) {
     await discard(runtime);
-    throw new CommandError(`unknown session "${id}" in ${flags.store ?? DEFAULT_STORE} (troupe sessions list shows them)`);
+    throw await unknownSession(new SessionStore(existingStore(flags.store)), id, flags.store);
   }
   if (!runtime.agentNames.includes(session.agentType)) {
     await discard(runtime);

@@ -273,7 +273,11 @@ export class SessionStore implements SessionManager {
         this.letGo(id);
       }
     });
-    this.track(() => Promise.all(ids.map((id) => this.memory.delete(id))));
+    this.track(async () => {
+      const deleted = await Promise.allSettled(ids.map((id) => this.memory.delete(id)));
+      const failed = deleted.find((outcome) => outcome.status === 'rejected');
+      if (failed) throw failed.reason; // once every delete has settled, as in `write`
+    });
   }
 
   /** Resolves when every write so far has landed; rejects with the first write that failed since the last flush. */
@@ -312,7 +316,11 @@ export class SessionStore implements SessionManager {
     this.writing = true;
     this.track(async () => {
       try {
-        await Promise.all([...conversations].map(([key, messages]) => this.memory.set(key, messages)));
+        // Every conversation's write settles before this write counts as done (a failed one does not cut the others
+        // short), so `settled` and `flush` never resolve while a write is still under way in the store.
+        const written = await Promise.allSettled([...conversations].map(([key, messages]) => this.memory.set(key, messages)));
+        const failed = written.find((outcome) => outcome.status === 'rejected');
+        if (failed) throw failed.reason;
         if (changes.length === 0) return;
         await this.memory.update(SESSIONS_KEY, (sessions) => {
           const map = asMap(sessions);

@@ -1,10 +1,11 @@
 import { execFile, spawn } from 'node:child_process';
+import { chmodSync, existsSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { ConfigurationError, createRuntime, DelegationError, InMemoryMemory, JsonFileMemory, SESSION_SCHEMA_VERSION, SESSIONS_KEY, UnsupportedSchemaError, type MemoryPort, type SessionRecord } from 'troupe';
+import { ConfigurationError, createRuntime, DelegationError, InMemoryMemory, JsonFileMemory, SESSION_SCHEMA_VERSION, SESSIONS_KEY, SessionStore, UnsupportedSchemaError, type MemoryPort, type SessionRecord } from 'troupe';
 import { ScriptedModel, assignCall, callTools, toolCall } from 'troupe/testing';
 import { echoTool, lastToolMessage, leader, scripted, scriptedPerAgent, worker } from '../stubs.js';
 import { eachTestTempDir } from '../support/tempDir.js';
@@ -98,6 +99,36 @@ describe('sessions in the store', () => {
     expect(await runtime.sessions.get(result.id)).toMatchObject({ state: 'completed', result: 'Done.' });
     expect((await runtime.sessions.conversation(result.id))?.at(-1)).toMatchObject({ role: 'assistant', content: 'Done.' });
     await runtime.shutdown();
+  });
+
+  it('flush rejects only once every write has settled, so a process that exits then leaves no write under way and no lock', async () => {
+    writeFileSync(file, `${JSON.stringify({ schemaVersion: 1 })}\n`);
+    chmodSync(file, 0o444); // every write fails, each after taking and giving back the lock
+    const inner = new JsonFileMemory(file);
+    let writing = 0;
+    const counted = <T>(promise: Promise<T>): Promise<T> => {
+      writing++;
+      return promise.finally(() => writing--);
+    };
+    const store: MemoryPort = {
+      get: (key) => inner.get(key),
+      keys: (prefix) => inner.keys(prefix),
+      set: (key, value) => counted(inner.set(key, value)),
+      append: (key, item) => counted(inner.append(key, item)),
+      update: (key, change) => counted(inner.update(key, change)),
+      delete: (key) => counted(inner.delete(key)),
+      clear: () => counted(inner.clear()),
+    };
+    const sessions = new SessionStore(store);
+    for (const id of ['agent:a:1', 'agent:a:2', 'agent:a:3']) {
+      sessions.spawned({ id, agentType: 'a', parentConversationId: 'main', taskDescription: 'Count.' });
+      sessions.checkpoint(id, [{ role: 'user', content: 'Count.' }]);
+    }
+
+    await expect(sessions.flush()).rejects.toThrow(ConfigurationError);
+
+    expect(writing).toBe(0);
+    expect(existsSync(`${file}.lock`)).toBe(false);
   });
 
   it('answers get, list, running, byParent and cleanup', async () => {

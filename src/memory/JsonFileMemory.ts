@@ -119,7 +119,8 @@ export class JsonFileMemory<T = unknown> implements MemoryPort<T> {
   private write(apply: (data: Data) => unknown): Promise<unknown> {
     return new Promise((resolve, reject) => {
       this.queue.push({ apply, resolve, reject });
-      this.flushing ??= this.flush();
+      // Started after this tick's other changes are queued: they go to the file in one rewrite, not the first alone.
+      this.flushing ??= Promise.resolve().then(() => this.flush());
     });
   }
 

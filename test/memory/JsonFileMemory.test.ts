@@ -121,6 +121,14 @@ describe('JsonFileMemory', () => {
     expect(readdirSync(dir.path).sort()).toEqual(['history.json']); // no temporary file, no lock left
   });
 
+  it('writes the changes asked for in one tick with one rewrite of the file, the first among them', async () => {
+    let rewrites = 0;
+    const store = new JsonFileMemory(file, { faults: { afterTempWrite: () => void rewrites++ } });
+    await Promise.all([store.set('a', 1), store.set('b', 2), store.append('log', 'x'), store.update('n', () => 3)]);
+    expect(rewrites).toBe(1);
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ schemaVersion: STORE_SCHEMA_VERSION, a: 1, b: 2, log: ['x'], n: 3 });
+  });
+
   it('gives out copies, so changing a value read does not change the store', async () => {
     const store = new JsonFileMemory(file);
     await store.set('list', [1, 2]);

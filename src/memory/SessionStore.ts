@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { z } from 'zod';
-import { errorMessage, UnsupportedSchemaError } from '../errors.js';
+import { ConfigurationError, errorMessage, UnsupportedSchemaError } from '../errors.js';
 import { FailureReason } from '../events/events.js';
 import { ErrorInfo, errorFromText } from '../failure.js';
 import { ChatMessage } from '../models/Model.js';
@@ -132,7 +132,8 @@ export interface SessionManager {
   /**
    * Removes sessions (records and conversations) that ended more than `maxAgeMs` ago, and those that never ended
    * (their process died) and started that long ago; returns their ids. A session still running, in this process or
-   * in another live process of this host, is kept, however old.
+   * in another live process of this host, is kept, however old. An age that is not a number (or is NaN) is refused
+   * with `ConfigurationError`.
    */
   cleanup(maxAgeMs: number): Promise<string[]>;
   /**
@@ -479,6 +480,10 @@ export class SessionStore implements SessionManager {
   }
 
   async cleanup(maxAgeMs: number): Promise<string[]> {
+    // Compared with a time, NaN, a text or nothing at all would remove nothing, and say nothing of why.
+    if (typeof maxAgeMs !== 'number' || Number.isNaN(maxAgeMs)) {
+      throw new ConfigurationError(`cleanup needs maxAgeMs, an age in ms (7 * 86_400_000 is a week); it was given ${String(maxAgeMs)}.`);
+    }
     await this.settled();
     const cutoff = this.now() - maxAgeMs;
     const removed: string[] = [];

@@ -131,6 +131,19 @@ describe('sessions in the store', () => {
     expect(existsSync(`${file}.lock`)).toBe(false);
   });
 
+  it('cleanup refuses an age that is not a number (a text, NaN, none), with a ConfigurationError, rather than removing nothing silently', async () => {
+    const model = scripted(['Done.']);
+    const runtime = createRuntime({ model, agents: [worker('analyst')], store: new JsonFileMemory(file), projectAgentDir: false });
+    const result = await runtime.run('analyst', 'Count.');
+    await runtime.flush();
+    for (const age of [Number.NaN, '7d' as unknown as number, undefined as unknown as number, null as unknown as number]) {
+      await expect(runtime.sessions.cleanup(age)).rejects.toThrow(ConfigurationError);
+    }
+    expect((await runtime.sessions.list()).map((session) => session.id)).toEqual([result.id]);
+    expect(await runtime.sessions.conversation(result.id)).toHaveLength(2);
+    await runtime.shutdown();
+  });
+
   it('answers get, list, running, byParent and cleanup', async () => {
     const model = new ScriptedModel((request) => (request.messages.at(-1)?.content === 'Still here.' ? new Promise<string>(() => {}) : 'ok'));
     const runtime = createRuntime({ model, agents: [worker()], projectAgentDir: false });

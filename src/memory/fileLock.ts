@@ -27,6 +27,8 @@ const MIN_STALE_MS = 2_000;
 /** An older troupe's lock file that holds no readable owner this long after it was made is a killed writer's. */
 const UNREADABLE_GRACE_MS = 1_000;
 const HOST = hostname();
+/** The longest wait a timer can be set for (about 24.8 days). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 type Release = () => Promise<void>;
 type Lockfile = typeof import('proper-lockfile');
@@ -183,7 +185,8 @@ export function isRunning(pid: number): boolean {
 async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   const timeUp = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), Math.max(0, ms));
+    // setTimeout takes at most 2^31 - 1 ms and runs a longer wait (Infinity: wait as long as it takes) after 1 ms.
+    timer = setTimeout(() => resolve(false), Math.min(Math.max(0, ms), MAX_TIMER_MS));
   });
   try {
     return await Promise.race([promise.then(() => true), timeUp]);

@@ -129,6 +129,25 @@ describe('JsonFileMemory', () => {
     expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ schemaVersion: STORE_SCHEMA_VERSION, a: 1, b: 2, log: ['x'], n: 3 });
   });
 
+  it('lets a store object with a very long timeoutMs (Infinity, 1e10) wait for the turn of another one of this process', async () => {
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    let holding!: () => void;
+    const held = new Promise<void>((resolve) => {
+      holding = resolve;
+    });
+    const first = new JsonFileMemory(file, { faults: { afterTempWrite: () => (holding(), gate) } });
+    const writing = first.set('first', 1);
+    await held; // the first holds the lock (and this process's turn) until the gate opens
+    const waiting = [Number.POSITIVE_INFINITY, 1e10].map((timeoutMs, index) => new JsonFileMemory(file, { timeoutMs }).set(`long${index}`, index));
+    await new Promise((resolve) => setTimeout(resolve, 50)); // a 1 ms wait would have given up by now
+    open();
+    await Promise.all([writing, ...waiting]);
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ first: 1, long0: 0, long1: 1 });
+  });
+
   it('gives out copies, so changing a value read does not change the store', async () => {
     const store = new JsonFileMemory(file);
     await store.set('list', [1, 2]);

@@ -61,6 +61,7 @@ export class JsonFileMemory<T = unknown> implements MemoryPort<T> {
     if (typeof file !== 'string' || file.trim() === '') throw new ConfigurationError('JsonFileMemory needs a file path.');
     this.file = resolve(file);
     this.lockFile = `${this.file}.lock`;
+    checkWaits(options);
     this.options = options;
   }
 
@@ -277,6 +278,20 @@ export function readStoreFile(file: string): { keys: string[]; versioned: boolea
   }
   const { data, versioned } = parseStoreText(file, text);
   return { keys: Object.keys(data), versioned };
+}
+
+/**
+ * Refuses lock waits that are not numbers of ms: a `timeoutMs` of NaN or a text (`'500'`) never ran out, so a writer
+ * waited for ever on a lock a live process kept; a negative one gave up at once, saying it had waited "-5 ms".
+ */
+function checkWaits(options: FileLockOptions): void {
+  for (const name of ['timeoutMs', 'staleMs'] as const) {
+    const value: unknown = options[name];
+    if (value === undefined) continue;
+    if (typeof value !== 'number' || Number.isNaN(value) || value < 0 || (name === 'staleMs' && !Number.isFinite(value))) {
+      throw new ConfigurationError(`JsonFileMemory's ${name} must be a number of ms from 0 up${name === 'staleMs' ? ' (not Infinity)' : ''}; it was given ${String(value)}.`);
+    }
+  }
 }
 
 /** The keys of a store file's text, without its version field; refuses a file that is corrupt or newer. */

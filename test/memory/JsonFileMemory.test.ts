@@ -129,6 +129,16 @@ describe('JsonFileMemory', () => {
     expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ schemaVersion: STORE_SCHEMA_VERSION, a: 1, b: 2, log: ['x'], n: 3 });
   });
 
+  it('refuses lock waits that are not numbers of ms from 0 up, with a ConfigurationError naming the option', () => {
+    const bad: [string, unknown][] = [['timeoutMs', Number.NaN], ['timeoutMs', '500'], ['timeoutMs', -5], ['staleMs', Number.NaN], ['staleMs', 'x'], ['staleMs', Number.POSITIVE_INFINITY]];
+    for (const [name, value] of bad) {
+      expect(() => new JsonFileMemory(file, { [name]: value })).toThrow(ConfigurationError);
+      expect(() => new JsonFileMemory(file, { [name]: value })).toThrow(name);
+    }
+    expect(() => new JsonFileMemory(file, { timeoutMs: 0, staleMs: 2_000 })).not.toThrow();
+    expect(() => new JsonFileMemory(file, { timeoutMs: Number.POSITIVE_INFINITY })).not.toThrow(); // wait as long as it takes
+  });
+
   it('lets a store object with a very long timeoutMs (Infinity, 1e10) wait for the turn of another one of this process', async () => {
     let open!: () => void;
     const gate = new Promise<void>((resolve) => {

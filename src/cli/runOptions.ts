@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { ConfigurationError, CorruptStoreError } from '../errors.js';
-import { JsonFileMemory, readStoreFile } from '../memory/JsonFileMemory.js';
+import { isReadOnlyStoreFile, JsonFileMemory, readStoreFile } from '../memory/JsonFileMemory.js';
 import { NOTES_KEY } from '../memory/NoteStore.js';
 import { SESSIONS_KEY } from '../memory/SessionStore.js';
 import type { Model } from '../models/Model.js';
@@ -162,8 +162,8 @@ export function existingStore(file: string | undefined): JsonFileMemory {
 }
 
 /**
- * A store on `path`, once its file (if any) is one troupe may use: not corrupt, not newer, not a folder, and not some
- * other program's JSON. A file without a `schemaVersion` is read as an old store, so one that holds keys but neither
+ * A store on `path`, once its file (if any) is one troupe may use: not corrupt, not newer, not a folder, not some
+ * other program's JSON, and (to write it) not read-only. A file without a `schemaVersion` is read as an old store, so one that holds keys but neither
  * sessions nor notes is refused, never rewritten (a `package.json` given as `--store` would be).
  */
 function checkedStore(path: string, name: string, verb: 'use' | 'read'): JsonFileMemory {
@@ -176,6 +176,10 @@ function checkedStore(path: string, name: string, verb: 'use' | 'read'): JsonFil
   }
   if (found && !found.versioned && found.keys.length > 0 && !found.keys.some((key) => TROUPE_KEYS.includes(key))) {
     throw new CommandError(`cannot ${verb} store ${name}: it is not a troupe store (no schemaVersion, no sessions or notes); give another file`);
+  }
+  // A run writes its sessions at the end: a store it cannot write is refused now, not after the run's work is done.
+  if (found && verb === 'use' && isReadOnlyStoreFile(path)) {
+    throw new CommandError(`cannot use store ${name}: it is read-only; it was left as it is (make it writable, or give another --store)`);
   }
   return new JsonFileMemory(path);
 }

@@ -1,4 +1,4 @@
-import { constants, readFileSync, statSync } from 'node:fs';
+import { accessSync, constants, readFileSync, statSync } from 'node:fs';
 import { access, open, readFile, readdir, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { ConfigurationError, CorruptStoreError, errorMessage, UnsupportedSchemaError } from '../errors.js';
@@ -291,6 +291,26 @@ function checkWaits(options: FileLockOptions): void {
     if (typeof value !== 'number' || Number.isNaN(value) || value < 0 || (name === 'staleMs' && !Number.isFinite(value))) {
       throw new ConfigurationError(`JsonFileMemory's ${name} must be a number of ms from 0 up${name === 'staleMs' ? ' (not Infinity)' : ''}; it was given ${String(value)}.`);
     }
+  }
+}
+
+/**
+ * True when a store file is there and read-only (no write bit, or not writable by this process): a store refuses to
+ * write it. For a command that should refuse such a store before it runs anything, rather than at its first write.
+ */
+export function isReadOnlyStoreFile(file: string): boolean {
+  let mode: number;
+  try {
+    mode = statSync(file).mode;
+  } catch {
+    return false;
+  }
+  if ((mode & 0o222) === 0) return true;
+  try {
+    accessSync(file, constants.W_OK);
+    return false;
+  } catch {
+    return true;
   }
 }
 

@@ -1,6 +1,6 @@
 // `troupe run`, as a user runs it: a child process whose output is not a terminal, so the run shows as plain lines.
 import { spawn } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { TroupeEvent } from 'troupe';
@@ -192,6 +192,22 @@ describe.concurrent('troupe run: arguments it cannot use give one line and exit 
     expect(readdirSync(dir.path).sort()).toEqual(['corrupt.json', 'package.json']); // no lock left behind
     dir.remove();
   }, 90_000);
+
+  it('troupe run --store refuses a read-only store before it runs anything, and leaves it as it was', async () => {
+    const dir = tempDir();
+    const readOnly = join(dir.path, 'archive.json');
+    const text = `${JSON.stringify({ schemaVersion: 1, __agent_sessions__: {} })}\n`;
+    writeFileSync(readOnly, text);
+    chmodSync(readOnly, 0o444);
+    const { code, stdout, stderr } = await troupe(['run', 'examples/scenario.ts', '--store', readOnly]);
+    expect({ code, stdout }).toEqual({ code: 2, stdout: '' });
+    expect(stderr).toMatch(/^troupe: cannot use store .*archive\.json: it is read-only; it was left as it is \(make it writable, or give another --store\)\n$/);
+    expect(readFileSync(readOnly, 'utf8')).toBe(text);
+    expect(readdirSync(dir.path)).toEqual(['archive.json']);
+    const listed = await troupe(['sessions', 'list', '--store', readOnly]); // reading it is fine
+    expect(listed.code).toBe(0);
+    dir.remove();
+  }, 60_000);
 
   it('troupe run --json gives a result JSON cannot hold as Node prints it, in a JSON line, and still succeeds', async () => {
     const { code, stdout } = await troupe(['run', 'test/cli/fixtures/bigValue.mjs', '--json', '--store', store('big')]);

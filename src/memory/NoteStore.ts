@@ -1,6 +1,6 @@
 import { nanoid } from 'nanoid';
 import { z } from 'zod';
-import { AbortedError, errorMessage } from '../errors.js';
+import { AbortedError, ConfigurationError, errorMessage } from '../errors.js';
 import type { Model } from '../models/Model.js';
 import type { Redactor } from '../redaction.js';
 import { checkSchemaVersion, NOTE_SCHEMA_VERSION } from '../schemaVersion.js';
@@ -110,9 +110,12 @@ export class NoteStore {
 
   /**
    * Saves a note, its content and tags with their secrets replaced; resolves once it is in the store. Its key is one
-   * no note of the store has: a seeded runtime draws the same keys on every run, and its notes outlive the run.
+   * no note of the store has: a seeded runtime draws the same keys on every run, and its notes outlive the run. A note
+   * that would not read back (content not a text, tags not a list of texts, an unknown scope) is refused with
+   * `ConfigurationError`, nothing saved.
    */
   async save(content: string, by: { agentName: string; agentId?: string; tags?: readonly string[]; scope?: NoteScope }): Promise<Note> {
+    checkSave(content, by);
     const redact = <T>(value: T): T => (this.options.redactor ? this.options.redactor.redact(value) : value);
     const makeId = this.options.makeId ?? nanoid;
     const taken = await this.storedIds();
@@ -159,10 +162,15 @@ export class NoteStore {
 
   /**
    * The notes `reader` finds, best first for `query`, at most `limit` (default 5): by the cosine of embeddings when
-   * its model embeds, else (or when embedding fails: `fallback` says why) by BM25. An abort of `signal` rejects.
+   * its model embeds, else (or when embedding fails: `fallback` says why) by BM25. An abort of `signal` rejects; a
+   * query that is not a text, or a `limit` that is not a whole number from 0 up, is refused with `ConfigurationError`.
    */
   async search(query: string, reader: NoteReader & { limit?: number }): Promise<NoteSearch> {
+    if (typeof query !== 'string') throw new ConfigurationError(`A note search needs a query text; it was given ${typeof query}.`);
     const limit = reader.limit ?? 5;
+    if (!Number.isInteger(limit) || limit < 0) {
+      throw new ConfigurationError(`A note search's limit must be a whole number from 0 up; it was given ${String(limit)}.`);
+    }
     const notes = await this.list(reader);
     // Ranked by their place in the list, not their ids: a store may hold two notes of one id (two runs of one seed
     // before keys were checked, or two processes), and the ranking would lose one of them (BM25's index refuses both).
@@ -195,6 +203,21 @@ export class NoteStore {
     }));
     return rankBySimilarity(queryVector!, vectors, limit);
   }
+}
+
+/**
+ * Refuses a note that would be stored but never found (a note that does not parse is left out of lists and searches):
+ * content that is not a text, tags that are not a list of texts (a text would be spread into its letters), a scope
+ * other than `agent` or `shared`, an agent name that is not a text.
+ */
+function checkSave(content: unknown, by: { agentName?: unknown; tags?: unknown; scope?: unknown }): void {
+  const wrong = (what: string) => new ConfigurationError(`A note cannot be saved: ${what}.`);
+  if (typeof content !== 'string') throw wrong(`its content must be a text, not ${typeof content}`);
+  if (typeof by.agentName !== 'string' || by.agentName === '') throw wrong('agentName must be a non-empty text');
+  if (by.tags !== undefined && (!Array.isArray(by.tags) || by.tags.some((tag) => typeof tag !== 'string'))) {
+    throw wrong('tags must be a list of texts');
+  }
+  if (by.scope !== undefined && !NoteScope.safeParse(by.scope).success) throw wrong(`scope must be "agent" or "shared", not ${JSON.stringify(by.scope)}`);
 }
 
 /** The text of a note that is embedded: its content, and its tags when it has some. */

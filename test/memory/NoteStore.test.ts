@@ -2,7 +2,7 @@
 // from an OpenAIModel against the loopback OpenAI-compatible server (and the fall back to BM25 when it cannot embed).
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { InMemoryMemory, JsonFileMemory, NOTES_KEY, NoteStore, OpenAIModel, Redactor } from 'troupe';
+import { ConfigurationError, InMemoryMemory, JsonFileMemory, NOTES_KEY, NoteStore, OpenAIModel, Redactor } from 'troupe';
 import { ScriptedModel } from 'troupe/testing';
 import { startOpenAIServer, type OpenAIServer } from '../support/openaiServer.js';
 import { eachTestTempDir } from '../support/tempDir.js';
@@ -66,6 +66,28 @@ describe('NoteStore', () => {
 
     expect(all.hits.map((hit) => hit.note.content).sort()).toEqual(['Staging lives on host b.', 'The deployment needs NODE_ENV set.']);
     expect(one.hits).toHaveLength(1);
+  });
+
+  it('refuses, with a ConfigurationError and nothing written, a note that would never read back and a search it cannot run', async () => {
+    const file = join(dir.path, 'notes.json');
+    const notes = new NoteStore(new JsonFileMemory(file));
+    await notes.save('Staging deploys need approval.', { agentName: 'ops', scope: 'shared' });
+    const bad: [unknown, Record<string, unknown>][] = [
+      [42, {}],
+      ['x', { scope: 'everyone' }],
+      ['x', { tags: 'deploy' }], // a text, which was spread into its letters
+      ['x', { tags: [1] }],
+      ['x', { agentName: undefined }],
+    ];
+    for (const [content, options] of bad) {
+      await expect(notes.save(content as string, { agentName: 'ops', ...options } as never)).rejects.toThrow(ConfigurationError);
+    }
+    const stored = (await new JsonFileMemory(file).get(NOTES_KEY)) as unknown[];
+    expect(stored).toHaveLength(1);
+    for (const [query, limit] of [[42, 5], ['deploy', -1], ['deploy', Number.NaN], ['deploy', 'x'], ['deploy', 1.5]] as const) {
+      await expect(notes.search(query as string, { agentName: 'ops', limit: limit as number })).rejects.toThrow(ConfigurationError);
+    }
+    expect((await notes.search('deploy', { agentName: 'ops', limit: 1 })).hits).toHaveLength(1);
   });
 
   it('finds an agent note only for agents of its name, and a shared note for every agent', async () => {

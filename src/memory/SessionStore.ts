@@ -324,7 +324,7 @@ export class SessionStore implements SessionManager {
         if (failed) throw failed.reason;
         if (changes.length === 0) return;
         await this.memory.update(SESSIONS_KEY, (sessions) => {
-          const map = asMap(sessions);
+          const map = recordsToWrite(sessions);
           for (const apply of changes) apply(map);
           return map;
         });
@@ -364,7 +364,7 @@ export class SessionStore implements SessionManager {
     if (!this.claimable(before)) return { record: before, claimed: false };
     let found: { record: SessionRecord; claimed: boolean } | undefined;
     await this.memory.update(SESSIONS_KEY, (sessions) => {
-      const map = asMap(sessions);
+      const map = recordsToWrite(sessions);
       const parsed = SessionRecord.safeParse(map[id]);
       found = parsed.success ? { record: this.seen(parsed.data), claimed: this.claimable(this.seen(parsed.data)) } : undefined;
       if (found?.claimed) {
@@ -423,7 +423,7 @@ export class SessionStore implements SessionManager {
     await this.settled();
     const found: string[] = [];
     await this.memory.update(SESSIONS_KEY, (sessions) => {
-      const map = asMap(sessions);
+      const map = recordsToWrite(sessions);
       for (const [id, value] of Object.entries(map)) {
         const parsed = SessionRecord.safeParse(value);
         if (!parsed.success || parsed.data.state === 'interrupted') continue;
@@ -488,7 +488,7 @@ export class SessionStore implements SessionManager {
     const cutoff = this.now() - maxAgeMs;
     const removed: string[] = [];
     await this.memory.update(SESSIONS_KEY, (sessions) => {
-      const map = asMap(sessions);
+      const map = recordsToWrite(sessions);
       for (const [id, value] of Object.entries(map)) {
         const parsed = SessionRecord.safeParse(value);
         // An ended session by its end; one that never ended (its process died) by its start, unless it still runs:
@@ -528,6 +528,19 @@ export class SessionStore implements SessionManager {
     this.pending.add(tracked);
     void tracked.finally(() => this.pending.delete(tracked));
   }
+}
+
+/**
+ * The sessions object to change in a write: a fresh one when the store holds none. Something else under the key (a
+ * list, a text: written by hand or by another program) is refused with `ConfigurationError` and left as it is; a
+ * write would have replaced it with this process's records.
+ */
+function recordsToWrite(value: unknown): Record<string, unknown> {
+  if (value === undefined || value === null) return {};
+  if (typeof value === 'object' && !Array.isArray(value)) return value as Record<string, unknown>;
+  throw new ConfigurationError(
+    `The store holds ${Array.isArray(value) ? 'a list' : `a ${typeof value}`} under "${SESSIONS_KEY}", not session records; it was left as it is. Move it, or give the runtime another store.`,
+  );
 }
 
 /** The sessions object, or a fresh one when the store holds none (or something else) under the key. */

@@ -144,6 +144,15 @@ describe('sessions in the store', () => {
     await runtime.shutdown();
   });
 
+  it('refuses to write sessions over something else kept under __agent_sessions__, and leaves it as it is', async () => {
+    writeFileSync(file, `${JSON.stringify({ schemaVersion: 1, [SESSIONS_KEY]: ['kept by another program'] })}\n`);
+    const runtime = createRuntime({ model: scripted(['Done.']), agents: [worker('analyst')], store: new JsonFileMemory(file), projectAgentDir: false });
+    const result = await runtime.run('analyst', 'Count.');
+    expect(result.status).toBe('completed');
+    await expect(runtime.shutdown()).rejects.toThrow(ConfigurationError);
+    expect(await new JsonFileMemory(file).get(SESSIONS_KEY)).toEqual(['kept by another program']);
+  });
+
   it('answers get, list, running, byParent and cleanup', async () => {
     const model = new ScriptedModel((request) => (request.messages.at(-1)?.content === 'Still here.' ? new Promise<string>(() => {}) : 'ok'));
     const runtime = createRuntime({ model, agents: [worker()], projectAgentDir: false });

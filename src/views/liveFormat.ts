@@ -29,7 +29,7 @@ export function count(value: number): string {
 
 /**
  * The first line of a text, without control characters (a model's answer may hold escape codes that would move a
- * terminal's cursor), clipped to `max` characters.
+ * terminal's cursor), clipped to `max` columns (see {@link clip}).
  */
 export function firstLine(text: string, max = 200): string {
   // oxlint-disable-next-line no-control-regex -- control characters are what this removes
@@ -37,10 +37,37 @@ export function firstLine(text: string, max = 200): string {
   return clip(line, max);
 }
 
-/** Cuts a text to `max` characters, ending it with `…` when it was longer. */
+/**
+ * Cuts a text to `max` columns of a terminal, ending it with `…` when it was wider. A character of Chinese, Japanese or
+ * Korean, and an emoji, takes two columns; a combining mark none. It cuts between characters, never inside one (an
+ * emoji is two UTF-16 units: a half of it prints as `�`).
+ */
 export function clip(text: string, max: number): string {
   if (max <= 0) return '';
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+  if (text.length <= max && NARROW.test(text)) return text; // as many columns as units
+  let width = 0;
+  let end = 0;
+  let fits = 0; // where the text is cut for `…`: the end of the last character that leaves a column for it
+  for (const character of text) {
+    width += columns(character.codePointAt(0)!);
+    if (width > max) return `${text.slice(0, fits)}…`;
+    end += character.length;
+    if (width <= max - 1) fits = end;
+  }
+  return text;
+}
+
+/** Text every UTF-16 unit of which takes one column: printable ASCII and Latin letters, up to U+02FF. */
+const NARROW = /^[ -\u02ff]*$/;
+const ZERO_WIDTH = /^[\p{Mn}\p{Me}\p{Cf}]$/u;
+const WIDE =
+  /^(?:[\u1100-\u115f\u231a\u231b\u2329\u232a\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua000-\ua4cf\ua960-\ua97f\uac00-\ud7a3\uf900-\ufaff\ufe10-\ufe19\ufe30-\ufe6f\uff00-\uff60\uffe0-\uffe6\u{16fe0}-\u{18aff}\u{1b000}-\u{1b2ff}\u{1f200}-\u{1f2ff}\u{20000}-\u{3fffd}]|\p{Emoji_Presentation})$/u;
+
+/** The columns one character (a code point) takes on a terminal: 0, 1 or 2. */
+function columns(codePoint: number): number {
+  const character = String.fromCodePoint(codePoint);
+  if (ZERO_WIDTH.test(character)) return 0;
+  return WIDE.test(character) ? 2 : 1;
 }
 
 /** `► name (description)`: how a node's header starts. */

@@ -218,6 +218,25 @@ describe('the live tree', () => {
     expect(lines[2]).toBe('    ✓ grep {"text":"eval("} …');
   });
 
+  it('cuts lines of Chinese, Japanese or Korean text and emoji to the columns they take, never inside a character', () => {
+    // A wide character takes two columns of a terminal; an emoji is two UTF-16 units, and half of one prints as �.
+    const tree = fold([
+      spawned('agent:lead:1', 'lead', 0, null, null, '東京の週末の天気と予算を調べてください'),
+      started('agent:lead:1', 0),
+      called('agent:lead:1', 'c1', 'note', { text: '☔☔☔☔☔☔☔☔☔☔☔☔☔☔☔☔☔☔' }, 1),
+      resulted('agent:lead:1', 'c1', 'note', 2, 3),
+      completed('agent:lead:1', '晴れ☀️のち雨🌧、予算は四万円です。傘を忘れずに持って行ってください。', 4),
+    ]);
+    const lines = renderLiveTree(tree, { width: 30, height: 40, now: 5 }).split('\n');
+    const columns = (line: string) => [...line].reduce((sum, character) => sum + (/[\u3000-\u9fff\uff00-\uff60]|\p{Emoji_Presentation}/u.test(character) ? 2 : /\p{Mn}|\ufe0f/u.test(character) ? 0 : 1), 0);
+    for (const line of lines) {
+      expect(columns(line), line).toBeLessThanOrEqual(29);
+      expect(line).not.toMatch(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/); // no half of a character
+    }
+    expect(lines[0]).toBe('► lead (東京の週末の天気と予…');
+    expect(lines[1]).toBe('  ✓ note {"text":"☔☔☔☔☔…');
+  });
+
   it('ends both calls of a turn that share an id, and cuts short only a call still running when its agent ends', () => {
     const tree = fold([
       spawned('agent:w:1', 'w', 0),

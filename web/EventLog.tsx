@@ -24,6 +24,7 @@ class LogIndex {
   #scanned = 0;
   #key = '';
   readonly #lines: string[] = [];
+  #events: readonly TroupeEvent[] | undefined;
 
   line(events: readonly TroupeEvent[], index: number): string {
     return (this.#lines[index] ??= formatEvent(events[index]!));
@@ -31,6 +32,12 @@ class LogIndex {
 
   update(events: readonly TroupeEvent[], model: RunModel, filter: LogFilter): number[] {
     const key = JSON.stringify(filter);
+    if (events !== this.#events) {
+      // Another run's events (the page started afresh on another server): no line or match of the old one holds.
+      this.#events = events;
+      this.#lines.length = 0;
+      this.#key = '';
+    }
     if (key !== this.#key) {
       this.#key = key;
       this.matches.length = 0;

@@ -7,12 +7,14 @@ export interface Store {
   /** The run's name and whether it is live or a saved run. */
   title: string;
   mode: 'live' | 'replay';
+  /** The server the events came from: another one (a new run on the same port) starts the page afresh. */
+  instance: string | null;
   /** True while the stream is open. */
   connected: boolean;
   /** True once the run has ended (the page keeps showing it). */
   ended: boolean;
-  /** Every event received, in order. */
-  readonly events: TroupeEvent[];
+  /** Every event received, in order (a new array when the page starts afresh on another server's run). */
+  events: TroupeEvent[];
   /** The run as it was at `shown` events. */
   model: RunModel;
   /** The moment shown, as a count of events; null follows the run as it goes (live). */
@@ -30,6 +32,7 @@ export function createStore() {
   const store: Store = {
     title: 'troupe',
     mode: 'live',
+    instance: null,
     connected: false,
     ended: false,
     events: [],
@@ -83,7 +86,17 @@ export function createStore() {
         .catch(() => {});
       const source = new EventSource('/api/events');
       source.addEventListener('hello', (message) => {
-        const hello = JSON.parse((message as MessageEvent<string>).data) as { title: string; mode: 'live' | 'replay' };
+        const hello = JSON.parse((message as MessageEvent<string>).data) as { title: string; mode: 'live' | 'replay'; instance: string };
+        // Reconnected to another server (the run it showed stopped, and another started on the same port): that server
+        // sends its run from the start, which must not be added to the events of the one shown so far.
+        if (store.instance !== null && store.instance !== hello.instance) {
+          store.events = [];
+          store.model = new RunModel();
+          store.cursor = null;
+          store.selected = null;
+          store.ended = false;
+        }
+        store.instance = hello.instance;
         store.title = hello.title;
         store.mode = hello.mode;
         store.connected = true;

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { EventFeed } from './EventFeed.js';
 import { escapeHtml, listen, urlHost } from './http.js';
@@ -35,20 +36,23 @@ const KEEP_ALIVE_MS = 15_000;
 
 /**
  * Starts the web inspector's server: the page at `/`, its script and style under `/assets/`, the machines it draws
- * at `/api/machines`, and the run's events as server-sent events at `/api/events`: `hello` (title, mode), then the
- * events in batches (each message a JSON array, its `id` the count of events sent so far, so a page that reconnects
- * says where it was), then `end` once the run is over. Only requests addressed to this host are answered (a page of
- * another site cannot reach the server by a name it made resolve to 127.0.0.1).
+ * at `/api/machines`, and the run's events as server-sent events at `/api/events`: `hello` (title, mode, and this
+ * server's `instance`), then the events in batches (each message a JSON array, its `id` `<instance>.<count of events
+ * sent so far>`, so a page that reconnects says where it was), then `end` once the run is over. A page that reconnects
+ * with the id of another server (one started on the same port after the first stopped) gets the run from its start.
+ * Only requests addressed to this host are answered (a page of another site cannot reach the server by a name it made
+ * resolve to 127.0.0.1).
  */
 export async function startWebServer(options: WebServerOptions): Promise<WebServer> {
   const streams = new Set<EventStream>();
+  const instance = randomUUID();
   let hosts = new Set<string>();
   const server = createServer((request, response) => {
     if (!hosts.has(request.headers.host ?? '')) {
       response.writeHead(403, { 'content-type': 'text/plain; charset=utf-8' }).end('Forbidden: open the address troupe printed.\n');
       return;
     }
-    route(request, response, options, streams).catch((error: unknown) => {
+    route(request, response, options, instance, streams).catch((error: unknown) => {
       if (!response.headersSent) response.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' });
       response.end(`${error instanceof Error ? error.message : String(error)}\n`);
     });
@@ -69,7 +73,7 @@ export async function startWebServer(options: WebServerOptions): Promise<WebServ
   };
 }
 
-async function route(request: IncomingMessage, response: ServerResponse, options: WebServerOptions, streams: Set<EventStream>): Promise<void> {
+async function route(request: IncomingMessage, response: ServerResponse, options: WebServerOptions, instance: string, streams: Set<EventStream>): Promise<void> {
   const path = (request.url ?? '/').split('?')[0];
   if (request.method !== 'GET') return void response.writeHead(405, { allow: 'GET' }).end();
   switch (path) {
@@ -84,14 +88,23 @@ async function route(request: IncomingMessage, response: ServerResponse, options
     case '/api/machines':
       return send(response, 'application/json', JSON.stringify(options.machines));
     case '/api/events': {
-      const from = Number.parseInt(String(request.headers['last-event-id'] ?? '0'), 10);
-      const stream = new EventStream(response, options, Number.isSafeInteger(from) && from > 0 ? from : 0, () => streams.delete(stream));
+      const stream = new EventStream(response, options, instance, seenBefore(request.headers['last-event-id'], instance), () => streams.delete(stream));
       streams.add(stream);
       return;
     }
     default:
       response.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('Not found: open / for the inspector.\n');
   }
+}
+
+/**
+ * How many events a reconnecting page has: the count in its `Last-Event-ID` when this server gave that id, else 0 (a
+ * page that saw another run, served before on the same port, must not be sent this one from that run's count on).
+ */
+function seenBefore(lastEventId: string | string[] | undefined, instance: string): number {
+  const [from, count] = String(lastEventId ?? '').split('.');
+  const seen = Number(count);
+  return from === instance && Number.isSafeInteger(seen) && seen > 0 ? seen : 0;
 }
 
 function send(response: ServerResponse, type: string, body: string): void {
@@ -114,12 +127,13 @@ class EventStream {
   constructor(
     private readonly response: ServerResponse,
     private readonly options: WebServerOptions,
+    private readonly instance: string,
     from: number,
     private readonly onClose: () => void,
   ) {
     this.#sent = Math.min(from, options.feed.length);
     response.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive' });
-    response.write(`retry: 1000\nevent: hello\ndata: ${JSON.stringify({ title: options.title, mode: options.mode })}\n\n`);
+    response.write(`retry: 1000\nevent: hello\ndata: ${JSON.stringify({ title: options.title, mode: options.mode, instance })}\n\n`);
     this.#stopListening = options.feed.listen(() => this.#schedule());
     this.#keepAlive = setInterval(() => response.write(': keep-alive\n\n'), KEEP_ALIVE_MS).unref();
     response.on('close', () => this.close());
@@ -153,7 +167,7 @@ class EventStream {
     const { feed } = this.options;
     while (!this.#closed && (all || !this.#draining) && this.#sent < feed.length) {
       const to = Math.min(feed.length, this.#sent + BATCH_EVENTS);
-      const written = this.response.write(`id: ${to}\ndata: ${feed.slice(this.#sent, to)}\n\n`);
+      const written = this.response.write(`id: ${this.instance}.${to}\ndata: ${feed.slice(this.#sent, to)}\n\n`);
       this.#sent = to;
       if (!written) this.#draining = true;
     }

@@ -31,7 +31,7 @@ describe('troupe run --ui', () => {
     await command.waitForStderr(/the run has ended; the web inspector still shows it at (\S+) \(Ctrl-C to exit\)\n/);
     expect(command.stdout()).toMatch(/^Lisbon it is\./);
     const live = await eventsAt(url!);
-    expect(live.hello).toEqual({ title: 'troupe run', mode: 'live' });
+    expect(live.hello).toEqual({ title: 'troupe run', mode: 'live', instance: expect.any(String) });
     const names = live.events.filter((event) => event.type === 'agent.completed').map((event) => (event.type === 'agent.completed' ? event.name : ''));
     expect(names.sort()).toEqual(['accountant', 'meteorologist', 'planner']);
     command.child.kill('SIGINT');
@@ -41,7 +41,7 @@ describe('troupe run --ui', () => {
     const replay = startTroupe(['ui', trace]);
     const [, replayUrl] = await replay.waitForStderr(/the saved run is in the web inspector: open (http:\/\/127\.0\.0\.1:\d+\/) \(Ctrl-C to exit\)\n/);
     const saved = await eventsAt(replayUrl!);
-    expect(saved.hello).toEqual({ title: 'run.jsonl', mode: 'replay' });
+    expect(saved.hello).toEqual({ title: 'run.jsonl', mode: 'replay', instance: expect.any(String) });
     expect(saved.events).toEqual(live.events);
     replay.child.kill('SIGINT');
     expect(await replay.exited).toBe(0);

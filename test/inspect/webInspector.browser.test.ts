@@ -137,6 +137,41 @@ describe('the web inspector in a browser', { timeout: 60_000 }, () => {
     await replay.close();
   });
 
+  it('starts afresh when it reconnects to another run served on the same port, rather than adding that run to the one it showed', async () => {
+    /** The events of one run of the team, in simulated time. */
+    const runOnce = async (seed: number, task: string): Promise<TroupeEvent[]> => {
+      const runtime = createRuntime({ agents: teamAgents, model: teamModel({ latencyMs: 100 }), clock: simulatedClock(), seed });
+      const events: TroupeEvent[] = collect(runtime.events$);
+      runtime.spawn('lead', task);
+      await runtime.runUntilIdle();
+      await runtime.shutdown();
+      return events;
+    };
+    const first = await runOnce(1, 'Compare apples and pears.');
+    const second = await runOnce(2, 'Compare plums and figs.');
+    const errors: string[] = [];
+    // The first run's server stops before its run ended (its process was killed): the page keeps trying to reconnect.
+    const before = createWebInspector({ title: 'first' });
+    for (const event of first.slice(0, 20)) before.push(event);
+    const page = await openPage(browser, await before.url, errors);
+    await page.getByTestId('position').filter({ hasText: '20 / 20 events' }).waitFor();
+    const port = Number(new URL(await before.url).port);
+    await before.close();
+    // Another run on the same port: the page reconnects to it and shows that run alone.
+    const after = createWebInspector({ title: 'second', port });
+    for (const event of second) after.push(event);
+    after.end();
+    await page.getByTestId('status').filter({ hasText: 'ended' }).waitFor();
+    await page.getByTestId('position').filter({ hasText: `${second.length} / ${second.length} events` }).waitFor();
+    const agents = [...new Set(second.map((event) => event.agentId))].sort();
+    expect(Object.keys(await rowStates(page)).sort()).toEqual(agents);
+    await page.getByTestId('log-count').filter({ hasText: `${second.length} of ${second.length} events` }).waitFor();
+    expect(await page.getByTestId('event-log').textContent()).not.toContain('Compare apples and pears.');
+    expect(errors.filter((error) => !/ERR_CONNECTION_REFUSED/.test(error))).toEqual([]);
+    await page.close();
+    await after.close();
+  });
+
   it('stays responsive while 1,000 agents run: the tree renders the rows in view, and a click answers', async () => {
     const AGENTS = 1_000;
     const errors: string[] = [];

@@ -85,10 +85,10 @@ describe('the web inspector server', () => {
     await reader.until((event) => event.event === 'end');
     reader.close();
     expect(reader.events[0]).toMatchObject({ event: 'hello' });
-    expect(JSON.parse(reader.events[0]!.data)).toEqual({ title: 'troupe run', mode: 'live' });
+    expect(JSON.parse(reader.events[0]!.data)).toEqual({ title: 'troupe run', mode: 'live', instance: expect.any(String) });
     expect(batched(reader.events)).toEqual(events);
     // Each batch's id is the count of events sent so far: what a page that reconnects gives back.
-    const ids = reader.events.filter((event) => event.event === 'message').map((event) => Number(event.id));
+    const ids = reader.events.filter((event) => event.event === 'message').map((event) => Number(event.id?.split('.')[1]));
     expect(ids.at(-1)).toBe(events.length);
     expect(events.length).toBeGreaterThan(30);
   });
@@ -100,10 +100,19 @@ describe('the web inspector server', () => {
     await late.until((event) => event.event === 'end');
     late.close();
     expect(batched(late.events)).toEqual(events);
-    const again = await readEvents(`${await inspector.url}api/events`, '20');
+    const { instance } = JSON.parse(late.events[0]!.data) as { instance: string };
+    expect(late.events.filter((event) => event.event === 'message').at(-1)?.id).toBe(`${instance}.${events.length}`);
+    const again = await readEvents(`${await inspector.url}api/events`, `${instance}.20`);
     await again.until((event) => event.event === 'end');
     again.close();
     expect(batched(again.events)).toEqual(events.slice(20));
+    // An id another server gave (a run served before on the same port) counts events of that run: this one comes whole.
+    for (const foreign of ['0f2c6a1e-5b1d-4c38-9d55-3f1a6f0b8e21.20', '20']) {
+      const other = await readEvents(`${await inspector.url}api/events`, foreign);
+      await other.until((event) => event.event === 'end');
+      other.close();
+      expect(batched(other.events)).toEqual(events);
+    }
   });
 
   it('sends a page the rest and ends its stream when it closes; the page keeps what it got', async () => {
@@ -124,7 +133,7 @@ describe('the web inspector server', () => {
     const reader = await readEvents(`${await replay.url}api/events`);
     await reader.until((event) => event.event === 'end');
     reader.close();
-    expect(JSON.parse(reader.events[0]!.data)).toEqual({ title: 'run.jsonl', mode: 'replay' });
+    expect(JSON.parse(reader.events[0]!.data)).toEqual({ title: 'run.jsonl', mode: 'replay', instance: expect.any(String) });
     expect(batched(reader.events)).toEqual(events);
   });
 

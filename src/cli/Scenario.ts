@@ -114,6 +114,10 @@ function notAScenario(file: string): string {
 function asScenario(value: unknown, file: string): ScenarioDefinition {
   const expected = `${file} must export default a function (runtime) => result, or an object { agents?, model?, tools?, options?, run }`;
   if (typeof value === 'function') return { run: value as ScenarioRun };
+  // A script (most of examples/) does its work as it is loaded and exports nothing: what it printed was its own run.
+  if (value === undefined) {
+    throw new CommandError(`${file} has no default export: it is a script, which ran as it was loaded, not a scenario; run it with tsx, or make it a scenario: ${expected.slice(file.length + 1)}`);
+  }
   if (value === null || typeof value !== 'object' || typeof (value as ScenarioDefinition).run !== 'function') {
     throw new CommandError(expected);
   }

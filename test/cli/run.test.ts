@@ -160,6 +160,10 @@ describe.concurrent('troupe run: arguments it cannot use give one line and exit 
     ],
     [['run', 'test/cli/fixtures/badOptions.mjs'], /^troupe: test\/cli\/fixtures\/badOptions\.mjs: options\.store is set by the command; use --store\n$/],
     [['run', 'test/cli/fixtures/notAScenario.mjs'], /^troupe: test\/cli\/fixtures\/notAScenario\.mjs must export default a function \(runtime\) => result, or an object/],
+    [
+      ['run', 'test/cli/fixtures/script.mjs'],
+      /^troupe: test\/cli\/fixtures\/script\.mjs has no default export: it is a script, which ran as it was loaded, not a scenario; run it with tsx, or make it a scenario: must export default a function \(runtime\) => result, or an object/,
+    ],
     [['run', 'researcher'], /^troupe: an agent needs a task: troupe run researcher --task TEXT\n$/],
     [['run', 'researcher', '--task', 'Find it.'], /^troupe: no model: set OPENAI_API_KEY or pass --base-url\n$/],
     [['run', 'examples/scenario.ts', '--store', '/no/such/folder/s.json'], /^troupe: cannot use store \/no\/such\/folder\/s\.json: its folder \/no\/such\/folder does not exist\n$/],

@@ -2,11 +2,12 @@
 // A WebSocket client stands in for the page; the command runs as a child process from the source, offline.
 import { join } from 'node:path';
 import WebSocket from 'ws';
-import { afterAll, describe, expect, it } from 'vitest';
-import { startTroupe } from '../support/cli.js';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { killStartedTroupes, startTroupe } from '../support/cli.js';
 import { tempDir } from '../support/tempDir.js';
 
 const scratch = tempDir();
+afterEach(killStartedTroupes);
 afterAll(() => scratch.remove());
 
 interface Seen {

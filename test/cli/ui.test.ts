@@ -4,13 +4,14 @@
 import { createServer, type AddressInfo } from 'node:net';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { TroupeEvent } from 'troupe';
-import { startTroupe, troupe } from '../support/cli.js';
+import { killStartedTroupes, startTroupe, troupe } from '../support/cli.js';
 import { readEvents } from '../support/sse.js';
 import { tempDir } from '../support/tempDir.js';
 
 const scratch = tempDir();
+afterEach(killStartedTroupes);
 afterAll(() => scratch.remove());
 
 async function eventsAt(url: string): Promise<{ hello: unknown; events: TroupeEvent[] }> {

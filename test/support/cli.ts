@@ -53,6 +53,8 @@ export interface LiveCommand {
 /** Starts `troupe <args>` and leaves it running (a command that serves a page until Ctrl-C). */
 export function startTroupe(args: readonly string[], options: { cwd?: string } = {}): LiveCommand {
   const child = spawn(process.execPath, ['--import', tsxLoader, `${root}src/cli/main.ts`, ...args], { cwd: options.cwd ?? root, env: offlineEnv() });
+  started.add(child);
+  child.once('exit', () => started.delete(child));
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += String(chunk)));
@@ -76,4 +78,21 @@ export function startTroupe(args: readonly string[], options: { cwd?: string } =
         check();
       }),
   };
+}
+
+/** Commands {@link startTroupe} started that have not exited yet. */
+const started = new Set<ChildProcessWithoutNullStreams>();
+
+/**
+ * Kills every command {@link startTroupe} started that is still running: a test that failed before it sent its
+ * Ctrl-C would leave a `troupe run --ui` serving its page, and waiting for that Ctrl-C, after the tests ended.
+ */
+export async function killStartedTroupes(): Promise<void> {
+  await Promise.all(
+    [...started].map((child) => {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGKILL');
+      return exited;
+    }),
+  );
 }

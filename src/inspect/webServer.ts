@@ -31,6 +31,8 @@ export interface WebServer {
 const BATCH_MS = 100;
 /** At most this many events a message, so a page that connects late to a long run gets it in parts. */
 const BATCH_EVENTS = 5_000;
+/** When the server closes, a page that takes none of what is left for this long is cut off. */
+const STALL_MS = 5_000;
 /** A comment now and then keeps proxies and browsers from closing a quiet stream. */
 const KEEP_ALIVE_MS = 15_000;
 
@@ -66,7 +68,8 @@ export async function startWebServer(options: WebServerOptions): Promise<WebServ
       return streams.size;
     },
     close: async () => {
-      for (const stream of [...streams]) stream.close();
+      // Each page takes what is left (a socket's buffer may hold megabytes of a long run) before its socket is cut.
+      await Promise.all([...streams].map((stream) => stream.close()));
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
     },
@@ -144,17 +147,44 @@ class EventStream {
     this.#flush();
   }
 
-  /** Stops the stream (the page went away, or the server closes): what was written is flushed first. */
-  close(): void {
-    if (this.#closed) return;
-    this.#draining = false; // the socket's buffer takes the rest; \`end\` sends it
-    this.#flush();
+  #finished: Promise<void> | undefined;
+
+  /**
+   * Stops the stream (the page went away, or the server closes): what the page has not seen is written, then the
+   * stream ends. Resolves once the page has taken all of it (or went away, or took none of it for {@link STALL_MS}).
+   */
+  close(): Promise<void> {
+    if (this.#closed) return this.#finished ?? Promise.resolve();
+    this.#flush(true); // the socket's buffer takes the rest, past its limit; \`end\` sends it
     this.#closed = true;
     clearTimeout(this.#timer);
     clearInterval(this.#keepAlive);
     this.#stopListening();
     this.response.end();
     this.onClose();
+    this.#finished = this.#taken();
+    return this.#finished;
+  }
+
+  /** Resolves when the response's last byte went to the system, or its socket closed; cuts off a page that stalls. */
+  #taken(): Promise<void> {
+    const { response } = this;
+    const socket = response.socket;
+    if (response.writableFinished || !socket || socket.destroyed) return Promise.resolve();
+    return new Promise((resolve) => {
+      let left = socket.writableLength;
+      let since = Date.now();
+      const watch = setInterval(() => {
+        if (socket.writableLength < left) [left, since] = [socket.writableLength, Date.now()];
+        else if (Date.now() - since >= STALL_MS) socket.destroy();
+      }, 500).unref();
+      const done = () => {
+        clearInterval(watch);
+        resolve();
+      };
+      response.once('finish', done);
+      response.once('close', done);
+    });
   }
 
   #schedule(): void {

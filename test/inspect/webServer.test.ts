@@ -126,6 +126,21 @@ describe('the web inspector server', () => {
     expect(batched(reader.events)).toHaveLength(3);
   });
 
+  it('sends a page the whole rest of a long run when it closes, more than a socket buffer holds, then ends its stream', async () => {
+    const inspector = createWebInspector();
+    const header = { runId: 'r', parentId: null, toolCallId: null };
+    const task = 'A task long enough to make the run weigh megabytes. '.repeat(4);
+    for (let at = 0; at < 20_000; at += 1) inspector.push({ type: 'agent.spawned', ...header, agentId: `agent:a:${at}`, at, name: 'a', depth: 0, task });
+    const reader = await readEvents(`${await inspector.url}api/events`);
+    await reader.until((event) => event.event === 'hello');
+    const closed = new Promise((resolve) => reader.response.once('close', resolve));
+    inspector.end();
+    await inspector.close();
+    await closed;
+    expect(batched(reader.events)).toHaveLength(20_000);
+    expect(reader.events.at(-1)?.event).toBe('end');
+  });
+
   it('replays a recorded run (what `troupe ui run.jsonl` serves), ended at once', async () => {
     const file = join(scratch.path, 'run.jsonl');
     const events = await runTeam(keep(createWebInspector()), { record: file });

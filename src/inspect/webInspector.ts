@@ -65,7 +65,7 @@ export function createWebInspector(options: WebInspectorOptions = {}): WebInspec
 }
 
 /**
- * Serves a saved run (what `createRuntime({ record })` or `trace` wrote, or `--record` / `--trace`) in the web
+ * Serves a saved run (what `createRuntime({ record })` or `trace` wrote, or `troupe run --trace`; `examples/web-inspector.ts --record`) in the web
  * inspector, ended, to scrub through with its slider: what `troupe ui run.jsonl` does. Rejects, like
  * `readRecording`, a file that is corrupt or of a newer format; a last line a crash cut short is left out.
  */

@@ -7,6 +7,9 @@ import { TroupeEvent } from '../events/events.js';
 import { errorFromText } from '../failure.js';
 import { checkSchemaVersion, RECORDING_SCHEMA_VERSION } from '../schemaVersion.js';
 
+/** The type of every event. */
+const EVENT_TYPES: ReadonlySet<string> = new Set(TroupeEvent.options.map((option) => option.shape.type.value));
+
 /** A recording read back: its format's version, its run and its events in order. */
 export interface Recording {
   /** The version of the file's format; 1 for a file written before recordings had a header. */
@@ -130,6 +133,12 @@ function fromVersion1(value: unknown): unknown {
 function parseEvent(file: string, number: number, value: unknown): TroupeEvent {
   const parsed = TroupeEvent.safeParse(value);
   if (parsed.success) return parsed.data;
+  const type = (value as { type?: unknown } | null)?.type;
+  // What `troupe run --json` prints last: its output is every event, but it is not a recording.
+  if (type === 'result') {
+    throw new CorruptRecordingError(file, number, 'it is the result line that `troupe run --json` ends with, not an event: save a run with --trace FILE (or createRuntime({ record })) to read it back');
+  }
+  if (typeof type === 'string' && !EVENT_TYPES.has(type)) throw new CorruptRecordingError(file, number, `it is not an event (no event has the type ${JSON.stringify(type)})`);
   const issue = parsed.error.issues[0];
   throw new CorruptRecordingError(file, number, `it is not an event (${issue?.path.join('.') || 'type'}: ${issue?.message ?? 'invalid'})`);
 }

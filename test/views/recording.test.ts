@@ -78,6 +78,14 @@ describe('recordings', () => {
     expect(readFileSync(file).equals(before)).toBe(true);
   });
 
+  it('name a line of an unknown type by its type, and the result line of `troupe run --json` as what it is', async () => {
+    const file = join(dir.path, 'json-output.jsonl');
+    writeFileSync(file, `${JSON.stringify(event('r1', 0))}\n{"type":"result","result":"Done."}\n`);
+    await expect(readRecording(file)).rejects.toMatchObject({ line: 2, reason: expect.stringMatching(/^it is the result line that `troupe run --json` ends with, not an event: save a run with --trace FILE/) });
+    writeFileSync(file, `${JSON.stringify(event('r1', 0))}\n{"type":"bogus","runId":"r1"}\n`);
+    await expect(readRecording(file)).rejects.toMatchObject({ line: 2, reason: 'it is not an event (no event has the type "bogus")' });
+  });
+
   it('refuse a line that is not JSON (a last line cut short) or not an event, naming the line', async () => {
     const file = join(dir.path, 'cut.jsonl');
     const header = `{"type":"recording","schemaVersion":1,"runId":"r1"}`;

@@ -18,6 +18,8 @@ export interface Recording {
   runId: string | null;
   /** Every event, in the order it happened. */
   events: TroupeEvent[];
+  /** The number of the last line, left out because a crash cut it short (`dropTornLine`); absent when none was. */
+  tornLine?: number;
 }
 
 /** Options of {@link readRecording}. */
@@ -50,7 +52,10 @@ export async function readRecording(path: string, options: ReadRecordingOptions 
     previous = line;
     number += 1;
   }
-  if (previous !== undefined && !(options.dropTornLine && (await torn(file, previous)))) readLine(file, recording, number, previous);
+  if (previous !== undefined) {
+    if (options.dropTornLine && (await torn(file, previous))) recording.tornLine = number;
+    else readLine(file, recording, number, previous);
+  }
   // A trace begins with its header, written before anything else: read as one, a file with neither header nor event
   // (empty, or one line of something else) is not a trace, and reading it as an empty run would say it is.
   if (options.dropTornLine && recording.events.length === 0 && !(await hasHeader(file))) {

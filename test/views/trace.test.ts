@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { ConfigurationError, CorruptRecordingError, createRuntime, JsonFileMemory, readRecording, RECORDING_SCHEMA_VERSION, REDACTED, type TroupeEvent } from 'troupe';
+import { ConfigurationError, CorruptRecordingError, createRuntime, JsonFileMemory, readRecording, RECORDING_SCHEMA_VERSION, REDACTED, summarizeTrace, type TroupeEvent } from 'troupe';
 import { ScriptedModel } from 'troupe/testing';
 import { simulatedClock, worker } from '../stubs.js';
 import { eachTestTempDir } from '../support/tempDir.js';
@@ -97,7 +97,11 @@ describe('a trace', () => {
     appendFileSync(file, '{"type":"agent.started","runId":"r');
 
     await expect(readRecording(file)).rejects.toBeInstanceOf(CorruptRecordingError);
-    expect(await readRecording(file, { dropTornLine: true })).toEqual(whole);
+    const lineCount = readFileSync(file, 'utf8').split('\n').length;
+    expect(await readRecording(file, { dropTornLine: true })).toEqual({ ...whole, tornLine: lineCount });
+    expect(whole.tornLine).toBeUndefined();
+    // The summary says the run was cut short, rather than show a run that ended with agents running.
+    expect((await summarizeTrace(file)).split('\n')[0]).toMatch(new RegExp(`^Run \\S+: \\d+ events over \\d+ ms \\(line ${lineCount}, its last, was cut short, as by a crash, and is left out\\)$`));
     const lines = readFileSync(file, 'utf8').split('\n');
     writeFileSync(file, [...lines.slice(0, 2), '{"type":"agent.st', ...lines.slice(2)].join('\n'));
     await expect(readRecording(file, { dropTornLine: true })).rejects.toMatchObject({ code: 'corrupt_recording', line: 3 });

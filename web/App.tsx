@@ -1,5 +1,5 @@
 import { useEffect, useReducer, useState } from 'preact/hooks';
-import { count, formatCost, formatDuration } from '../src/views/liveFormat.js';
+import { count, counted, formatCost, formatDuration } from '../src/views/liveFormat.js';
 import { AgentPanel } from './AgentPanel.js';
 import { Charts } from './Charts.js';
 import { EventLog, MessageList } from './EventLog.js';
@@ -72,8 +72,8 @@ function Header({ actions }: { actions: StoreActions }) {
           {status}
         </span>
       </div>
-      <div class="totals muted">
-        {count(totals.agents)} agents · {count(totals.tokens)} tokens · {formatCost(totals.costUsd)} · {count(totals.toolCalls)} tool calls ·{' '}
+      <div class="totals muted" data-testid="run-totals">
+        {counted(totals.agents, 'agent')} · {counted(totals.tokens, 'token')} · {formatCost(totals.costUsd)} · {counted(totals.toolCalls, 'tool call')} ·{' '}
         {formatDuration(model.lastAt - startedAt)}
       </div>
       <div class="replay">

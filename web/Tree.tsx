@@ -1,5 +1,5 @@
 import type { LiveAgent } from '../src/views/LiveTree.js';
-import { count, elapsed, firstLine, formatCost, formatDuration } from '../src/views/liveFormat.js';
+import { count, counted, elapsed, firstLine, formatCost, formatDuration } from '../src/views/liveFormat.js';
 import type { Store, StoreActions } from './store.js';
 import { useVirtualRows } from './virtual.js';
 
@@ -44,7 +44,7 @@ export function Tree({ store, actions, closed, toggle }: { store: Store; actions
       <header class="panel-head">
         <h2>Agents</h2>
         <span class="muted" data-testid="totals">
-          {count(tree.totals.agents)} agents · {count(tree.totals.running)} running · {count(tree.totals.completed)} completed · {count(tree.totals.failed)} failed
+          {counted(tree.totals.agents, 'agent')} · {count(tree.totals.running)} running · {count(tree.totals.completed)} completed · {count(tree.totals.failed)} failed
         </span>
       </header>
       <div class="scroll" ref={list.scrollRef} role="tree">

@@ -22,6 +22,11 @@ export function formatCost(usd: number): string {
   return `$${usd.toFixed(usd >= 1 ? 2 : 3)}`;
 }
 
+/** A count and what it counts, singular for one: `1 agent`, `2,991 tool calls`. */
+export function counted(value: number, one: string, many = `${one}s`): string {
+  return `${count(value)} ${Math.round(value) === 1 ? one : many}`;
+}
+
 /** A whole number with thousands separators: `2,991`. */
 export function count(value: number): string {
   return Math.round(value).toLocaleString('en-US');

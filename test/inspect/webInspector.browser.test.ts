@@ -172,6 +172,23 @@ describe('the web inspector in a browser', { timeout: 60_000 }, () => {
     await after.close();
   });
 
+  it('counts one agent as one agent, in the header and over the tree', async () => {
+    const file = join(scratch.path, 'one.jsonl');
+    const solo = defineAgent({ name: 'solo', description: 'Answers.', systemPrompt: 'Answer.' });
+    const runtime = createRuntime({ agents: [solo], model: new ScriptedModel(['Done.']), clock: simulatedClock(), record: file });
+    await runtime.run('solo', 'Answer once.');
+    await runtime.shutdown();
+    const errors: string[] = [];
+    const replay = await openWebReplay(file);
+    const page = await openPage(browser, await replay.url, errors);
+    await page.getByTestId('status').filter({ hasText: 'ended' }).waitFor();
+    expect(await page.getByTestId('run-totals').textContent()).toMatch(/^1 agent · \d+ tokens · \$0 · 0 tool calls · /);
+    expect(await page.getByTestId('totals').textContent()).toBe('1 agent · 0 running · 1 completed · 0 failed');
+    expect(errors).toEqual([]);
+    await page.close();
+    await replay.close();
+  });
+
   it('stays responsive while 1,000 agents run: the tree renders the rows in view, and a click answers', async () => {
     const AGENTS = 1_000;
     const errors: string[] = [];

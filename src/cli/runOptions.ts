@@ -63,8 +63,16 @@ export function addRunOptions(command: Command, task: 'optional' | 'required'): 
 export async function runtimeFor(flags: RunFlags, base: RuntimeOptions): Promise<Runtime> {
   const { createRuntime } = await import('../createRuntime.js');
   const options = runtimeOptions(flags, base);
-  const inspector = flags.inspect ? await startInspector() : undefined;
+  // The web inspector first: its port may be one the user chose, and taken; then the run stops with that one line,
+  // before a Stately inspector was started and its page printed.
   const ui = flags.ui === undefined || flags.ui === false ? undefined : await startWebUi(flags.ui === true ? 0 : flags.ui, 'troupe run');
+  let inspector: Awaited<ReturnType<typeof startInspector>> | undefined;
+  try {
+    inspector = flags.inspect ? await startInspector() : undefined;
+  } catch (error) {
+    await ui?.close();
+    throw error;
+  }
   let runtime: Runtime;
   try {
     runtime = createRuntime({ ...options, ...(inspector ? { inspect: inspector } : {}), ...(ui ? { ui } : {}) });

@@ -85,6 +85,10 @@ describe('troupe ui', () => {
       const { code, stderr } = await troupe(['ui', file, '--port', String(port)]);
       expect(code).toBe(2);
       expect(stderr).toMatch(new RegExp(`^troupe ui: cannot start the web inspector: listen EADDRINUSE: address already in use 127\\.0\\.0\\.1:${port}\n$`));
+      // With the Stately inspector asked for too, the run stops with that one line, before any page was printed.
+      const both = await troupe(['run', 'examples/scenario.ts', '--inspect', '--ui', String(port), '--store', join(scratch.path, 'both.json')]);
+      expect(both.code).toBe(2);
+      expect(both.stderr).toMatch(new RegExp(`^troupe: cannot start the web inspector: listen EADDRINUSE: address already in use 127\\.0\\.0\\.1:${port}\n$`));
     } finally {
       await new Promise((resolve) => taken.close(resolve));
     }

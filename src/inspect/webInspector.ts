@@ -65,9 +65,10 @@ export function createWebInspector(options: WebInspectorOptions = {}): WebInspec
 }
 
 /**
- * Serves a saved run (what `createRuntime({ record })` or `trace` wrote, or `troupe run --trace`; `examples/web-inspector.ts --record`) in the web
- * inspector, ended, to scrub through with its slider: what `troupe ui run.jsonl` does. Rejects, like
- * `readRecording`, a file that is corrupt or of a newer format; a last line a crash cut short is left out.
+ * Serves a saved run (what `createRuntime({ record })` or `trace` wrote, or `troupe run --trace`;
+ * `examples/web-inspector.ts --record`) in the web inspector, ended, to scrub through with its slider: what
+ * `troupe ui run.jsonl` does. Rejects, like `readRecording`, a file that is corrupt or of a newer format; a last line a
+ * crash cut short is left out.
  */
 export async function openWebReplay(path: string, options: WebInspectorOptions = {}): Promise<WebInspector> {
   const recording = await readRecording(path, { dropTornLine: true });

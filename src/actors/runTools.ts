@@ -12,7 +12,7 @@ import { categoryOf, decideApproval, mayNeedApproval } from '../tools/toolApprov
 import { executePlan } from '../tools/executePlan.js';
 import { explainPlan } from '../tools/explainPlan.js';
 import { schedule, type PlannedCall, type ToolPlan } from '../tools/schedule.js';
-import { isToolReply } from '../tools/toolReply.js';
+import { hasPlainMetadata, isToolReply } from '../tools/toolReply.js';
 import { isToolSignal } from '../tools/toolSignal.js';
 import type { AgentEnvironment, Caller, ResolvedAgent, ToolRefusal } from './agentEnvironment.js';
 
@@ -505,6 +505,10 @@ function toMessage(toolCallId: string, output: unknown): ToolMessage {
   // A waiting call's content is filled in when its messages come; a finishing call says so.
   if (isToolSignal(output)) return { role: 'tool', toolCallId, content: output.kind === 'wait' ? '' : 'Finished.' };
   if (isToolReply(output)) {
+    if (hasPlainMetadata(output)) {
+      const { content, isError } = output;
+      return isError ? { role: 'tool', toolCallId, content, isError, metadata: { ...output.metadata } } : { role: 'tool', toolCallId, content, metadata: { ...output.metadata } };
+    }
     const metadata = output.metadata === undefined ? undefined : plainMetadata(output.metadata);
     if (metadata !== undefined && 'error' in metadata) return { role: 'tool', toolCallId, content: `Error: ${metadata.error}`, isError: true };
     return {

@@ -1,15 +1,16 @@
 import type { DelegationResult, TaskOutput, TaskRunning } from './Delegation.js';
-import { toolReply, type ToolReply } from './toolReply.js';
+import { plainToolReply, type ToolReply } from './toolReply.js';
 
 /**
  * What the model sees of a sub-agent: its answer with its id (to resume it), a note that it runs in the
- * background, or an error naming why it failed. The metadata carries the id, figures and timing for programs.
+ * background, or an error naming why it failed. The metadata carries the id, figures and timing for programs (plain
+ * data made here, so it is not checked again: see `plainToolReply`).
  */
 export function delegationReply(outcome: DelegationResult | TaskOutput, options: { timeoutMs?: number } = {}): ToolReply {
   const who = `${outcome.agentName} (${outcome.agentId})`;
   if (isRunning(outcome)) {
     const waited = outcome.timedOut ? ` after waiting ${options.timeoutMs ?? 0} ms` : '';
-    return toolReply({
+    return plainToolReply({
       content:
         `Agent ${who} is ${outcome.status === 'pending' ? 'waiting to start' : 'still running'}${waited}. ` +
         `Call task_output with agent_id "${outcome.agentId}" to get its answer.`,
@@ -33,13 +34,13 @@ export function delegationReply(outcome: DelegationResult | TaskOutput, options:
     metrics: outcome.metrics,
   };
   if (outcome.status === 'failed') {
-    return toolReply({
+    return plainToolReply({
       content: `Agent ${who} failed (${outcome.reason ?? 'error'}): ${outcome.error?.message ?? 'no reason given'}`,
       isError: true,
       metadata: { ...metadata, reason: outcome.reason ?? 'error', ...(outcome.error ? { error: outcome.error } : {}) },
     });
   }
-  return toolReply({
+  return plainToolReply({
     content: `${outcome.output ?? ''}\n\n[agent_id: ${outcome.agentId}. Pass it as "resume" to continue this agent's session.]`,
     metadata,
   });

@@ -1,5 +1,6 @@
 import { AGENT_NAME } from '../catalog/defineAgent.js';
-import { ConfigurationError } from '../errors.js';
+import { ConfigurationError, DelegationError } from '../errors.js';
+import { emptyFigures } from '../events/metrics.js';
 import { ending, errorInfo, type ErrorInfo } from '../failure.js';
 import type { FailureReason } from '../events/events.js';
 import type { AgentResult } from '../runtime/AgentResults.js';
@@ -31,7 +32,8 @@ export interface Pattern {
   readonly name: string;
   /**
    * Runs the pattern in a group of its own (`group:<name>:<key>`) under `parent.parentId` (a top-level group if none),
-   * and resolves with the group's result: the combined output, or the failure. It never rejects for a failed step;
+   * and resolves with the group's result: the combined output, or the failure. It never rejects for a failed step
+   * (nor for a step a run limit refuses: that step fails with reason `budget`, and no id, as `onFailure` says);
    * misuse (an unknown agent, a bare agent name without an input, a task function that throws, a nested pattern of
    * one's own whose run resolves with no result) fails the group and rejects with the error.
    */
@@ -144,10 +146,25 @@ export async function runStep(
     if (input === undefined) {
       throw new ConfigurationError(`The step "${value}" is a bare agent name, so its task is the input: give the pattern an input.`);
     }
-    return runtime.run(value, input, { ...defaults, parentId: group.id });
+    return runAgent(runtime, value, input, { ...defaults, parentId: group.id });
   }
   const task = typeof value.task === 'function' ? value.task(previous, input) : value.task;
-  return runtime.run(value.agent, task, { ...defaults, ...value.options, parentId: group.id });
+  return runAgent(runtime, value.agent, task, { ...defaults, ...value.options, parentId: group.id });
+}
+
+/**
+ * Runs an agent step. A step a run limit refuses (`maxAgents`, a spent budget: a `DelegationError` of reason `budget`)
+ * is not misuse but a step that could not run: it is a failed result with reason `budget` and no id (`''`), which the
+ * pattern's `onFailure` handles like any failed step.
+ */
+async function runAgent(runtime: Runtime, agent: string, task: string, options: SpawnOptions): Promise<AgentResult> {
+  try {
+    return await runtime.run(agent, task, options);
+  } catch (error) {
+    if (!(error instanceof DelegationError) || error.reason !== 'budget') throw error;
+    const none = { own: emptyFigures(), subtree: emptyFigures() };
+    return { id: '', agent, status: 'failed', reason: 'budget', error: errorInfo(error, 'user'), turns: 0, toolCallsExecuted: 0, metrics: none };
+  }
 }
 
 /** A nested pattern's result, checked: a pattern of one's own that resolves with anything else is misuse. */

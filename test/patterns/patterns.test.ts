@@ -331,6 +331,42 @@ describe('cancelling and misuse', () => {
   });
 });
 
+describe('run limits', () => {
+  /** A runtime of one-answer agents under run limits. */
+  function limited(limits: { maxAgents?: number; budget?: { maxTurns: number } }) {
+    const clock = simulatedClock();
+    const model = scriptedPerAgent({ a: ['A.'], b: ['B.'], c: [] }); // c is refused: it never runs
+    const runtime = createRuntime({ model, agents: [worker('a'), worker('b'), worker('c')], clock, ...limits });
+    return { runtime, settle: <T>(promise: Promise<T>) => advanceUntilSettled(clock, promise) };
+  }
+
+  it("a step refused by maxAgents is a failed step of reason budget: 'continue' keeps what completed", async () => {
+    const { runtime, settle } = limited({ maxAgents: 2 });
+    const result = await settle(parallel(['a', 'b', 'c'], { onFailure: 'continue' }).run(runtime, 'x'));
+
+    expect(result).toMatchObject({ status: 'completed', output: '[1] a\nA.\n\n[2] b\nB.' });
+    await runtime.shutdown();
+  });
+
+  it("a step refused by a spent budget fails the group (a result, not a rejection) with 'stop', and reaches a reducer", async () => {
+    const { runtime, settle } = limited({ budget: { maxTurns: 2 } });
+    const result = await settle(sequence(['a', 'b', 'c']).run(runtime, 'x'));
+    expect(result).toMatchObject({ status: 'failed', error: { code: 'delegation_refused' } });
+    expect(result.error?.message).toMatch(/^Step 3 \(c\) failed \(budget\): The budget of group:sequence:\S+ is spent/);
+
+    const { runtime: again, settle: settleAgain } = limited({ maxAgents: 2 });
+    const seen: unknown[] = [];
+    const reduce = (results: readonly { agent: string; status: string; reason?: string; id: string }[]) => {
+      seen.push(...results.map(({ agent, status, reason, id }) => ({ agent, status, reason, id })));
+      return 'reduced';
+    };
+    expect(await settleAgain(fanIn(['a', 'b', 'c'], { reduce }, { onFailure: 'continue' }).run(again, 'x'))).toMatchObject({ output: 'reduced' });
+    expect(seen[2]).toEqual({ agent: 'c', status: 'failed', reason: 'budget', id: '' });
+    await runtime.shutdown();
+    await again.shutdown();
+  });
+});
+
 describe('runtime.group', () => {
   it('opens a group for code of its own: members run under it and it ends with the output given', async () => {
     const { runtime, events, settle } = setup({ a: ['A.'] });

@@ -23,7 +23,7 @@ import {
  */
 export type FanInCombine =
   | {
-      /** Makes the group's output from the results. */
+      /** Makes the group's output from the results (a reduce that throws or returns no string fails the group and rejects). */
       reduce: (results: AgentResult[]) => string;
     }
   | {
@@ -61,7 +61,7 @@ export function fanIn(steps: readonly Step[], combine: FanInCombine, options: Pa
         if (stoppedAt !== undefined) return stepFailed(list, stoppedAt, results[stoppedAt]!);
         if (!results.some((result) => result?.status === 'completed')) return nothingCompleted(list, results);
         const all = results as AgentResult[]; // every step has ended
-        if ('reduce' in combine) return { status: 'completed', output: combine.reduce(all) };
+        if ('reduce' in combine) return { status: 'completed', output: reduced(combine.reduce(all)) };
         if (!group.open) return { status: 'failed', error: ending('cancelled', 'The group ended before its aggregator started.', 'user') };
         const task = combine.task ? combine.task(all, input) : aggregatorTask(labelledOutputs(list, all), input);
         const aggregator = { agent: combine.agent, task, ...(combine.options ? { options: combine.options } : {}) };
@@ -71,6 +71,13 @@ export function fanIn(steps: readonly Step[], combine: FanInCombine, options: Pa
         return { status: 'failed', error: causedBy(aggregated, `The aggregator (${combine.agent}) failed (${why}`) };
       }),
   };
+}
+
+/** What a `reduce` returned, checked: the group's output is text, so anything else is misuse named as the reducer's. */
+function reduced(output: unknown): string {
+  if (typeof output === 'string') return output;
+  const got = output === null ? 'null' : typeof output;
+  throw new ConfigurationError(`A fanIn's reduce must return a string (the group's output), not ${got}.`);
 }
 
 /** The aggregator's default task. */

@@ -322,6 +322,18 @@ describe('cancelling and misuse', () => {
     await runtime.shutdown();
   });
 
+  it("rejects with an error naming the reducer when a fanIn's reduce throws or returns no string, after failing its group", async () => {
+    const { runtime, events, settle } = setup({ a: ['A.'], b: ['B.'] });
+    const notText = fanIn(['a'], { reduce: () => undefined as never }).run(runtime, 'x');
+    await expect(settle(notText)).rejects.toThrow("A fanIn's reduce must return a string (the group's output), not undefined.");
+    await expect(settle(fanIn(['b'], { reduce: () => { throw new Error('boom'); } }).run(runtime, 'x'))).rejects.toThrow('boom');
+    expect(ofType(events, 'agent.failed').map((event) => [event.name, event.error.message])).toEqual([
+      ['fan-in', "A fanIn's reduce must return a string (the group's output), not undefined."],
+      ['fan-in', 'boom'],
+    ]);
+    await runtime.shutdown();
+  });
+
   it('checks a pattern when it is defined', () => {
     expect(() => sequence([])).toThrow(ConfigurationError);
     expect(() => parallel([{ agent: 'a' } as never])).toThrow(/needs a task/);

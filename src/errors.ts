@@ -334,7 +334,10 @@ export type DelegationRefusal =
   | 'still_running'
   | 'wrong_agent'
   | 'name_taken'
+  /** `spawn_agent` named tools its caller does not have. */
   | 'invalid_tools'
+  /** `spawn_agent` gave a definition that is not valid (a bad name, say). */
+  | 'invalid_agent'
   /** A limit of the run: `maxAgents`, `maxPending`, or a spent budget of the caller's subtree or above it. */
   | 'budget';
 

@@ -266,7 +266,8 @@ export class Delegator {
         who(caller),
       );
     } catch (error) {
-      throw new DelegationError('invalid_tools', `The agent could not be made: ${errorMessage(error)}`);
+      // Its tools were checked above: what is left wrong is the definition itself.
+      throw new DelegationError('invalid_agent', `The agent could not be made: ${errorMessage(error)}`);
     }
   }
 

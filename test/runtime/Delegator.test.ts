@@ -226,6 +226,11 @@ describe('spawn_agent', () => {
       reason: 'invalid_tools',
     });
     expect(catalog.get('tmp')).toBeUndefined();
+    // A bad definition (here its name) is named as such, not as a matter of tools.
+    await expect(delegator.spawnAgent(caller(), { name: 'Not A Name', task: 'x', systemPrompt: 'y' })).rejects.toMatchObject({
+      reason: 'invalid_agent',
+      message: expect.stringMatching(/^The agent could not be made: Agent "Not A Name": the name must match/),
+    });
 
     const stopped = new AbortController();
     stopped.abort();

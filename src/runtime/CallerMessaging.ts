@@ -30,8 +30,9 @@ export class CallerMessaging implements Messaging {
     this.host.postOffice.await(agentId, { callId: toolCallId, tool: this.toolName('send_message'), replyTo: message.id, ...timeout(options.timeoutMs) });
     try {
       const receipt = receiptOf(await this.messenger.post(message, this.caller.relay), true);
-      const replier = receipt.deliveredTo[0];
-      if (replier !== undefined) this.host.postOffice.expectReply(agentId, toolCallId, replier);
+      // One receiver is the one to reply; a message to a topic may be answered by any of its subscribers, so one of
+      // them ending does not end the wait (as for runtime.request).
+      if (receipt.deliveredTo.length === 1) this.host.postOffice.expectReply(agentId, toolCallId, receipt.deliveredTo[0]!);
     } catch (error) {
       this.host.postOffice.cancelWait(agentId, toolCallId);
       throw error;

@@ -3,7 +3,7 @@ import { ConfigurationError, MessageRefusedError, UndeliverableError, errorMessa
 import { RUNTIME_ADDRESS, TOPIC_PREFIX, agentNameOf, type Message } from '../messaging/Message.js';
 import type { MessageReceipt, Messaging, SendOptions, WaitOptions } from '../messaging/Messaging.js';
 import { finishSignal, waitSignal, type ToolSignal } from '../tools/toolSignal.js';
-import { receiptOf, readTopic, timeout, type Messenger, type MessengerHost } from './Messenger.js';
+import { readTopic, replyReceipt, timeout, type Messenger, type MessengerHost } from './Messenger.js';
 
 /**
  * The {@link Messaging} service of one tool call, bound to the agent that made it: what `send_message`, `reply`,
@@ -29,7 +29,7 @@ export class CallerMessaging implements Messaging {
     const { agentId, toolCallId } = this.caller;
     this.host.postOffice.await(agentId, { callId: toolCallId, tool: this.toolName('send_message'), replyTo: message.id, ...timeout(options.timeoutMs) });
     try {
-      const receipt = receiptOf(await this.messenger.post(message, this.caller.relay), true);
+      const receipt = replyReceipt(await this.messenger.post(message, this.caller.relay));
       // One receiver is the one to reply; a message to a topic may be answered by any of its subscribers, so one of
       // them ending does not end the wait (as for runtime.request).
       if (receipt.deliveredTo.length === 1) this.host.postOffice.expectReply(agentId, toolCallId, receipt.deliveredTo[0]!);

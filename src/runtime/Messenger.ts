@@ -97,7 +97,7 @@ export class Messenger {
       this.requests.set(message.id, pending);
     });
     try {
-      const { deliveredTo } = receiptOf(await this.post(message), true);
+      const { deliveredTo } = replyReceipt(await this.post(message));
       const pending = this.requests.get(message.id);
       // One receiver is the one to reply (a request to a topic may be answered by any of them).
       if (pending && deliveredTo.length === 1) pending.receiver = deliveredTo[0];
@@ -225,6 +225,17 @@ export function receiptOf(report: RouteReport, single: boolean): MessageReceipt 
   }
   if (single && refusedBy.length > 0) throw new InboxFullError(refusedBy[0]!, message.id);
   return { id: message.id, deliveredTo, refusedBy, dropped };
+}
+
+/**
+ * The receipt of a message whose reply is awaited: it must reach someone who can answer. To one agent, a dead letter or
+ * a full inbox throws; to a topic, only when no subscriber got it (a full inbox at one subscriber does not stop the
+ * others from answering).
+ */
+export function replyReceipt(report: RouteReport): MessageReceipt {
+  const receipt = receiptOf(report, !report.message.to.startsWith(TOPIC_PREFIX) || report.deadLetter !== undefined);
+  if (receipt.deliveredTo.length === 0) throw new InboxFullError(receipt.refusedBy[0] ?? report.message.to, report.message.id);
+  return receipt;
 }
 
 function deadLetterText(report: RouteReport): string {

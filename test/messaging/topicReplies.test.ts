@@ -1,6 +1,6 @@
 // A reply awaited from a topic: any subscriber may answer, so one subscriber that ends does not end the wait.
 import { describe, expect, it } from 'vitest';
-import { createRuntime } from 'troupe';
+import { createRuntime, InboxFullError } from 'troupe';
 import { callTools, toolCall } from 'troupe/testing';
 import { lastMessage, readMessages, resident, scriptedPerAgent, simulatedClock, toolMessageFor, worker } from '../stubs.js';
 
@@ -31,6 +31,72 @@ describe('send_message with expect_reply to a topic', () => {
     expect(result?.content).not.toMatch(/^Error/);
     expect(readMessages(result!.content)).toEqual([expect.objectContaining({ from: answerer.id, content: 'yes' })]);
     expect(lastMessage(last).role).toBe('tool');
+    runtime.stop(answerer.id);
+    await runtime.shutdown();
+  });
+
+  it('runtime.request to a topic gets the reply of one subscriber although another one\'s full inbox refused it', async () => {
+    const clock = simulatedClock();
+    const model = scriptedPerAgent(
+      {
+        full: ['waiting', 'busy', 'busy'],
+        answerer: ['waiting', callTools(toolCall('reply', { content: 'yes' }, 'r1')), 'replied'],
+      },
+      { latencyMs: 50 },
+    );
+    const agents = [
+      resident('full', [], { subscribe: ['q'], inbox: { capacity: 1, overflow: 'reject' } }),
+      resident('answerer', ['reply'], { subscribe: ['q'] }),
+    ];
+    const runtime = createRuntime({ model, agents, clock, projectAgentDir: false });
+    const full = runtime.spawn('full', 'Wait.');
+    const answerer = runtime.spawn('answerer', 'Wait.');
+    await runtime.runUntilIdle();
+    // Fill the inbox of "full" (it reads its first message as it thinks, then holds one more).
+    let refused = false;
+    for (let sent = 0; sent < 4 && !refused; sent += 1) refused = await runtime.send(full.id, `filler ${sent}`).then(() => false, (error: unknown) => error instanceof InboxFullError);
+    expect(refused).toBe(true);
+
+    const reply = runtime.request('topic:q', 'anyone?', { timeoutMs: 10_000 }).catch((error: unknown) => error);
+    await runtime.runUntilIdle();
+
+    expect(await reply).toMatchObject({ from: answerer.id, content: 'yes' });
+    runtime.stop(full.id);
+    runtime.stop(answerer.id);
+    await runtime.shutdown();
+  });
+
+  it('send_message with expect_reply to a topic gets the reply of one subscriber although another one\'s full inbox refused it', async () => {
+    const clock = simulatedClock();
+    const model = scriptedPerAgent(
+      {
+        full: ['waiting', 'busy', 'busy'],
+        answerer: ['waiting', callTools(toolCall('reply', { content: 'yes' }, 'r1')), 'replied'],
+        asker: [callTools(toolCall('send_message', { to: 'topic:q', content: 'anyone?', expect_reply: true }, 's1')), 'done'],
+      },
+      // "full" thinks long about its first filler, so its inbox is still full when the asker sends.
+      { latencyMs: (request) => (request.agentName === 'full' ? 1_000 : 50) },
+    );
+    const agents = [
+      resident('full', [], { subscribe: ['q'], inbox: { capacity: 1, overflow: 'reject' } }),
+      resident('answerer', ['reply'], { subscribe: ['q'] }),
+      worker('asker', ['send_message']),
+    ];
+    const runtime = createRuntime({ model, agents, clock, projectAgentDir: false });
+    const full = runtime.spawn('full', 'Wait.');
+    const answerer = runtime.spawn('answerer', 'Wait.');
+    await runtime.runUntilIdle();
+    let refused = false;
+    for (let sent = 0; sent < 4 && !refused; sent += 1) refused = await runtime.send(full.id, `filler ${sent}`).then(() => false, (error: unknown) => error instanceof InboxFullError);
+    expect(refused).toBe(true);
+
+    const asker = runtime.run('asker', 'Ask the topic.');
+    await runtime.runUntilIdle();
+
+    expect(await asker).toMatchObject({ status: 'completed', output: 'done' });
+    const last = model.calls.filter((request) => request.agentName === 'asker').at(-1)!;
+    expect(readMessages(toolMessageFor(last, 's1')!.content)).toEqual([expect.objectContaining({ from: answerer.id, content: 'yes' })]);
+    runtime.stop(full.id);
     runtime.stop(answerer.id);
     await runtime.shutdown();
   });

@@ -123,6 +123,12 @@ export class Messenger {
       if (delivery.dropped) {
         const old = delivery.dropped;
         this.emit(delivery.to, { type: 'message.dropped', messageId: old.id, from: old.from, reason: 'overflow' });
+        // A request from code dropped unread by its one receiver gets no reply: it fails now, rather than wait for ever.
+        const pending = this.requests.get(old.id);
+        if (pending?.receiver === delivery.to) {
+          this.dropRequest(old.id);
+          pending.reject(new InboxFullError(delivery.to, old.id));
+        }
       }
       this.emit(delivery.to, {
         type: 'message.delivered',

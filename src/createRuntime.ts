@@ -7,6 +7,7 @@ import { RUNTIME_ADDRESS, TOPIC_PREFIX } from './messaging/Message.js';
 import type { AgentResult } from './runtime/AgentResults.js';
 import type { AgentHandle, GroupHandle, Runtime, RuntimeOptions, SpawnOptions } from './runtime/Runtime.js';
 import { buildParts, shutdown, type RuntimeParts } from './runtime/runtimeParts.js';
+import { readTopic } from './runtime/Messenger.js';
 import { runUntilIdle, waitingAgents, type RunUntilIdleOptions } from './runtime/Simulation.js';
 import type { TaskOutputOptions } from './tools/Delegation.js';
 import { checkCallOptions, checkGroupOptions, checkSpawnOptions } from './runtime/settings.js';
@@ -259,7 +260,8 @@ function messaging(parts: RuntimeParts): Pick<Runtime, 'send' | 'request' | 'pub
     },
     publish: async (topic, content, publishOptions = {}) => {
       checkCallOptions(publishOptions, ['from'], 'publish');
-      return messenger.deliver(senderOf(publishOptions.from), `${TOPIC_PREFIX}${topic}`, content);
+      // Checked as subscribe checks it: a number or an object would otherwise be read as a topic (123 as "123").
+      return messenger.deliver(senderOf(publishOptions.from), `${TOPIC_PREFIX}${readTopic(topic)}`, content);
     },
     subscribe(agentId, topic) {
       live(agentId);
@@ -267,7 +269,7 @@ function messaging(parts: RuntimeParts): Pick<Runtime, 'send' | 'request' | 'pub
     },
     unsubscribe(agentId, topic) {
       live(agentId);
-      postOffice.unsubscribe(agentId, topic);
+      postOffice.unsubscribe(agentId, readTopic(topic));
     },
   };
 }

@@ -433,7 +433,7 @@ export interface Runtime {
   publish(topic: string, content: string, options?: { from?: string }): Promise<MessageReceipt>;
   /** Subscribes a live agent to a topic. Throws `UnknownAgentError` for an agent that is not live. */
   subscribe(agentId: string, topic: string): void;
-  /** Ends a subscription. */
+  /** Ends a subscription. Throws `UnknownAgentError` for an agent that is not live, and refuses a topic as `subscribe` does. */
   unsubscribe(agentId: string, topic: string): void;
   /**
    * Stops an agent and its descendants: each completes with its last answer (a resident agent's result), or fails

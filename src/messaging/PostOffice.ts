@@ -104,8 +104,12 @@ export class PostOffice {
   private readonly boxes = new Map<string, Mailbox>();
   private readonly byName = new Map<string, Set<string>>();
   private readonly topics = new Map<string, Set<string>>();
-  /** Waits for a reply, by the agent that should send it: they end when it ends without replying. */
-  private readonly replies = new Map<string, Set<{ box: Mailbox; wait: Wait }>>();
+  /**
+   * Open waits for a reply, by the agent that should send it: they end when it ends without replying. A wait leaves
+   * when its agent reads its answer (or it is withdrawn, or its agent ends), so a resident that answers requests for a
+   * whole run does not keep every request it ever answered.
+   */
+  private readonly replies = new Map<string, Map<Wait, Mailbox>>();
 
   constructor(
     private readonly clock: Clock,
@@ -142,6 +146,7 @@ export class PostOffice {
     const unread = box.inbox.takeAll();
     for (const wait of box.waits) {
       this.stopTimer(wait);
+      this.forgetReply(wait);
       unread.push(...wait.messages);
     }
     box.waits = [];
@@ -160,8 +165,8 @@ export class PostOffice {
     wait.replier = replier;
     if (replier === RUNTIME_ADDRESS) return;
     let waiting = this.replies.get(replier);
-    if (!waiting) this.replies.set(replier, (waiting = new Set()));
-    waiting.add({ box, wait });
+    if (!waiting) this.replies.set(replier, (waiting = new Map()));
+    waiting.set(wait, box);
   }
 
   /** An agent ended: the calls still waiting for its reply end too (no reply can come now), and their agents wake. */
@@ -169,7 +174,7 @@ export class PostOffice {
     const waiting = this.replies.get(replier);
     if (!waiting) return;
     this.replies.delete(replier);
-    for (const { box, wait } of waiting) {
+    for (const [wait, box] of waiting) {
       if (wait.state !== 'open' || this.boxes.get(box.id) !== box) continue;
       wait.state = 'ended';
       wait.endedAt = this.now();
@@ -263,6 +268,7 @@ export class PostOffice {
     const index = box.waits.findIndex((wait) => wait.callId === callId);
     if (index < 0) return;
     this.stopTimer(box.waits[index]!);
+    this.forgetReply(box.waits[index]!);
     box.waits.splice(index, 1);
   }
 
@@ -327,6 +333,7 @@ export class PostOffice {
         continue;
       }
       this.stopTimer(wait);
+      this.forgetReply(wait);
       this.rememberAll(box, wait.messages);
       const answer = answerOf(wait, this.now());
       answers.push(answer);
@@ -377,6 +384,14 @@ export class PostOffice {
     wait.state = wait.collect ? 'met' : 'timed_out';
     wait.endedAt = this.now();
     if (this.boxes.get(box.id) === box && this.ready(box.id)) this.wake(box.id);
+  }
+
+  /** Drops a wait from the waits for its replier's reply (it was read, withdrawn, or its agent ended). */
+  private forgetReply(wait: Wait): void {
+    if (wait.replier === undefined) return;
+    const waiting = this.replies.get(wait.replier);
+    if (!waiting?.delete(wait)) return;
+    if (waiting.size === 0) this.replies.delete(wait.replier);
   }
 
   private stopTimer(wait: Wait): void {

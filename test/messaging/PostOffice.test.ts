@@ -233,4 +233,36 @@ describe('PostOffice', () => {
     expect(post.received('agent:me:m', first.id)?.content).toBe('first');
     expect(post.received('agent:me:m', 'msg:never')).toBeUndefined();
   });
+
+  it('forgets a wait for a reply once it is read, withdrawn or its agent ends, so a long-lived replier holds none', () => {
+    const { post, open, route } = office();
+    open('agent:server:s');
+    open('agent:client:c');
+    open('agent:leaver:l');
+    // The waits the post office keeps for the server's replies (private: nothing else shows what it holds on to).
+    const heldFor = (replier: string) => (post as unknown as { replies: Map<string, Map<unknown, unknown>> }).replies.get(replier)?.size ?? 0;
+
+    for (let round = 0; round < 100; round += 1) {
+      const question = msg('agent:client:c', 'agent:server:s', `q${round}`);
+      post.await('agent:client:c', { callId: `call${round}`, replyTo: question.id });
+      route(question);
+      post.expectReply('agent:client:c', `call${round}`, 'agent:server:s');
+      route(msg('agent:server:s', 'agent:client:c', `a${round}`, { replyTo: question.id }));
+      expect(post.take('agent:client:c').answers).toHaveLength(1);
+    }
+    expect(heldFor('agent:server:s')).toBe(0);
+
+    // Withdrawn, and cut short by the end of the agent that waits.
+    const withdrawn = msg('agent:client:c', 'agent:server:s', 'w');
+    post.await('agent:client:c', { callId: 'withdrawn', replyTo: withdrawn.id });
+    post.expectReply('agent:client:c', 'withdrawn', 'agent:server:s');
+    post.cancelWait('agent:client:c', 'withdrawn');
+    const left = msg('agent:leaver:l', 'agent:server:s', 'l');
+    post.await('agent:leaver:l', { callId: 'left', replyTo: left.id });
+    post.expectReply('agent:leaver:l', 'left', 'agent:server:s');
+    expect(heldFor('agent:server:s')).toBe(1);
+    post.close('agent:leaver:l');
+    expect(heldFor('agent:server:s')).toBe(0);
+  });
 });
+

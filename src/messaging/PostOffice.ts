@@ -142,7 +142,7 @@ export class PostOffice {
     const named = this.byName.get(box.name);
     named?.delete(id);
     if (named?.size === 0) this.byName.delete(box.name);
-    for (const topic of box.topics ?? []) this.topics.get(topic)?.delete(id);
+    for (const topic of box.topics ?? []) this.leaveTopic(id, topic);
     const unread = box.inbox.takeAll();
     for (const wait of box.waits) {
       this.stopTimer(wait);
@@ -207,7 +207,14 @@ export class PostOffice {
   /** Ends a subscription. */
   unsubscribe(id: string, topic: string): void {
     this.boxes.get(id)?.topics?.delete(topic);
-    this.topics.get(topic)?.delete(id);
+    this.leaveTopic(id, topic);
+  }
+
+  /** Takes an agent off a topic's subscribers; a topic left with none goes (it is counted, and kept, no more). */
+  private leaveTopic(id: string, topic: string): void {
+    const subscribers = this.topics.get(topic);
+    if (!subscribers?.delete(id)) return;
+    if (subscribers.size === 0) this.topics.delete(topic);
   }
 
   /** The topics an agent subscribes to. */

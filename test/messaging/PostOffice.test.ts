@@ -264,5 +264,18 @@ describe('PostOffice', () => {
     post.close('agent:leaver:l');
     expect(heldFor('agent:server:s')).toBe(0);
   });
+
+  it('counts only topics that have subscribers: one left by every subscriber (unsubscribed or ended) goes', () => {
+    const { post, open } = office();
+    open('agent:a:1', ['news', 'prices']);
+    open('agent:b:2', ['news']);
+    expect(post.toJSON()).toEqual({ mailboxes: 2, topics: 2 });
+    post.unsubscribe('agent:a:1', 'prices');
+    expect(post.toJSON()).toEqual({ mailboxes: 2, topics: 1 });
+    post.close('agent:a:1');
+    post.close('agent:b:2');
+    expect(post.toJSON()).toEqual({ mailboxes: 0, topics: 0 });
+    post.unsubscribe('agent:b:2', 'news'); // nothing left to leave: no error
+  });
 });
 

@@ -532,8 +532,11 @@ export class InboxFullError extends TroupeError {
   }
 }
 
-/** Why a message reached nobody (see {@link UndeliverableError}). */
-export type UndeliverableReason = 'unknown_agent' | 'ended' | 'no_live_agent' | 'ambiguous' | 'no_subscribers';
+/**
+ * Why a message reached nobody (see {@link UndeliverableError}); `no_message`: a reply with no message read to answer
+ * (none yet, or not the id given).
+ */
+export type UndeliverableReason = 'unknown_agent' | 'ended' | 'no_live_agent' | 'ambiguous' | 'no_subscribers' | 'no_message';
 
 /** A message reached nobody: an unknown or ended agent, a name with no live agent or with several. */
 export class UndeliverableError extends TroupeError {

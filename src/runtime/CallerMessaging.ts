@@ -45,7 +45,7 @@ export class CallerMessaging implements Messaging {
     if (!original) {
       throw new UndeliverableError(
         messageId ?? '(none)',
-        'unknown_agent',
+        'no_message',
         messageId === undefined ? 'There is no message to reply to yet.' : `No message ${messageId} was read by this agent lately.`,
       );
     }

@@ -4,13 +4,16 @@ import {
   ConfigurationError,
   createRuntime,
   defineAgent,
+  defineTool,
   InboxFullError,
   ReplyTimeoutError,
   UndeliverableError,
   type MessagePolicy,
   type RuntimeOptions,
   type SpawnOptions,
+  toolReply,
 } from 'troupe';
+import { z } from 'zod';
 import { ScriptedModel, callTools, toolCall } from 'troupe/testing';
 import { collect, mailIn, ofType, resident, scriptedPerAgent, simulatedClock, toolMessageFor, worker } from '../stubs.js';
 
@@ -299,6 +302,36 @@ describe('dead letters', () => {
     expect(ofType(events, 'message.dead_letter')).toEqual([expect.objectContaining({ agentId: id, reason: 'no_live_agent' })]);
     await runtime.shutdown();
   });
+  it('a reply with no message read to answer is refused as no_message, not as a message to an unknown agent', async () => {
+    // A tool of the agent's own reads the error as code would: its reason and address.
+    const seen: { reason: string; address: string }[] = [];
+    const answerBack = defineTool({
+      name: 'answer_back',
+      description: 'Replies to the message being handled.',
+      parameters: z.object({ id: z.string().optional() }),
+      kind: 'other',
+      execute: async ({ id }, context) => {
+        try {
+          await context.messaging!.reply('thanks', id);
+          return 'replied';
+        } catch (error) {
+          if (!(error instanceof UndeliverableError)) throw error;
+          seen.push({ reason: error.reason, address: error.address });
+          return toolReply({ content: error.message, isError: true });
+        }
+      },
+    });
+    const model = scriptedPerAgent({ eager: [callTools(toolCall('answer_back', {}, 'a'), toolCall('answer_back', { id: 'msg:missing' }, 'b')), 'done'] });
+    const runtime = createRuntime({ model, agents: [worker('eager', ['answer_back'])], tools: [answerBack], projectAgentDir: false });
+    await runtime.run('eager', 'Reply.');
+    expect(seen).toEqual([
+      { reason: 'no_message', address: '(none)' },
+      { reason: 'no_message', address: 'msg:missing' },
+    ]);
+    expect(toolMessageFor(model.calls[1]!, 'a')).toMatchObject({ isError: true, content: 'There is no message to reply to yet.' });
+    await runtime.shutdown();
+  });
+
   it('a send_message with expect_reply that reaches nobody leaves no wait behind: the resident still wakes for mail', async () => {
     const clock = simulatedClock();
     const model = new ScriptedModel((request) => {

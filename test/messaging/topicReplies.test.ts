@@ -1,8 +1,33 @@
 // A reply awaited from a topic: any subscriber may answer, so one subscriber that ends does not end the wait.
 import { describe, expect, it } from 'vitest';
-import { createRuntime, InboxFullError } from 'troupe';
-import { callTools, toolCall } from 'troupe/testing';
+import { createRuntime, InboxFullError, type AgentDefinition } from 'troupe';
+import { callTools, toolCall, type ScriptedModelOptions, type ScriptStep } from 'troupe/testing';
 import { lastMessage, readMessages, resident, scriptedPerAgent, simulatedClock, toolMessageFor, worker } from '../stubs.js';
+
+/**
+ * Two residents subscribed to topic `q`, spawned and waiting: "full", whose inbox (capacity 1, reject) is filled until
+ * it refuses, and "answerer", which replies "yes" to the first message it reads; plus `more` scripts and agents.
+ */
+async function oneSubscriberFull(more: { scripts?: Record<string, readonly ScriptStep[]>; agents?: AgentDefinition[] }, latencyMs: ScriptedModelOptions['latencyMs']) {
+  const model = scriptedPerAgent(
+    { full: ['waiting', 'busy', 'busy'], answerer: ['waiting', callTools(toolCall('reply', { content: 'yes' }, 'r1')), 'replied'], ...more.scripts },
+    { latencyMs },
+  );
+  const agents = [
+    resident('full', [], { subscribe: ['q'], inbox: { capacity: 1, overflow: 'reject' } }),
+    resident('answerer', ['reply'], { subscribe: ['q'] }),
+    ...(more.agents ?? []),
+  ];
+  const runtime = createRuntime({ model, agents, clock: simulatedClock(), projectAgentDir: false });
+  const full = runtime.spawn('full', 'Wait.');
+  const answerer = runtime.spawn('answerer', 'Wait.');
+  await runtime.runUntilIdle();
+  // Fill the inbox of "full" (it reads its first message as it thinks, then holds one more).
+  let refused = false;
+  for (let sent = 0; sent < 4 && !refused; sent += 1) refused = await runtime.send(full.id, `filler ${sent}`).then(() => false, (error: unknown) => error instanceof InboxFullError);
+  expect(refused).toBe(true);
+  return { model, runtime, full, answerer };
+}
 
 describe('send_message with expect_reply to a topic', () => {
   it('waits on when the first subscriber ends without replying, and takes the reply of another', async () => {
@@ -36,26 +61,7 @@ describe('send_message with expect_reply to a topic', () => {
   });
 
   it('runtime.request to a topic gets the reply of one subscriber although another one\'s full inbox refused it', async () => {
-    const clock = simulatedClock();
-    const model = scriptedPerAgent(
-      {
-        full: ['waiting', 'busy', 'busy'],
-        answerer: ['waiting', callTools(toolCall('reply', { content: 'yes' }, 'r1')), 'replied'],
-      },
-      { latencyMs: 50 },
-    );
-    const agents = [
-      resident('full', [], { subscribe: ['q'], inbox: { capacity: 1, overflow: 'reject' } }),
-      resident('answerer', ['reply'], { subscribe: ['q'] }),
-    ];
-    const runtime = createRuntime({ model, agents, clock, projectAgentDir: false });
-    const full = runtime.spawn('full', 'Wait.');
-    const answerer = runtime.spawn('answerer', 'Wait.');
-    await runtime.runUntilIdle();
-    // Fill the inbox of "full" (it reads its first message as it thinks, then holds one more).
-    let refused = false;
-    for (let sent = 0; sent < 4 && !refused; sent += 1) refused = await runtime.send(full.id, `filler ${sent}`).then(() => false, (error: unknown) => error instanceof InboxFullError);
-    expect(refused).toBe(true);
+    const { runtime, full, answerer } = await oneSubscriberFull({}, 50);
 
     const reply = runtime.request('topic:q', 'anyone?', { timeoutMs: 10_000 }).catch((error: unknown) => error);
     await runtime.runUntilIdle();
@@ -67,28 +73,14 @@ describe('send_message with expect_reply to a topic', () => {
   });
 
   it('send_message with expect_reply to a topic gets the reply of one subscriber although another one\'s full inbox refused it', async () => {
-    const clock = simulatedClock();
-    const model = scriptedPerAgent(
+    const { model, runtime, full, answerer } = await oneSubscriberFull(
       {
-        full: ['waiting', 'busy', 'busy'],
-        answerer: ['waiting', callTools(toolCall('reply', { content: 'yes' }, 'r1')), 'replied'],
-        asker: [callTools(toolCall('send_message', { to: 'topic:q', content: 'anyone?', expect_reply: true }, 's1')), 'done'],
+        scripts: { asker: [callTools(toolCall('send_message', { to: 'topic:q', content: 'anyone?', expect_reply: true }, 's1')), 'done'] },
+        agents: [worker('asker', ['send_message'])],
       },
       // "full" thinks long about its first filler, so its inbox is still full when the asker sends.
-      { latencyMs: (request) => (request.agentName === 'full' ? 1_000 : 50) },
+      (request) => (request.agentName === 'full' ? 1_000 : 50),
     );
-    const agents = [
-      resident('full', [], { subscribe: ['q'], inbox: { capacity: 1, overflow: 'reject' } }),
-      resident('answerer', ['reply'], { subscribe: ['q'] }),
-      worker('asker', ['send_message']),
-    ];
-    const runtime = createRuntime({ model, agents, clock, projectAgentDir: false });
-    const full = runtime.spawn('full', 'Wait.');
-    const answerer = runtime.spawn('answerer', 'Wait.');
-    await runtime.runUntilIdle();
-    let refused = false;
-    for (let sent = 0; sent < 4 && !refused; sent += 1) refused = await runtime.send(full.id, `filler ${sent}`).then(() => false, (error: unknown) => error instanceof InboxFullError);
-    expect(refused).toBe(true);
 
     const asker = runtime.run('asker', 'Ask the topic.');
     await runtime.runUntilIdle();

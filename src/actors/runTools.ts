@@ -51,20 +51,22 @@ export type ToolProgress =
   | { type: 'MESSAGE.OUT'; message: Message }
   | { type: 'TOOL.WAITING'; callId: string }
   | { type: 'TOOL.RESUMED'; callId: string }
-  /**
-   * The batch ended. `waiting`: some calls wait for messages (their tool messages are filled in when the agent
-   * wakes); `finish`: a call ended the agent, with this answer if it gave one.
-   */
-  | {
-      type: 'TOOLS.DONE';
-      messages: ToolMessage[];
-      /** Calls that ended, and how many of them with an error. */
-      ended: number;
-      failed: number;
-      waiting?: boolean;
-      finish?: { answer?: string };
-    }
+  | ToolsDone
   | { type: 'TOOLS.FAILED'; error: ErrorInfo };
+
+/**
+ * The batch ended. `waiting`: some calls wait for messages (their tool messages are filled in when the agent wakes);
+ * `finish`: a call ended the agent, with this answer if it gave one.
+ */
+export interface ToolsDone {
+  type: 'TOOLS.DONE';
+  messages: ToolMessage[];
+  /** Calls that ended, and how many of them with an error. */
+  ended: number;
+  failed: number;
+  waiting?: boolean;
+  finish?: { answer?: string };
+}
 
 /** A call that passed every check and may run. */
 interface ReadyCall {
@@ -141,14 +143,10 @@ export function startToolBatch(environment: AgentEnvironment, input: RunToolsInp
       (messages) => {
         // Finished before it says so: the agent stops this batch while it handles the end.
         batch.finished = true;
-        send({
-          type: 'TOOLS.DONE',
-          messages,
-          ended: count.ended,
-          failed: count.failed,
-          ...(batch.waiting ? { waiting: true } : {}),
-          ...(batch.finish ? { finish: batch.finish } : {}),
-        });
+        const done: ToolsDone = { type: 'TOOLS.DONE', messages, ended: count.ended, failed: count.failed };
+        if (batch.waiting) done.waiting = true;
+        if (batch.finish) done.finish = batch.finish;
+        send(done);
       },
       (error: unknown) => {
         batch.finished = true;

@@ -86,9 +86,11 @@ export function windowed(messages: readonly ChatMessage[], reply: ChatMessage, l
   const system = messages[0]?.role === 'system' ? 1 : 0;
   let start = Math.max(system, messages.length + 1 - limit);
   while (start < messages.length && messages[start]!.role === 'tool') start += 1;
-  const kept = messages.slice(start);
+  // One array, filled in order (a slice then a spread behind the system prompt made two).
+  const kept: ChatMessage[] = system === 1 ? [messages[0]!] : [];
+  for (let index = start; index < messages.length; index += 1) kept.push(messages[index]!);
   kept.push(reply);
-  return system === 1 ? [messages[0]!, ...kept] : kept;
+  return kept;
 }
 
 /** The conversation with the last reply's tool calls removed (they will not run), so it stays valid to resume. */
@@ -208,7 +210,9 @@ export function withMail(
     for (let index = next.length - 1; index >= 0; index -= 1) {
       const message = next[index]!;
       if (message.role === 'tool' && message.toolCallId === answer.callId) {
-        next[index] = { ...message, content: answer.content, ...(answer.isError ? { isError: true } : {}) };
+        const answered = { ...message, content: answer.content };
+        if (answer.isError) answered.isError = true;
+        next[index] = answered;
         break;
       }
     }

@@ -253,6 +253,12 @@ export function workActions(works: AgentWorks) {
  * The agent machine's setup: its types, the actor the runtime provides (`worker`: model calls and tool batches), and every guard and
  * action by name. The states are built on it in `agentMachine.ts`, `agentThinking.ts` and `agentActing.ts`.
  */
+/** A change of the context that also gives the slot up (set on it, not spread into a copy: every parking turn makes one). */
+function slotGivenUp(change: Partial<AgentContext>): Partial<AgentContext> {
+  change.holdsSlot = false;
+  return change;
+}
+
 export const agentSetup = setup({
   types: {
     context: {} as AgentContext,
@@ -336,11 +342,11 @@ export const agentSetup = setup({
     remindAfterFinish: assign(({ context }, done: BatchEnd) => withBatchAndReminder(context, done)),
     // Parking in `running.waiting` gives the slot up in the assign of the step that parks: each assign copies the
     // context and the snapshot, so a `yieldSlot` of its own on entering `waiting` would cost a copy every turn.
-    parkAfterBatch: assign(({ context }, done: BatchEnd) => ({ ...withBatch(context, done), holdsSlot: false })),
+    parkAfterBatch: assign(({ context }, done: BatchEnd) => slotGivenUp(withBatch(context, done))),
     /** A resident's answer: recorded, and kept as its result so far. */
     recordResidentAnswer: assign(({ context }, turn: ModelTurn) => withAnswer(context, turn)),
     /** A resident's answer as it parks to wait for the next message (its slot given up). */
-    parkWithAnswer: assign(({ context }, turn: ModelTurn) => ({ ...withAnswer(context, turn), holdsSlot: false })),
+    parkWithAnswer: assign(({ context }, turn: ModelTurn) => slotGivenUp(withAnswer(context, turn))),
     recordFinish: assign({
       output: ({ context }, done: { finish?: { answer?: string } }) => done.finish?.answer ?? context.output,
     }),

@@ -234,7 +234,7 @@ export class PostOffice {
       const topic = to.slice(TOPIC_PREFIX.length);
       const deliveries: Delivery[] = [];
       for (const id of this.topics.get(topic) ?? []) {
-        if (id !== message.from) deliveries.push(this.deliver(this.boxes.get(id)!, { ...message, to: id, topic }));
+        if (id !== message.from) deliveries.push(this.deliver(this.boxes.get(id)!, subscriberCopy(message, id, topic)));
       }
       return deliveries.length > 0 ? { message, deliveries } : { message, deliveries, deadLetter: 'no_subscribers' };
     }
@@ -257,7 +257,21 @@ export class PostOffice {
     const box = this.boxes.get(id);
     if (!box) return false;
     const since = this.now();
-    const wait: Wait = { ...spec, state: 'open', since, messages: box.inbox.takeWhere((message) => matches(spec, message)) };
+    // Every field set here, in one order: waits of one shape (a spread of the spec gave each kind of wait its own).
+    const wait: Wait = {
+      callId: spec.callId,
+      from: spec.from,
+      replyTo: spec.replyTo,
+      collect: spec.collect,
+      timeoutMs: spec.timeoutMs,
+      tool: spec.tool,
+      state: 'open',
+      since,
+      messages: box.inbox.size === 0 ? [] : box.inbox.takeWhere((message) => matches(spec, message)),
+      endedAt: undefined,
+      timer: undefined,
+      replier: undefined,
+    };
     if (wait.messages.length > 0 && !wait.collect) {
       wait.state = 'met';
       wait.endedAt = since;
@@ -423,6 +437,15 @@ export class PostOffice {
   }
 }
 
+/**
+ * The copy of a topic's message one subscriber gets: its id as `to`, the topic in `topic`. Made field by field (in the
+ * schema's order) rather than spread: a topic with a thousand subscribers makes a thousand of them.
+ */
+function subscriberCopy(message: Message, to: string, topic: string): Message {
+  const { id, from, content, replyTo, sentAt } = message;
+  return replyTo === undefined ? { id, from, to, topic, content, sentAt } : { id, from, to, topic, content, replyTo, sentAt };
+}
+
 function matches(spec: WaitSpec, message: Message): boolean {
   if (spec.replyTo !== undefined) return message.replyTo === spec.replyTo;
   return spec.from === undefined || message.from === spec.from || agentNameOf(message.from) === spec.from;
@@ -431,17 +454,24 @@ function matches(spec: WaitSpec, message: Message): boolean {
 /** What an ended wait tells its call (read at `now`): the messages it took, or why none came. */
 function answerOf(wait: Wait, now: number): WaitAnswer {
   const { callId, messages } = wait;
-  const ended = { callId, tool: wait.tool ?? 'wait_for_messages', messages: messages.length, durationMs: (wait.endedAt ?? now) - wait.since };
-  if (messages.length > 0) {
+  const tool = wait.tool ?? 'wait_for_messages';
+  const durationMs = (wait.endedAt ?? now) - wait.since;
+  const count = messages.length;
+  // Built whole in each case (no spread of a common part): every turn of a waiting agent reads one.
+  if (count > 0) {
     const outcome = wait.collect ? 'collected' : wait.replyTo !== undefined ? 'reply' : 'message';
-    return { ...ended, outcome, content: messages.map(renderMessage).join('\n'), isError: false };
+    return { callId, tool, messages: count, durationMs, outcome, content: renderMessages(messages), isError: false };
   }
   const within = wait.timeoutMs === undefined ? '' : ` within ${wait.timeoutMs} ms`;
-  if (wait.state === 'ended') {
-    return { ...ended, outcome: 'ended', content: `Error: ${wait.replier} ended without replying to ${wait.replyTo}.`, isError: true };
-  }
-  if (wait.replyTo !== undefined) return { ...ended, outcome: 'timeout', content: `Error: no reply to ${wait.replyTo} came${within}.`, isError: true };
-  if (wait.collect) return { ...ended, outcome: 'collected', content: `No message arrived${within}.`, isError: false };
+  const answer = (outcome: WaitOutcome, content: string, isError: boolean): WaitAnswer => ({ callId, tool, messages: 0, durationMs, outcome, content, isError });
+  if (wait.state === 'ended') return answer('ended', `Error: ${wait.replier} ended without replying to ${wait.replyTo}.`, true);
+  if (wait.replyTo !== undefined) return answer('timeout', `Error: no reply to ${wait.replyTo} came${within}.`, true);
+  if (wait.collect) return answer('collected', `No message arrived${within}.`, false);
   const from = wait.from === undefined ? '' : ` from ${wait.from}`;
-  return { ...ended, outcome: 'timeout', content: `Error: no message${from} arrived${within}.`, isError: true };
+  return answer('timeout', `Error: no message${from} arrived${within}.`, true);
+}
+
+/** The messages a wait took, as its tool result: each rendered, one per line (most waits take one). */
+function renderMessages(messages: readonly Message[]): string {
+  return messages.length === 1 ? renderMessage(messages[0]!) : messages.map(renderMessage).join('\n');
 }

@@ -3,7 +3,7 @@ import { ConfigurationError, MessageRefusedError, UndeliverableError, errorMessa
 import { RUNTIME_ADDRESS, TOPIC_PREFIX, agentNameOf, type Message } from '../messaging/Message.js';
 import type { MessageReceipt, Messaging, SendOptions, WaitOptions } from '../messaging/Messaging.js';
 import { finishSignal, waitSignal, type ToolSignal } from '../tools/toolSignal.js';
-import { readTopic, replyReceipt, timeout, type Messenger, type MessengerHost } from './Messenger.js';
+import { readTopic, replyReceipt, checkedTimeout, type Messenger, type MessengerHost } from './Messenger.js';
 
 /**
  * The {@link Messaging} service of one tool call, bound to the agent that made it: what `send_message`, `reply`,
@@ -27,7 +27,7 @@ export class CallerMessaging implements Messaging {
     const message = this.messenger.make(this.caller.agentId, to, content);
     // The wait is registered before the message leaves, so a quick reply cannot pass it by.
     const { agentId, toolCallId } = this.caller;
-    this.host.postOffice.await(agentId, { callId: toolCallId, tool: this.toolName('send_message'), replyTo: message.id, ...timeout(options.timeoutMs) });
+    this.host.postOffice.await(agentId, { callId: toolCallId, tool: this.toolName('send_message'), replyTo: message.id, timeoutMs: checkedTimeout(options.timeoutMs) });
     try {
       const receipt = replyReceipt(await this.messenger.post(message, this.caller.relay));
       // One receiver is the one to reply; a message to a topic may be answered by any of its subscribers, so one of
@@ -74,9 +74,9 @@ export class CallerMessaging implements Messaging {
     this.host.postOffice.await(this.caller.agentId, {
       callId: this.caller.toolCallId,
       tool: this.toolName('wait_for_messages'),
-      ...(options.from === undefined ? {} : { from: options.from }),
-      ...(options.collect ? { collect: true } : {}),
-      ...timeout(options.timeoutMs),
+      from: options.from,
+      collect: options.collect === true,
+      timeoutMs: checkedTimeout(options.timeoutMs),
     });
     return waitSignal();
   }

@@ -130,12 +130,13 @@ export class Messenger {
           pending.reject(new InboxFullError(delivery.to, old.id));
         }
       }
-      this.emit(delivery.to, {
-        type: 'message.delivered',
-        messageId: message.id,
-        from: message.from,
-        ...(delivery.message.topic === undefined ? {} : { topic: delivery.message.topic }),
-      });
+      const { topic } = delivery.message;
+      this.emit(
+        delivery.to,
+        topic === undefined
+          ? { type: 'message.delivered', messageId: message.id, from: message.from }
+          : { type: 'message.delivered', messageId: message.id, from: message.from, topic },
+      );
     }
     if (report.deadLetter) this.emit(message.from, { type: 'message.dead_letter', message, reason: report.deadLetter });
     const receipt = this.receipts.get(message.id);
@@ -275,9 +276,8 @@ export function readTopic(topic: string): string {
   return parsed.data;
 }
 
-/** A wait's time limit, checked: a positive number of ms, or none. */
-export function timeout(timeoutMs: number | undefined): { timeoutMs?: number } {
-  if (timeoutMs === undefined) return {};
-  if (!(Number.isFinite(timeoutMs) && timeoutMs > 0)) throw new ConfigurationError('timeout_ms must be a positive number.');
-  return { timeoutMs };
+/** A wait's time limit, checked: a positive number of ms, or none (undefined). */
+export function checkedTimeout(timeoutMs: number | undefined): number | undefined {
+  if (timeoutMs !== undefined && !(Number.isFinite(timeoutMs) && timeoutMs > 0)) throw new ConfigurationError('timeout_ms must be a positive number.');
+  return timeoutMs;
 }

@@ -19,10 +19,7 @@ export const sendMessage = defineTool({
   }),
   kind: 'other',
   execute: async ({ to, content, expect_reply, timeout_ms }, { messaging }) => {
-    const sent = await messaging.send(to, content, {
-      ...(expect_reply ? { expectReply: true } : {}),
-      ...(timeout_ms === undefined ? {} : { timeoutMs: timeout_ms }),
-    });
+    const sent = await messaging.send(to, content, { expectReply: expect_reply, timeoutMs: timeout_ms });
     return isToolSignal(sent) ? sent : describeReceipt(sent);
   },
 });
@@ -52,11 +49,8 @@ export const waitForMessages = defineTool({
   }),
   kind: 'other',
   execute: ({ timeout_ms, from, collect }, { messaging }) =>
-    messaging.waitForMessages({
-      ...(timeout_ms === undefined ? {} : { timeoutMs: timeout_ms }),
-      ...(from === undefined ? {} : { from }),
-      ...(collect ? { collect: true } : {}),
-    }),
+    // Fields left undefined rather than spread in: every turn of a waiting agent makes one.
+    messaging.waitForMessages({ timeoutMs: timeout_ms, from, collect }),
 });
 
 /** `publish`: a message to every subscriber of a topic. */

@@ -13,11 +13,17 @@ import type { ActorHeader, AgentContext, AgentEvent, AgentInput, AgentOutcome, A
 export function initialContext(input: AgentInput): AgentContext {
   return {
     input,
-    messages: [
-      { role: 'system', content: input.systemPrompt },
-      ...(input.history ?? []).filter((message) => message.role !== 'system'),
-      { role: 'user', content: input.task },
-    ],
+    messages:
+      input.history === undefined || input.history.length === 0
+        ? [
+            { role: 'system', content: input.systemPrompt },
+            { role: 'user', content: input.task },
+          ]
+        : [
+            { role: 'system', content: input.systemPrompt },
+            ...input.history.filter((message) => message.role !== 'system'),
+            { role: 'user', content: input.task },
+          ],
     turns: 0,
     own: emptyFigures(),
     startedAt: null,

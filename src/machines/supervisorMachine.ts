@@ -141,7 +141,8 @@ export const supervisorMachine = setup({
     const context: SupervisorContext = {
       logic: new SpawnLogic(input.agentLogic, input.groupLogic ?? groupMachine, (initial) => {
         const { postOffice } = input;
-        return { ...initial, ...turnBegun(initial, postOffice.now(), postOffice) };
+        // The initial context is the agent's own, just made: the first turn is set on it rather than on a copy.
+        return Object.assign(initial, turnBegun(initial, postOffice.now(), postOffice));
       }),
       maxParallel: input.maxParallel,
       agents: new AgentTable(input.slotNotices),

@@ -38,13 +38,14 @@ export const assignTask = defineTool({
   // A promise chain rather than an async function: nothing of the call is kept suspended while the sub-agent runs.
   execute: (args, { delegation }) =>
     delegation
+      // Absent options left undefined rather than spread in: a fan-out makes one request per sub-agent.
       .delegate({
         agent: args.agent,
         task: args.task,
         description: args.description,
         background: args.run_in_background === true,
-        ...(args.resume === undefined ? {} : { resume: args.resume }),
-        ...(args.context === undefined ? {} : { context: args.context }),
+        resume: args.resume,
+        context: args.context,
       })
       .then(delegationReply),
 });

@@ -40,15 +40,20 @@ export const defaultPrices: PriceTable = Object.freeze({
  * undefined.
  */
 export function findPrice(prices: PriceTable, model: string): ModelPrice | undefined {
-  const exact = prices[model];
-  if (exact) return exact;
+  // Own entries only: a model named `constructor` or `toString` is not priced by what every object inherits.
+  if (Object.hasOwn(prices, model)) return prices[model];
   let known = found.get(prices);
   if (!known) found.set(prices, (known = new Map()));
   if (known.has(model)) return known.get(model);
   const price = longestPrefix(prices, model);
+  // A table's lookups are remembered up to a bound: a run that names ever new models does not grow it for ever.
+  if (known.size >= MAX_REMEMBERED) known.clear();
   known.set(model, price);
   return price;
 }
+
+/** How many prefix lookups are remembered per table. */
+const MAX_REMEMBERED = 1_024;
 
 /** Prices already looked up by prefix, per table (tables are read-only once made). */
 const found = new WeakMap<PriceTable, Map<string, ModelPrice | undefined>>();

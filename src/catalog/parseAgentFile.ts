@@ -1,7 +1,7 @@
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { AgentFileError, errorMessage } from '../errors.js';
-import { McpServerEntries } from '../tools/mcp/McpServerConfig.js';
+import { McpServerEntries, mcpMisspelling } from '../tools/mcp/McpServerConfig.js';
 import { innermostIssue } from '../zodIssue.js';
 import { unknownKeys } from '../unknownKeys.js';
 import { AGENT_NAME, type AgentDefinition } from './defineAgent.js';
@@ -107,6 +107,8 @@ function parseFile(file: string, text: string): { definition: AgentDefinition; r
     const issue = innermostIssue(parsed.error.issues[0]!);
     throw new AgentFileError(file, issue.path.join('.') || 'frontmatter', issue.message);
   }
+  const misspelled = mcpMisspelling((raw as { mcpServers?: unknown }).mcpServers);
+  if (misspelled) throw new AgentFileError(file, ['mcpServers', ...misspelled.path].join('.'), misspelled.message);
   const systemPrompt = (match[2] ?? '').trim();
   if (systemPrompt === '') throw new AgentFileError(file, 'body', 'the system prompt (the text after the frontmatter) is empty');
   return { raw, definition: definitionOf(parsed.data, systemPrompt) };

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { MIN_SECRET_LENGTH, isSecretHeader, secretVariables } from '../../redaction.js';
+import { unknownKeys } from '../../unknownKeys.js';
 import { innermostIssue } from '../../zodIssue.js';
 
 /** The name of an MCP server: what its tools are called by (`files:read_file` for the server `files`). */
@@ -115,12 +116,46 @@ export function readMcpEntries(entries: McpServerEntries): { own: Map<string, Mc
   return { own, named };
 }
 
-/** The first problem of a value given as MCP servers by name (`field` names it), or undefined when it is valid. */
+/**
+ * The first problem of a value given as MCP servers by name (`field` names it), or undefined when it is valid. A field
+ * of a server that looks like a misspelling of one troupe reads (`arg`, `header`, `timeout`) is a problem too: it would
+ * be dropped without a word. Other unknown fields (`disabled`, `autoApprove` in a file written for another tool) pass.
+ */
 export function mcpConfigProblem(value: unknown, field: string, schema: z.ZodType = McpServerConfigs): string | undefined {
   const parsed = schema.safeParse(value);
-  if (parsed.success) return undefined;
-  const issue = innermostIssue(parsed.error.issues[0]!);
-  return `${[field, ...issue.path].join('.')}: ${issue.message}`;
+  if (!parsed.success) {
+    const issue = innermostIssue(parsed.error.issues[0]!);
+    return `${[field, ...issue.path].join('.')}: ${issue.message}`;
+  }
+  const misspelled = mcpMisspelling(value);
+  return misspelled && `${[field, ...misspelled.path].join('.')}: ${misspelled.message}`;
+}
+
+/**
+ * The first field of a server definition in a valid value of MCP servers that looks like a misspelling of one troupe
+ * reads (`arg` for `args`), with the path to its server (`files`, or `0.files` in a list) and what to say of it; zod
+ * drops such a field without a word. Fields far from every known one (`disabled`, another tool's) are not reported.
+ */
+export function mcpMisspelling(value: unknown): { path: (string | number)[]; message: string } | undefined {
+  for (const [path, config] of serverConfigs(value)) {
+    const misspelled = unknownKeys(config, SERVER_FIELDS).find(({ meant }) => meant !== undefined);
+    if (misspelled) return { path, message: `unknown field "${misspelled.key}" (did you mean "${misspelled.meant}"?)` };
+  }
+  return undefined;
+}
+
+/** Every field a server definition may have, stdio or HTTP. */
+const SERVER_FIELDS = [...new Set([...Object.keys(McpStdioServerConfig.shape), ...Object.keys(McpHttpServerConfig.shape)])];
+
+/** The server definitions in a valid value of MCP servers (by name, or a list of names and definitions), with their paths. */
+function serverConfigs(value: unknown): [(string | number)[], object][] {
+  const records = Array.isArray(value) ? value.map((item, index) => [[index], item] as const) : [[[], value] as const];
+  const found: [(string | number)[], object][] = [];
+  for (const [at, record] of records) {
+    if (typeof record !== 'object' || record === null) continue;
+    for (const [name, config] of Object.entries(record)) if (typeof config === 'object' && config !== null) found.push([[...at, name], config]);
+  }
+  return found;
 }
 
 /**

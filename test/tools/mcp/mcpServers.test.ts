@@ -251,14 +251,15 @@ describe('MCP servers over stdio', () => {
       model,
       projectAgentDir: false,
       agents: [agent('waiter', ['chatty:*'])],
-      mcpServers: { chatty: { command: process.execPath, args: ['-e', banner], timeoutMs: 300 } },
+      // Long enough for a Node process to start and print its banner on a loaded machine (at 300 ms it sometimes had not).
+      mcpServers: { chatty: { command: process.execPath, args: ['-e', banner], timeoutMs: 2_000 } },
     });
 
     expect(await runtime.run('waiter', 'Wait.')).toMatchObject({ status: 'completed', output: 'Moved on.' });
     const [status] = runtime.mcpServers();
     expect(status).toMatchObject({
       state: 'failed',
-      error: expect.stringMatching(/^failed to start: it did not answer within 300 ms \(timeoutMs\); it wrote what is not MCP on its stdout \(.*"Server lis/),
+      error: expect.stringMatching(/^failed to start: it did not answer within 2000 ms \(timeoutMs\); it wrote what is not MCP on its stdout \(.*"Server lis/),
     });
     await until(() => !isRunning(status!.pid!));
     await runtime.shutdown();
@@ -439,6 +440,24 @@ describe('MCP servers in agent definitions and agent files', () => {
     expect(() => createRuntime({ projectAgentDir: false, mcpServers: { files: { command: 'node', args: 'server.js' } as never } })).toThrow(
       'mcpServers.files: args: Invalid input: expected array, received string',
     );
+  });
+
+  it('refuses a misspelled field of a server definition (it was dropped without a word), and passes fields of other tools', () => {
+    const make = (files: object) => () => createRuntime({ projectAgentDir: false, model: scripted([]), mcpServers: { files: files as never } });
+    expect(make({ command: 'node', arg: ['server.js'] })).toThrow(ConfigurationError);
+    expect(make({ command: 'node', arg: ['server.js'] })).toThrow('mcpServers.files: unknown field "arg" (did you mean "args"?)');
+    expect(make({ command: 'node', timeout: 60 })).toThrow('mcpServers.files: unknown field "timeout" (did you mean "timeoutMs"?)');
+    expect(make({ type: 'http', url: 'http://127.0.0.1:9/mcp', header: { Authorization: 'Bearer x' } })).toThrow('(did you mean "headers"?)');
+    // A field far from every field troupe reads is another tool's (Cline's autoApprove, disabled): it is left alone.
+    expect(make({ command: 'node', autoApprove: [], disabled: false })).not.toThrow();
+
+    const agentsDir = join(dir.path, 'agents');
+    mkdirSync(agentsDir);
+    writeFileSync(join(agentsDir, 'envs.md'), `---\nname: envs\ndescription: Typo.\nmcpServers:\n  - notes:\n      command: node\n      envs: { A: b }\n---\nYou.\n`);
+    const runtime = runtimeWith({ model: scripted([]), agentDirs: [agentsDir] });
+    expect(runtime.agentFileErrors.map((error) => error.message)).toEqual([
+      expect.stringContaining('mcpServers.0.notes: unknown field "envs" (did you mean "env"?)'),
+    ]);
   });
 
   it('refuses an agent file that names an MCP server nobody defines, and loads the others', () => {

@@ -199,7 +199,7 @@ export type { StatelyListener } from './inspect/StatelyBridge.js';
 
 // ── Inspection: troupe's web inspector ──────────────────────────────────────────────────────────────────
 export { createWebInspector, openWebReplay } from './inspect/webInspector.js';
-export type { WebInspector, WebInspectorOptions } from './inspect/webInspector.js';
+export type { WebInspector, WebInspectorOptions, WebReplay } from './inspect/webInspector.js';
 export { machineGraph } from './inspect/machineGraph.js';
 export type { GraphState, GraphTransition, MachineGraph } from './inspect/machineGraph.js';
 

@@ -70,14 +70,21 @@ export function createWebInspector(options: WebInspectorOptions = {}): WebInspec
  * `troupe ui run.jsonl` does. Rejects, like `readRecording`, a file that is corrupt or of a newer format; a last line a
  * crash cut short is left out.
  */
-export async function openWebReplay(path: string, options: WebInspectorOptions = {}): Promise<WebInspector> {
+export async function openWebReplay(path: string, options: WebInspectorOptions = {}): Promise<WebReplay> {
   const recording = await readRecording(path, { dropTornLine: true });
   const feed = new EventFeed();
   feed.pushLines(recording.events.map((event) => JSON.stringify(event)));
   feed.end();
-  const inspector = inspectorOver(feed, 'replay', options.title ?? basename(path), options);
+  const inspector: WebReplay = inspectorOver(feed, 'replay', options.title ?? basename(path), options);
   await inspector.url;
+  if (recording.tornLine !== undefined) return Object.assign(inspector, { tornLine: recording.tornLine });
   return inspector;
+}
+
+/** A saved run served by {@link openWebReplay}. */
+export interface WebReplay extends WebInspector {
+  /** The number of the file's last line, left out because a crash cut it short; absent when none was. */
+  readonly tornLine?: number;
 }
 
 function inspectorOver(feed: EventFeed, mode: 'live' | 'replay', title: string, options: WebInspectorOptions): WebInspector {

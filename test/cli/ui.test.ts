@@ -2,10 +2,11 @@
 // served to scrub through. The command runs as a child process from the source, offline; the page is read as a
 // browser's EventSource would read it.
 import { createServer, type AddressInfo } from 'node:net';
-import { writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import type { TroupeEvent } from 'troupe';
+import { createRuntime, readRecording, type TroupeEvent } from 'troupe';
+import { scripted, worker } from '../stubs.js';
 import { killStartedTroupes, startTroupe, troupe } from '../support/cli.js';
 import { readEvents } from '../support/sse.js';
 import { tempDir } from '../support/tempDir.js';
@@ -73,6 +74,22 @@ describe('troupe ui', () => {
     const bad = await troupe(['run', 'examples/scenario.ts', '--ui', 'eighty']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--ui.*must be a port number/);
+  });
+
+  it('serves a run whose last line a crash cut short without it, and says so', async () => {
+    const file = join(scratch.path, 'torn.jsonl');
+    const runtime = createRuntime({ model: scripted(['Hi.']), agents: [worker('greeter')], record: file, projectAgentDir: false });
+    await runtime.run('greeter', 'Greet.');
+    await runtime.shutdown();
+    const whole = await readRecording(file);
+    const lines = readFileSync(file, 'utf8').split('\n').length; // the last line is empty: the torn one takes its number
+    appendFileSync(file, '{"type":"agent.sta');
+    const replay = startTroupe(['ui', file]);
+    await replay.waitForStderr(new RegExp(`troupe: line ${lines} of .*torn\\.jsonl, its last, was cut short, as by a crash, and is left out\n`));
+    const [, url] = await replay.waitForStderr(/open (http:\/\/127\.0\.0\.1:\d+\/) \(Ctrl-C to exit\)\n/);
+    expect((await eventsAt(url!)).events).toEqual(whole.events);
+    replay.child.kill('SIGINT');
+    expect(await replay.exited).toBe(0);
   });
 
   it('says that a port taken is the port, not the file, in one line with exit code 2', async () => {

@@ -27,6 +27,9 @@ export function uiCommand(): Command {
           ? ui.error(`troupe ui: cannot start the web inspector: ${oneLine(error)}`, { exitCode: EXIT.usage, code: 'troupe.ui.listen' })
           : ui.error(`troupe ui: ${unreadable(file, error)}`, { exitCode: TRACE_UNREADABLE, code: 'troupe.ui.unreadable' }),
       );
+      if (inspector.tornLine !== undefined) {
+        process.stderr.write(`troupe: line ${inspector.tornLine} of ${file}, its last, was cut short, as by a crash, and is left out\n`);
+      }
       process.stderr.write(`troupe: the saved run is in the web inspector: open ${await inspector.url} (Ctrl-C to exit)\n`);
       await new Promise((resolve) => process.once('SIGINT', resolve));
       await inspector.close();

@@ -384,6 +384,13 @@ export class PostOffice {
   private deliver(box: Mailbox, message: Message): Delivery {
     for (const wait of box.waits) {
       if (wait.state !== 'open' || !matches(wait, message)) continue;
+      // A collecting wait holds what the inbox would, and no more: past its capacity, the inbox's overflow rule.
+      if (wait.collect && wait.messages.length >= box.inbox.capacity) {
+        if (box.inbox.overflow === 'reject') return { to: box.id, outcome: 'inbox_full', message };
+        const dropped = wait.messages.shift()!;
+        wait.messages.push(message);
+        return { to: box.id, outcome: 'delivered', message, dropped };
+      }
       wait.messages.push(message);
       if (!wait.collect) {
         wait.state = 'met';

@@ -184,6 +184,23 @@ describe('PostOffice', () => {
       expect(mail).toEqual([]);
     });
 
+    it('collecting, it holds no more than the inbox would: past its capacity, the inbox refuses or drops the oldest', () => {
+      const { clock, post, open, route } = office();
+      open('agent:strict:s', [], { capacity: 2, overflow: 'reject' });
+      open('agent:loose:l', [], { capacity: 2, overflow: 'drop-oldest' });
+      for (const id of ['agent:strict:s', 'agent:loose:l']) post.await(id, { callId: 'c1', collect: true, timeoutMs: 100 });
+      const outcomes = (to: string) => ['one', 'two', 'three'].map((content) => route(msg('agent:a:1', to, content)).deliveries[0]);
+
+      expect(outcomes('agent:strict:s').map((delivery) => delivery?.outcome)).toEqual(['delivered', 'delivered', 'inbox_full']);
+      const loose = outcomes('agent:loose:l');
+      expect(loose.map((delivery) => delivery?.outcome)).toEqual(['delivered', 'delivered', 'delivered']);
+      expect(loose[2]?.dropped?.content).toBe('one');
+      clock.increment(100);
+      const contents = (id: string) => post.take(id).answers[0]!.content.split('\n').map((line) => line.replace(/^\[[^\]]*\] /, ''));
+      expect(contents('agent:strict:s')).toEqual(['one', 'two']);
+      expect(contents('agent:loose:l')).toEqual(['two', 'three']);
+    });
+
     it('collecting with nothing coming is not an error', () => {
       const { clock, post, open } = office();
       open('agent:me:m');

@@ -12,11 +12,19 @@ export const DEFAULT_MCP_START_TIMEOUT_MS = 30_000;
 /** The default limit on one tool call to a server, in ms (the MCP SDK's own default). */
 export const DEFAULT_MCP_CALL_TIMEOUT_MS = 60_000;
 
+/**
+ * The default limit on what one answer of a server brings into a conversation, in characters (about 25,000 tokens):
+ * the rest is cut, and the result says so.
+ */
+export const DEFAULT_MCP_RESULT_CHARS = 100_000;
+
 const limits = {
   /** How long the server may take to start and list its tools, in ms (default 30,000). */
   timeoutMs: z.number().positive().optional(),
   /** How long one tool call may take, in ms (default 60,000). */
   toolTimeoutMs: z.number().positive().optional(),
+  /** The most characters of one answer the model is given; the rest is cut, and the result says so (default 100,000). */
+  maxResultChars: z.number().int().positive().optional(),
 };
 
 /**

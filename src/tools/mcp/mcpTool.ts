@@ -5,6 +5,7 @@ import type { Tool, ToolKind } from '../defineTool.js';
 import type { PlannedCall } from '../schedule.js';
 import { toolReply, type ToolReply } from '../toolReply.js';
 import type { McpCallAnswer, McpConnection, McpToolInfo } from './McpConnection.js';
+import { DEFAULT_MCP_RESULT_CHARS } from './McpServerConfig.js';
 
 /**
  * The arguments of an MCP tool as troupe checks them: any JSON object, passed to the server as it is. The server
@@ -41,7 +42,7 @@ export function mcpTool(connection: McpConnection, info: McpToolInfo): Tool {
     schema: Object.freeze({ name, description, parameters }),
     plan: () => planned,
     execute: async (args: Record<string, unknown>, context: { signal: AbortSignal }) =>
-      mcpReply(await connection.call(info.name, args, context.signal)),
+      mcpReply(await connection.call(info.name, args, context.signal), connection.config.maxResultChars),
   }) as Tool;
 }
 
@@ -72,15 +73,20 @@ export function unavailableMcpTool(connection: McpConnection, tool: string): Too
  * What the model sees of a server's answer: its text blocks (and the text of embedded resources) one after another,
  * a line naming each image, audio clip or link, a block of a type MCP does not define (or not well formed) as its JSON,
  * or its structured content as JSON when it sent no blocks. An answer with `isError` is an error result; structured
- * content is kept as the tool message's metadata.
+ * content is kept as the tool message's metadata. A text longer than `maxChars` is cut there, with a line that says
+ * how long it was (a server's page or listing would otherwise fill the conversation, the events and the session).
  */
-export function mcpReply(result: McpCallAnswer): ToolReply {
+export function mcpReply(result: McpCallAnswer, maxChars = DEFAULT_MCP_RESULT_CHARS): ToolReply {
   const parts = result.content.map((block) => {
     const known = ContentBlockSchema.safeParse(block);
     return known.success ? describeBlock(known.data) : JSON.stringify(block);
   });
   const { structuredContent } = result;
-  const content = parts.length > 0 ? parts.join('\n') : structuredContent === undefined ? '' : JSON.stringify(structuredContent);
+  const whole = parts.length > 0 ? parts.join('\n') : structuredContent === undefined ? '' : JSON.stringify(structuredContent);
+  const content =
+    whole.length <= maxChars
+      ? whole
+      : `${whole.slice(0, maxChars)}\n[cut: the answer had ${whole.length.toLocaleString('en-US')} characters; the first ${maxChars.toLocaleString('en-US')} are shown (the server's maxResultChars)]`;
   return toolReply({
     content,
     isError: result.isError === true,

@@ -347,6 +347,18 @@ describe('MCP servers that misbehave', () => {
     expect(runtime.mcpServers()[0]).toMatchObject({ state: 'ready' });
   });
 
+  it("cuts an answer longer than the server's maxResultChars, and says how long it was", async () => {
+    const last = lastRequest();
+    const model = scripted([callTools(toolCall('big:echo', { text: 'x'.repeat(100) }, 'big'), toolCall('big:echo', { n: 1 }, 'small')), last.answer('done')]);
+    const runtime = runtimeWith({ model, agents: [agent('user', ['big:*'])], mcpServers: { big: scriptedStdioServer('normal', { maxResultChars: 20 }) } });
+
+    expect(await runtime.run('user', 'Call it.')).toMatchObject({ status: 'completed', output: 'done' });
+
+    const [big, small] = toolMessages(last.request);
+    expect(big?.content).toBe(`{"text":"${'x'.repeat(11)}\n[cut: the answer had 111 characters; the first 20 are shown (the server's maxResultChars)]`);
+    expect(small?.content).toBe('{"n":1}');
+  });
+
   it('shows the model an answer with a block MCP does not define: its text, and the other blocks as JSON', async () => {
     const last = lastRequest();
     const model = scripted([callTools(toolCall('raw:odd', {})), last.answer('done')]);

@@ -77,6 +77,15 @@ describe('mcpReply', () => {
     expect(reply.isError).toBe(false);
   });
 
+  it('cuts a text longer than the limit (100,000 characters by default), saying how long it was', () => {
+    const long = 'y'.repeat(100_001);
+    expect(mcpReply({ content: [{ type: 'text', text: long.slice(1) }] }).content).toBe(long.slice(1));
+    expect(mcpReply({ content: [{ type: 'text', text: long }] }).content).toBe(
+      `${long.slice(1)}\n[cut: the answer had 100,001 characters; the first 100,000 are shown (the server's maxResultChars)]`,
+    );
+    expect(mcpReply({ content: [{ type: 'text', text: 'abcdef' }], isError: true }, 3)).toMatchObject({ isError: true, content: "abc\n[cut: the answer had 6 characters; the first 3 are shown (the server's maxResultChars)]" });
+  });
+
   it('keeps the error flag, and gives structured content as JSON when there are no blocks (and as metadata)', () => {
     expect(mcpReply({ content: [{ type: 'text', text: 'no such file' }], isError: true })).toMatchObject({ content: 'no such file', isError: true });
     expect(mcpReply({ content: [], structuredContent: { sum: 5 } })).toMatchObject({ content: '{"sum":5}', metadata: { structuredContent: { sum: 5 } } });

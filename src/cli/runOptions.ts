@@ -162,11 +162,11 @@ function openStore(file: string | undefined): JsonFileMemory {
 }
 
 /** The session store to read: it must exist. */
-export function existingStore(file: string | undefined): JsonFileMemory {
+export function existingStore(file: string | undefined, verb: 'read' | 'use' = 'read'): JsonFileMemory {
   const name = file ?? DEFAULT_STORE;
-  if (!existsSync(name)) throw new CommandError(`cannot read store ${name}: no such file (a run writes it; --store FILE reads another)`);
-  if (!statSync(name).isFile()) throw new CommandError(`cannot read store ${name}: not a file`);
-  return checkedStore(resolve(name), name, 'read');
+  if (!existsSync(name)) throw new CommandError(`cannot ${verb} store ${name}: no such file (a run writes it; --store FILE reads another)`);
+  if (!statSync(name).isFile()) throw new CommandError(`cannot ${verb} store ${name}: not a file`);
+  return checkedStore(resolve(name), name, verb);
 }
 
 /**

@@ -94,6 +94,37 @@ describe('troupe sessions', () => {
     });
   });
 
+  it('cleanup: removes the sessions that ended longer ago than the age given, with their conversations, and names them', async () => {
+    const aged = join(scratch.path, 'aged.json');
+    const stored = JSON.parse(readFileSync(store, 'utf8')) as { __agent_sessions__: Record<string, SessionRecord> } & Record<string, unknown>;
+    const old = stored.__agent_sessions__[helper.id]!;
+    const tenDaysAgo = Date.now() - 10 * 86_400_000;
+    stored.__agent_sessions__[helper.id] = { ...old, startTime: tenDaysAgo - 1_000, endTime: tenDaysAgo };
+    writeFileSync(aged, JSON.stringify(stored));
+    expect(stored[helper.id]).toBeDefined(); // its conversation
+
+    expect(await troupe(['sessions', 'cleanup', '30d', '--store', aged])).toEqual({ code: 0, stdout: `No session in ${aged} ended more than 30d ago.\n`, stderr: '' });
+    expect(await troupe(['sessions', 'cleanup', '7d', '--store', aged])).toEqual({ code: 0, stdout: `Removed 1 session from ${aged}: ${helper.id}\n`, stderr: '' });
+    const after = JSON.parse(readFileSync(aged, 'utf8')) as { __agent_sessions__: Record<string, unknown> } & Record<string, unknown>;
+    expect(Object.keys(after.__agent_sessions__)).toEqual([lead.id]);
+    expect(after[helper.id]).toBeUndefined();
+    expect(after[lead.id]).toBeDefined();
+    expect(await troupe(['sessions', 'cleanup', '0', '--store', aged, '--json'])).toEqual({ code: 0, stdout: `["${lead.id}"]\n`, stderr: '' });
+  });
+
+  it('cleanup: an age it cannot read, or a store that is not there, is one line with exit 2, and nothing is removed', async () => {
+    const kept = join(scratch.path, 'kept.json');
+    writeFileSync(kept, readFileSync(store, 'utf8'));
+    for (const age of ['week', '5 fortnights', '']) {
+      const bad = await troupe(['sessions', 'cleanup', age, '--store', kept]);
+      expect(bad).toEqual({ code: 2, stdout: '', stderr: `troupe: "${age}" is not an age: give one such as 30d, 12h, 45m or 90s\n` });
+    }
+    expect(readFileSync(kept, 'utf8')).toBe(readFileSync(store, 'utf8'));
+    const missing = await troupe(['sessions', 'cleanup', '7d', '--store', join(scratch.path, 'none.json')]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/^troupe: cannot use store .*none\.json: no such file/);
+  });
+
   describe('resume', () => {
     let server: OpenAIServer;
     beforeEach(async () => {

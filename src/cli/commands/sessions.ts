@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import ms from 'ms';
 import { SessionStore, type SessionRecord } from '../../memory/SessionStore.js';
 import type { ChatMessage } from '../../models/Model.js';
 import { clip, firstLine, formatCost, formatDuration, count } from '../../views/liveFormat.js';
@@ -12,7 +13,9 @@ interface StoreFlags {
   json?: boolean;
 }
 
-/** `troupe sessions list | show ID | resume ID --task TEXT`: the sessions a store keeps, from earlier runs. */
+/**
+ * `troupe sessions list | show ID | resume ID --task TEXT | cleanup AGE`: the sessions a store keeps, from earlier runs.
+ */
 export function sessionsCommand(): Command {
   const sessions = new Command('sessions').description('list, show and resume the sessions of earlier runs').addHelpText(
     'after',
@@ -22,7 +25,8 @@ Every run keeps each agent's record and conversation in a store (--store FILE, d
 Examples:
   $ troupe sessions list
   $ troupe sessions show agent:researcher:V1StGXR8
-  $ troupe sessions resume agent:researcher:V1StGXR8 --task "Now compare it with 1.0." --base-url http://127.0.0.1:11434/v1`,
+  $ troupe sessions resume agent:researcher:V1StGXR8 --task "Now compare it with 1.0." --base-url http://127.0.0.1:11434/v1
+  $ troupe sessions cleanup 30d`,
   );
   sessions
     .command('list')
@@ -50,7 +54,45 @@ Examples:
         '  $ troupe sessions resume agent:researcher:V1StGXR8 --task "Go on." --agents team/ --base-url http://127.0.0.1:11434/v1',
     )
     .action((id: string, flags: RunFlags) => resumeSession(id, flags));
+  sessions
+    .command('cleanup')
+    .description('remove the sessions that ended longer ago than AGE, with their conversations (not those still running)')
+    .argument('<age>', 'how old a session must be: 30d, 12h, 45m, 90s (or a number of ms)')
+    .option('--store <file>', `the store to clean (default ${DEFAULT_STORE})`)
+    .option('--json', 'print the ids removed as JSON')
+    .addHelpText('after', '\nExamples:\n  $ troupe sessions cleanup 30d\n  $ troupe sessions cleanup 12h --store history.json --json')
+    .action((age: string, flags: StoreFlags) => cleanupSessions(age, flags));
   return sessions;
+}
+
+async function cleanupSessions(age: string, flags: StoreFlags): Promise<void> {
+  const maxAgeMs = durationMs(age);
+  const store = new SessionStore(existingStore(flags.store, 'use'));
+  const removed = await store.cleanup(maxAgeMs);
+  if (flags.json) {
+    process.stdout.write(`${JSON.stringify(removed)}\n`);
+    return;
+  }
+  const name = flags.store ?? DEFAULT_STORE;
+  process.stdout.write(
+    removed.length === 0
+      ? `No session in ${name} ended more than ${age} ago.\n`
+      : `Removed ${removed.length} session${removed.length === 1 ? '' : 's'} from ${name}: ${removed.join(', ')}\n`,
+  );
+}
+
+/** An age as the command takes it (`30d`, `12h`, `45m`, `90s`, `500ms`, or a number of ms), in ms; a CommandError if it is none. */
+function durationMs(age: string): number {
+  let parsed: number | undefined;
+  try {
+    parsed = ms(age as ms.StringValue) as number | undefined;
+  } catch {
+    parsed = undefined; // ms throws for an empty text
+  }
+  if (typeof parsed !== 'number' || !Number.isFinite(parsed) || parsed < 0) {
+    throw new CommandError(`"${age}" is not an age: give one such as 30d, 12h, 45m or 90s`);
+  }
+  return parsed;
 }
 
 async function listSessions(flags: StoreFlags): Promise<void> {

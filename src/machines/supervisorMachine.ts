@@ -25,8 +25,8 @@ const whenAgentEnds = [
 ] as const;
 
 /**
- * The supervisor: spawns every agent as an actor of its actor system (id and systemId `agent:<name>:<nanoid>`,
- * parent: the supervisor), keeps a record of each with its parent and depth, starts pending agents in priority
+ * The supervisor: spawns every agent as an actor of its actor system (id `agent:<name>`, systemId the agent's own id
+ * `agent:<name>:<key>`, parent: the supervisor), keeps a record of each with its parent and depth, starts pending agents in priority
  * then FIFO order while fewer than `maxParallel` hold a slot, cancels whole subtrees, and releases each agent's
  * actor when it ends (the record stays).
  *

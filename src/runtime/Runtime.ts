@@ -246,7 +246,10 @@ export interface SpawnOptions {
 
 /** What {@link Runtime.spawn} returns. */
 export interface AgentHandle {
-  /** The agent's id, `agent:<name>:<nanoid>`. */
+  /**
+   * The agent's id, `agent:<name>:<key>`: the key is ten letters and digits from the runtime's random source (the same
+   * on every run with the same `seed`).
+   */
   readonly id: string;
   /** Resolves when the agent ends, completed or failed; it never rejects. */
   readonly result: Promise<AgentResult>;

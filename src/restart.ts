@@ -32,8 +32,9 @@ export const DEFAULT_RESTART_INTENSITY: Readonly<RestartLimit> = Object.freeze({
  * The failure reasons a restart may mend: `error` (a model call that failed past its retries, a tool batch that
  * crashed, an empty answer, an actor that crashed) and `timeout` (no progress for `idleTimeoutMs`). Not `cancelled`
  * (someone wanted it stopped), `denied` (the policy or a person said no), `budget` (a limit the user set: a restart
- * would spend more of the same budget) nor `max_turns` (the agent used every turn it was given; started afresh it
- * would most likely loop the same way and spend another `maxTurns` turns, so it is a limit like a budget).
+ * would spend more of the same budget), `max_turns` (the agent used every turn it was given; started afresh it
+ * would most likely loop the same way and spend another `maxTurns` turns, so it is a limit like a budget) nor
+ * `required_tools` (its turns ran out before it called its `requiredToolCalls`: a `max_turns` of its own).
  */
 export const RESTARTABLE_REASONS: ReadonlySet<string> = new Set(['error', 'timeout']);
 

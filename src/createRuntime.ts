@@ -20,6 +20,13 @@ export type { AgentHandle, GroupHandle, GroupOptions, Runtime, RuntimeOptions, S
  * files), tools and model. This function wires the parts (see `docs/architecture.md`); each part lives in a file of
  * its own under `src/runtime/`, `src/messaging/` and `src/machines/`.
  *
+ * @throws ConfigurationError before any part starts, for options it cannot run with: an unknown option (naming the
+ * one most likely meant), a value out of range, a `trace` or `record` file that holds something else or cannot be
+ * made, a `workspace` that is not a folder, two agents of one name, an agent whose model, tools, subagents or MCP
+ * servers are not there, or a tool named like a built-in delegation tool.
+ * @throws InvalidAgentError for an agent of `agents` that is not a valid definition (`defineAgent` checks each).
+ * An agent file that cannot be made is not thrown: it is left out and kept in `runtime.agentFileErrors`.
+ *
  * @example
  * const runtime = createRuntime({ model: new ScriptedModel(['Hello!']), agents: [greeter] });
  * const result = await runtime.run('greeter', 'Say hello.');

@@ -333,7 +333,13 @@ export interface Runtime {
    * state, its tools once listed, its child's pid for a stdio server, and why it failed.
    */
   mcpServers(): McpServerStatus[];
-  /** Spawns an agent; it starts when a slot is free under `maxParallel`. */
+  /**
+   * Spawns an agent; it starts when a slot is free under `maxParallel`. Throws, starting nothing: `UnknownAgentError`
+   * for an agent name or `parentId` the runtime does not have (`AgentFileError` for an agent file it refuses),
+   * `ConfigurationError` for an empty task or a bad or unknown option, `DelegationError` (reason `budget`) under a
+   * `parentId` whose run is at `maxAgents` or whose budget is spent (or an agent `parentId` past `maxPending`), and
+   * `RuntimeClosedError` after `shutdown`.
+   */
   spawn(agentName: string, task: string, options?: SpawnOptions): AgentHandle;
   /**
    * Spawns an agent and waits for its result. The promise resolves with a failed result when the agent fails; it
@@ -359,8 +365,8 @@ export interface Runtime {
   group(name: string, task: string, options?: GroupOptions): GroupHandle;
   /**
    * Continues an ended agent's session under the same id, from this process or one before it (with the same store):
-   * its whole earlier conversation, then `task`. Rejects with a `DelegationError` for an unknown session or one that
-   * has not ended.
+   * its whole earlier conversation, then `task`. Rejects with a `DelegationError` for an unknown session
+   * (`unknown_session`) or one that has not ended (`still_running`), and as `spawn` throws for a launch it refuses.
    */
   resume(id: string, task: string, options?: Omit<SpawnOptions, 'history'>): Promise<AgentHandle>;
   /** Says whether an agent still runs, or returns its result; `blocking` waits up to `timeoutMs`. */

@@ -388,7 +388,7 @@ export interface Runtime {
    * error. Throws as `approve` does, and `ConfigurationError` for a `reason` that is not a string.
    */
   deny(requestId: string, reason?: string): void;
-  /** The delegations waiting for a person, oldest first. */
+  /** The delegations and tool calls waiting for a person, oldest first. */
   pendingApprovals(): PendingApproval[];
   /** Removes the temporary agents made with `spawn_agent` that are left, cancelling any still running. */
   cleanupTemporary(): string[];

@@ -26,9 +26,9 @@ const whenAgentEnds = [
 
 /**
  * The supervisor: spawns every agent as an actor of its actor system (id `agent:<name>`, systemId the agent's own id
- * `agent:<name>:<key>`, parent: the supervisor), keeps a record of each with its parent and depth, starts pending agents in priority
- * then FIFO order while fewer than `maxParallel` hold a slot, cancels whole subtrees, and releases each agent's
- * actor when it ends (the record stays).
+ * `agent:<name>:<key>`, parent: the supervisor), keeps a record of each with its parent and depth, starts pending
+ * agents in priority then FIFO order while fewer than `maxParallel` hold a slot, cancels whole subtrees, and releases
+ * each agent's actor when it ends (the record stays).
  *
  * Delegation: an agent spawned with an `approval` hold waits for `APPROVE` or `DENY`; one spawned with `deny`
  * fails at once. An agent that waits for its sub-agents (`waiter`, `WAIT`) lends its slot to them (`YIELD`), so

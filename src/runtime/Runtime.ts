@@ -311,8 +311,10 @@ export interface Runtime {
   /** Agent files that were refused, each naming its file and field; the other agents loaded. */
   readonly agentFileErrors: readonly AgentFileError[];
   /**
-   * What agent files asked for that this runtime does not have, and what was done instead (a tool skipped, a Claude
-   * Code model alias replaced by the runtime's model); those files loaded. Empty with `strictAgentFiles: true`.
+   * What agent files asked for that this runtime does not have, and what was done instead: a tool skipped and a Claude
+   * Code model alias replaced by the runtime's model (neither with `strictAgentFiles: true`, which refuses such a file),
+   * a field that looks like a misspelling of one troupe reads ignored, and a file not used because an agent of its name
+   * is given in code or in a later folder. Every file named here but the unused ones loaded.
    */
   readonly agentFileWarnings: readonly AgentFileWarning[];
   /** Every event of every agent, merged. Hot: subscribe before spawning to see everything. */

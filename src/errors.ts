@@ -538,7 +538,11 @@ export class InboxFullError extends TroupeError {
  */
 export type UndeliverableReason = 'unknown_agent' | 'ended' | 'no_live_agent' | 'ambiguous' | 'no_subscribers' | 'no_message';
 
-/** A message reached nobody: an unknown or ended agent, a name with no live agent or with several. */
+/**
+ * A message reached nobody: an unknown or ended agent, a name with no live agent or with several, a topic with no
+ * subscriber when a reply is awaited (a plain publish to none is no error), or a reply with no message read to answer
+ * (see {@link UndeliverableReason}).
+ */
 export class UndeliverableError extends TroupeError {
   readonly code = 'undeliverable' as const;
   constructor(

@@ -75,7 +75,10 @@ export interface RuntimeOptions {
   pool?: PoolOptions;
   /** At most this many agents think or run tools at once; the rest wait in `pending` (default 5). */
   maxParallel?: number;
-  /** Model turns an agent may take before it fails with `max_turns` (default 10). */
+  /**
+   * Model turns an agent may take before it fails with `max_turns` (default 10). Not a resident agent's: it gets
+   * `RESIDENT_MAX_TURNS` (1,000) unless its definition or spawn gives `maxTurns`.
+   */
   maxTurns?: number;
   /** How long an agent may make no progress before it fails with `timeout` (default 5 minutes). */
   idleTimeoutMs?: number;

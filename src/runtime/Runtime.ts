@@ -44,7 +44,7 @@ export interface RuntimeOptions {
   agentDirs?: readonly string[];
   /** The project's agent folder, read when it exists (default `./agents`); `false` reads none. */
   projectAgentDir?: string | false;
-  /** Tools agents may name in their `tools` list (the delegation, messaging and file tools are built in). */
+  /** Tools agents may name in their `tools` list (the delegation, messaging, todo, memory and file tools are built in). */
   tools?: readonly Tool[];
   /**
    * The folder the built-in file tools (`read_file`, `list_files`, `grep`, `write_file`, `edit_file`) work in. Only
@@ -138,8 +138,8 @@ export interface RuntimeOptions {
   clock?: Clock;
   /**
    * Inspection of the actor system. `'stately'` starts a Stately inspector (`createStatelyInspector`): a relay on
-   * 127.0.0.1 whose page shows the supervisor, every agent and each turn's model call and tool batch as actors, with
-   * their states and the events between them; its address is printed on stderr (and is `runtime.inspector.url`), and
+   * 127.0.0.1 whose page shows the supervisor, every agent and each agent's worker (its model calls and tool
+   * batches, `worker:<agent id>`) as actors, with their states and the events between them; its address is printed on stderr (and is `runtime.inspector.url`), and
    * it closes at `shutdown()`. A Stately inspector of your own (`createStatelyInspector()`) is used as it is and stays
    * open after shutdown until you close it, so a page opened later still shows the run. Any XState inspection
    * observer works too (handed to `createActor`): it sees the same actors and events.

@@ -167,9 +167,10 @@ const TOOL_FIELDS = Object.keys({
 } satisfies Record<keyof ToolDefinition | 'schema', true>);
 
 /**
- * Defines a tool and validates it at once: a bad name, a missing description, parameters that are not a zod
- * object (or cannot be described as JSON schema), an unknown kind, a bad timeout, or a hook that is not a function
- * (or `plan` beside `targets`) throw {@link InvalidToolError} before any model is called.
+ * Defines a tool and validates it at once: a bad name, an unknown field (named with the one most likely meant), a
+ * missing description, parameters that are not a zod object (or cannot be described as JSON schema), an unknown kind
+ * or category, a bad timeout or `needsApproval`, a hook that is not a function (or `plan` beside `targets`), or a
+ * `realTime` tool that is `interactive` or `delegates` throw {@link InvalidToolError} before any model is called.
  *
  * @example
  * const readFile = defineTool({

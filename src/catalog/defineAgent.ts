@@ -123,8 +123,10 @@ const AGENT_FIELDS = Object.keys({
 } satisfies Record<keyof AgentDefinition, true>);
 
 /**
- * Defines an agent and validates it at once: the name must match {@link AGENT_NAME}, the description and system
- * prompt must be non-empty, and the limits must be positive. A bad definition throws {@link InvalidAgentError}.
+ * Defines an agent and validates it at once: the name must match {@link AGENT_NAME} (and not be `runtime`, the address
+ * of code in messages), no field may be unknown (the one most likely meant is named), the description and system
+ * prompt must be non-empty, the limits positive, and every other field of its type (topics without `topic:`, the
+ * required tools among its `tools`). A bad definition throws {@link InvalidAgentError}.
  */
 export function defineAgent(definition: AgentDefinition): Agent {
   if (typeof definition !== 'object' || definition === null) {

@@ -197,7 +197,7 @@ export const supervisorMachine = setup({
         SPAWN: {
           actions: {
             type: 'reportOutcome',
-            params: ({ event }) => ({ outcome: refusal(event.request.input, 'The runtime is shutting down.') }),
+            params: ({ event }) => ({ outcome: refusal(event.request.input, SHUTTING_DOWN) }),
           },
         },
         'xstate.done.actor.*': [
@@ -352,8 +352,11 @@ function outcomeOf(context: SupervisorContext, event: SupervisorEvent): AgentOut
   return failedOutcome(id, kind.split(':')[1] ?? 'unknown', 'error', { ...error, message: `The agent's actor crashed: ${error.message}` });
 }
 
-/** The outcome of an agent (or group) the supervisor would not start. */
-function refusal(input: Pick<AgentInput, 'id' | 'name'>, error: string): AgentOutcome {
+/** Why an agent launched (or restarted) while the runtime shuts down never starts. */
+export const SHUTTING_DOWN = 'The runtime is shutting down.';
+
+/** The outcome of an agent (or group) the supervisor would not start: failed, `cancelled`, with `error` as its message. */
+export function refusal(input: Pick<AgentInput, 'id' | 'name'>, error: string): AgentOutcome {
   return failedOutcome(input.id, input.name, 'cancelled', ending('cancelled', error, 'user'));
 }
 

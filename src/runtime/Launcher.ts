@@ -123,6 +123,8 @@ export class Launcher {
       announce: parts.announce,
       send: parts.send,
       reopen: (id) => this.reopen(id),
+      closed: () => this.closed,
+      settle: (outcome) => this.settle(outcome),
     });
   }
 

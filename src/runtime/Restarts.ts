@@ -2,7 +2,7 @@ import { emptyFigures, type Figures } from '../events/metrics.js';
 import { ending, type ErrorInfo } from '../failure.js';
 import type { AgentTable } from '../machines/agentTable.js';
 import type { AgentOutcome, Announcement } from '../machines/agentTypes.js';
-import type { SpawnRequest, SupervisorEvent } from '../machines/supervisorMachine.js';
+import { refusal, SHUTTING_DOWN, type SpawnRequest, type SupervisorEvent } from '../machines/supervisorMachine.js';
 import { RESTARTABLE_REASONS, RestartWindow, type RestartLimit, type RestartMode } from '../restart.js';
 import type { AgentResult } from './AgentResults.js';
 import type { RunLimits } from './RunLimits.js';
@@ -20,6 +20,10 @@ export interface RestartsHost {
   send(event: SupervisorEvent): void;
   /** Gives the agent a fresh mailbox for its new attempt (the old one's unread mail is reported as dropped). */
   reopen(id: string): void;
+  /** True once the runtime is shutting down: no new attempt can start. */
+  closed(): boolean;
+  /** Ends an agent whose new attempt cannot start, as the supervisor ends one it will not start (its result settled). */
+  settle(outcome: AgentOutcome): void;
 }
 
 /** What earlier attempts of an agent spent, added to the result of its last one. */
@@ -175,6 +179,13 @@ export class Restarts {
       error: errorOf(outcome),
       ...(by === undefined ? {} : { by }),
     });
+    // Code shut the runtime down as it heard of the restart (an `events$` subscriber of `agent.restarted`): the
+    // supervisor may have closed already and would drop the new attempt's SPAWN, leaving the agent's result unsettled
+    // and its session `running`. The attempt is refused as one launched during a shutdown is.
+    if (this.host.closed()) {
+      this.host.settle(refusal({ id, name: outcome.agent }, SHUTTING_DOWN));
+      return;
+    }
     this.host.reopen(id);
     const input = { ...plan.request.input, attempt: plan.attempt };
     this.host.send({ type: 'SPAWN', request: { ...plan.request, input } });

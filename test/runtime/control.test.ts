@@ -110,6 +110,25 @@ describe('a cancel or stop as a restartable agent fails', () => {
     });
   }
 
+  it('is not lost when the runtime is shut down as agent.restarted is heard: the new attempt is refused', async () => {
+    const runtime = createRuntime({ model: failingOnce(), agents: [worker()], retry: { attempts: 1 }, projectAgentDir: false });
+    const events = collect(runtime.events$);
+    const handle = runtime.spawn('worker', 'Work.', { restart: 'on-failure' });
+    const shutDown = new Promise<{ ended: Promise<void> }>((resolve) => {
+      runtime.events$.subscribe((event) => {
+        if (event.type === 'agent.restarted') resolve({ ended: runtime.shutdown() });
+      });
+    });
+    let settled: unknown;
+    void handle.result.then((result) => (settled = result));
+    await (await shutDown).ended;
+    // The new attempt could not start: its handle settles as a launch refused by the shutdown, and its session ended.
+    expect(settled).toMatchObject({ status: 'failed', reason: 'cancelled', error: { code: 'cancelled', message: 'The runtime is shutting down.' } });
+    expect((await runtime.sessions.get(handle.id))?.state).toBe('failed');
+    expect(ofType(events, 'agent.restarted')).toHaveLength(1);
+    expect(runtime.metrics().total).toMatchObject({ agentsFailed: 1, agentsRunning: 0 });
+  });
+
   it('cancelling the lead as its sub-agent fails leaves no restarted sub-agent running under it', async () => {
     const lead = leader('lead', { subagents: ['worker'] });
     let workerCalls = 0;

@@ -1,4 +1,5 @@
 import { ConfigurationError } from './errors.js';
+import { describeUnknownKeys, unknownKeys } from './unknownKeys.js';
 
 /**
  * Whether a failed agent is started again: `never` (the default: its failure goes to its caller as it is) or
@@ -47,10 +48,15 @@ export function restartModeProblem(mode: unknown, field = 'restart'): string | u
   return `${field} must be "never" or "on-failure".`;
 }
 
-/** What is wrong with a restart intensity, in words, or undefined when nothing is. */
+/**
+ * What is wrong with a restart intensity, in words, or undefined when nothing is: a field but `max` and `withinMs` (a
+ * misspelled one would leave the default in force without a word), or a value out of range.
+ */
 export function intensityProblem(intensity: RestartIntensity | undefined, field = 'restartIntensity'): string | undefined {
   if (intensity === undefined) return undefined;
   if (typeof intensity !== 'object' || intensity === null) return `${field} must be an object with max or withinMs.`;
+  const unknown = unknownKeys(intensity, ['max', 'withinMs']);
+  if (unknown.length > 0) return `${field}: ${describeUnknownKeys(unknown, 'field')}; its fields are max and withinMs.`;
   const { max, withinMs } = intensity;
   if (max !== undefined && !(Number.isInteger(max) && max >= 0)) return `${field}.max must be a whole number ≥ 0.`;
   if (withinMs !== undefined && !(typeof withinMs === 'number' && Number.isFinite(withinMs) && withinMs > 0)) {

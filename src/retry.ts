@@ -1,4 +1,5 @@
 import { ConfigurationError, ModelError } from './errors.js';
+import { describeUnknownKeys, unknownKeys } from './unknownKeys.js';
 
 /**
  * How a failed model call is tried again: on the runtime (`createRuntime({ retry })`), an agent's definition
@@ -26,9 +27,13 @@ export type RetryPolicy = Required<RetryOptions>;
 /** The retries of a model call when nothing says otherwise: three tries in all, waits from 0.5 s doubling up to 30 s. */
 export const DEFAULT_RETRY: Readonly<RetryPolicy> = Object.freeze({ attempts: 3, baseMs: 500, maxMs: 30_000 });
 
+/** The fields of {@link RetryOptions}. */
+const RETRY_FIELDS: readonly (keyof RetryOptions)[] = ['attempts', 'baseMs', 'maxMs'];
+
 /**
- * Checks retry options (`field` names them in the message): `attempts` a whole number ≥ 1, `baseMs` and `maxMs`
- * finite numbers ≥ 0. Returns them, or throws a {@link ConfigurationError}; `undefined` passes.
+ * Checks retry options (`field` names them in the message): no field but `attempts`, `baseMs` and `maxMs` (a
+ * misspelled one, `maxAttempts`, would leave the default in force without a word), `attempts` a whole number ≥ 1,
+ * `baseMs` and `maxMs` finite numbers ≥ 0. Returns them, or throws a {@link ConfigurationError}; `undefined` passes.
  */
 export function checkRetry(options: RetryOptions | undefined, field = 'retry'): RetryOptions | undefined {
   const problem = retryProblem(options, field);
@@ -40,6 +45,8 @@ export function checkRetry(options: RetryOptions | undefined, field = 'retry'): 
 export function retryProblem(options: RetryOptions | undefined, field = 'retry'): string | undefined {
   if (options === undefined) return undefined;
   if (typeof options !== 'object' || options === null) return `${field} must be an object with attempts, baseMs or maxMs.`;
+  const unknown = unknownKeys(options, RETRY_FIELDS);
+  if (unknown.length > 0) return `${field}: ${describeUnknownKeys(unknown, 'field')}; its fields are attempts, baseMs and maxMs.`;
   const { attempts, baseMs, maxMs } = options;
   if (attempts !== undefined && !(Number.isInteger(attempts) && attempts >= 1)) {
     return `${field}.attempts must be a whole number ≥ 1 (1: no retries).`;

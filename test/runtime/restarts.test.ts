@@ -13,6 +13,7 @@ import {
   parseAgentFile,
   step,
   type ModelRequest,
+  type RestartIntensity,
   type TroupeEvent,
 } from 'troupe';
 import { advanceUntilSettled, assignCall, callTools, ScriptedModel, toolCall } from 'troupe/testing';
@@ -307,6 +308,15 @@ describe('restart options', () => {
     const runtime = createRuntime({ model: new ScriptedModel([]), agents: [worker()], projectAgentDir: false });
     expect(() => runtime.spawn('worker', 'Go.', { restart: 'on-error' as never })).toThrow(ConfigurationError);
     expect(() => runtime.spawn('worker', 'Go.', { restartIntensity: { max: 1.5 } })).toThrow(/restartIntensity.max/);
+    // A field nobody reads is refused: ignored, it would leave the default of 3 restarts in force.
+    const misspelled = { maxRestarts: 10 } as RestartIntensity;
+    expect(() => runtime.spawn('worker', 'Go.', { restart: 'on-failure', restartIntensity: misspelled })).toThrow(
+      'restartIntensity: unknown field "maxRestarts"; its fields are max and withinMs.',
+    );
+    expect(() => defineAgent({ ...worker('x'), restartIntensity: misspelled })).toThrow(InvalidAgentError);
+    expect(() => parallel(['a'], { restart: 'one-for-all', restartIntensity: { withinMS: 1_000 } as RestartIntensity })).toThrow(
+      /unknown field "withinMS" \(did you mean "withinMs"\?\)/,
+    );
     expect(() => runtime.group('g', 'Go.', { restart: 'rest-for-one' as never })).toThrow(ConfigurationError);
     return runtime.shutdown();
   });

@@ -9,6 +9,7 @@ import {
   InvalidAgentError,
   ModelError,
   type ModelRequest,
+  type RetryOptions,
   type TroupeEvent,
 } from 'troupe';
 import { advanceUntilSettled, FAULT_KINDS, FaultyModel, ScriptedModel } from 'troupe/testing';
@@ -58,6 +59,13 @@ describe('retry options', () => {
     expect(() => defineAgent({ ...worker('x'), retry: { attempts: 1.5 } })).toThrow(InvalidAgentError);
     const runtime = createRuntime({ model: alwaysBusy(), agents: [worker()], projectAgentDir: false });
     expect(() => runtime.spawn('worker', 'Go.', { retry: { baseMs: -1 } })).toThrow(/retry.baseMs/);
+    // A field nobody reads is refused, with the one meant: ignored, it would leave the default of 3 tries in force.
+    const misspelled = { maxAttempts: 10 } as RetryOptions;
+    expect(() => createRuntime({ retry: misspelled, projectAgentDir: false })).toThrow(
+      'retry: unknown field "maxAttempts" (did you mean "attempts"?); its fields are attempts, baseMs and maxMs.',
+    );
+    expect(() => defineAgent({ ...worker('x'), retry: misspelled })).toThrow(InvalidAgentError);
+    expect(() => runtime.spawn('worker', 'Go.', { retry: { ...misspelled, baseMs: 10 } })).toThrow(ConfigurationError);
     return runtime.shutdown();
   });
 });

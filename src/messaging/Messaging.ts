@@ -72,7 +72,10 @@ export interface MessageRequest {
 /** A message policy's answer. */
 export type MessageDecision = 'allow' | { decision: 'allow' } | { decision: 'deny'; reason: string };
 
-/** Decides every message an agent sends (code's own messages are not asked about). */
+/**
+ * Decides every message an agent sends (code's own messages are not asked about), at once: a policy that throws,
+ * answers otherwise, or returns a promise (an `async` function) refuses the message.
+ */
 export type MessagePolicy = (request: MessageRequest) => MessageDecision;
 
 export type { Message };

@@ -121,6 +121,13 @@ export class CallerMessaging implements Messaging {
       throw new MessageRefusedError(caller.agentId, to, `The message policy failed, so the message is refused: ${errorMessage(error)}`);
     }
     if (decision === 'allow' || decision?.decision === 'allow') return;
+    if (isPromiseLike(decision)) {
+      // An async policy (the type says it answers at once): its answer would come after the message went, and its
+      // rejection would be nobody's, an unhandled rejection that ends the process. It is taken and the message refused.
+      Promise.resolve(decision).catch(() => {});
+      const reason = "the policy answered with a promise; a message policy decides at once ('allow', or { decision: 'deny', reason })";
+      throw new MessageRefusedError(caller.agentId, to, `The message to ${to} was refused: ${reason}.`);
+    }
     const reason = decision?.decision === 'deny' ? decision.reason : `the policy gave an answer it may not give (${JSON.stringify(decision)})`;
     throw new MessageRefusedError(caller.agentId, to, `The message to ${to} was refused: ${reason}`);
   }
@@ -138,4 +145,9 @@ export class CallerMessaging implements Messaging {
     }
     return false;
   }
+}
+
+/** True for a promise, or anything with a `then` method that awaiting would call. */
+function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+  return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
 }

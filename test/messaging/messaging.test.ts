@@ -1,5 +1,5 @@
 // Messages between agents and from code: order, full inboxes, dead letters, who may message whom, and the counts.
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import {
   ConfigurationError,
   createRuntime,
@@ -9,6 +9,7 @@ import {
   ReplyTimeoutError,
   UndeliverableError,
   type MessagePolicy,
+  type MessageRequest,
   type RuntimeOptions,
   type SpawnOptions,
   toolReply,
@@ -440,6 +441,37 @@ describe('who may message whom', () => {
       content: 'Error: The message to sink was refused: no secrets on this channel',
     });
     expect(lastMail(model, 'sink').map((m) => m.content)).toEqual(['hello', 'a secret from code']);
+    runtime.stop(sink.id);
+    await runtime.shutdown();
+  });
+
+  it('refuses a message when the policy answers with a promise, and leaves no unhandled rejection behind', async () => {
+    const clock = simulatedClock();
+    // Written as an async function, which the type does not allow: its answer would come after the message went.
+    const policy = (async (request: MessageRequest) => {
+      if (request.content === 'boom') throw new Error('policy crashed');
+      return 'allow';
+    }) as unknown as MessagePolicy;
+    const unhandled: unknown[] = [];
+    const hear = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', hear);
+    onTestFinished(() => void process.off('unhandledRejection', hear));
+    const model = scriptedPerAgent({
+      talker: [callTools(toolCall('send_message', { to: 'sink', content: 'boom' }, 'boom'), toolCall('send_message', { to: 'sink', content: 'fine' }, 'fine')), 'done'],
+      sink: ['waiting'],
+    });
+    const runtime = createRuntime({ model, agents: [worker('talker', ['send_message']), resident('sink')], clock, messagePolicy: policy, projectAgentDir: false });
+    const sink = runtime.spawn('sink', 'Wait.');
+
+    const result = runtime.run('talker', 'Talk.');
+    await runtime.runUntilIdle();
+    await new Promise<void>((resolve) => setImmediate(resolve)); // Node reports unhandled rejections between turns
+
+    expect(await result).toMatchObject({ status: 'completed', metrics: { own: { toolErrors: 2, messagesOut: 0 } } });
+    const refused = "Error: The message to sink was refused: the policy answered with a promise; a message policy decides at once ('allow', or { decision: 'deny', reason }).";
+    expect(toolMessageFor(lastCall(model, 'talker'), 'boom')?.content).toBe(refused);
+    expect(toolMessageFor(lastCall(model, 'talker'), 'fine')?.content).toBe(refused);
+    expect(unhandled).toEqual([]);
     runtime.stop(sink.id);
     await runtime.shutdown();
   });

@@ -88,6 +88,7 @@ export function retryDelay(policy: RetryPolicy, attempt: number, random: () => n
   if (retryAfterMs !== undefined && Number.isFinite(retryAfterMs) && retryAfterMs >= 0) {
     return Math.ceil(Math.min(retryAfterMs, policy.maxMs));
   }
-  const ceiling = Math.min(policy.maxMs, policy.baseMs * 2 ** Math.max(0, attempt - 1));
+  // The doubling stops at 2^1023: past it 2^n is Infinity, and a baseMs of 0 would make the ceiling 0 × Infinity, NaN.
+  const ceiling = Math.min(policy.maxMs, policy.baseMs * 2 ** Math.min(1_023, Math.max(0, attempt - 1)));
   return Math.floor(random() * ceiling);
 }

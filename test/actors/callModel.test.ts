@@ -460,4 +460,10 @@ describe('retryDelay', () => {
     expect(retryDelay(policy, 1, top, 45_000)).toBe(30_000);
     expect(retryDelay(policy, 1, top, 0)).toBe(0);
   });
+
+  it('stays a number of ms past a thousand tries: 2^1024 is Infinity, and 0 × Infinity would be NaN', () => {
+    // A policy of many quick tries (baseMs 0) waits 0 every time; a model.retry with delayMs NaN fails its own schema.
+    expect([1, 1_025, 1_026, 5_000].map((attempt) => retryDelay({ attempts: 10_000, baseMs: 0, maxMs: 30_000 }, attempt, () => 0.5))).toEqual([0, 0, 0, 0]);
+    expect(retryDelay({ attempts: 10_000, baseMs: 1, maxMs: 30_000 }, 5_000, () => 0.5)).toBe(15_000);
+  });
 });

@@ -198,6 +198,15 @@ describe('the supervisor', () => {
     expect(() => defineTool(null as never)).toThrow(InvalidToolError);
     expect(() => defineTool(undefined as never)).toThrow(/defineTool takes a tool definition/);
   });
+
+  it('refuses an idle timeout given as text, which the clock would add to the time as text', () => {
+    // From a config file, say: '1000' passed a check of `> 0`, and an idle timer set at 100 ms was due at 1,001,000 ms.
+    expect(() => defineAgent({ ...worker('slow'), idleTimeoutMs: '1000' as never })).toThrow(InvalidAgentError);
+    expect(() => defineAgent({ ...worker('slow'), idleTimeoutMs: '1000' as never })).toThrow(/idleTimeoutMs must be a positive number/);
+    expect(() => createRuntime({ model: scripted([]), agents: [worker()], pool: { idleTimeoutMs: '60000' as never } })).toThrow(
+      new ConfigurationError('pool.idleTimeoutMs must be a positive number.'),
+    );
+  });
 });
 
 describe('events and metrics', () => {

@@ -225,7 +225,10 @@ function checkTools(definition: AgentDefinition, fail: (message: string) => neve
 /** The turn, time, retry and restart limits of a definition. */
 function checkLimits(definition: AgentDefinition, fail: (message: string) => never): void {
   positiveInteger(definition.maxTurns, 'maxTurns', fail);
-  if (definition.idleTimeoutMs !== undefined && !(definition.idleTimeoutMs > 0)) {
+  // A number, not just something above 0: a string ('1000', from a config file) passed `> 0`, and the clock then added
+  // it to the time as text (at 100 ms, '1000' made a timeout due at 1,001,000 ms).
+  const idle: unknown = definition.idleTimeoutMs;
+  if (idle !== undefined && !(typeof idle === 'number' && idle > 0)) {
     fail('idleTimeoutMs must be a positive number');
   }
   const retry = retryProblem(definition.retry);

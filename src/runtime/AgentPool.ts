@@ -56,7 +56,8 @@ export class AgentPool {
     if (!(Number.isInteger(maxIdlePerKey) && maxIdlePerKey >= 0)) {
       throw new ConfigurationError('pool.maxIdlePerKey must be a whole number ≥ 0.');
     }
-    if (!(idleTimeoutMs > 0)) throw new ConfigurationError('pool.idleTimeoutMs must be a positive number.');
+    // A number, not just something above 0: a string ('60000') would be added to the clock's time as text.
+    if (!(typeof idleTimeoutMs === 'number' && idleTimeoutMs > 0)) throw new ConfigurationError('pool.idleTimeoutMs must be a positive number.');
     this.maxIdlePerKey = maxIdlePerKey;
     this.idleTimeoutMs = idleTimeoutMs;
   }

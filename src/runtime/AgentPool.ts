@@ -5,6 +5,7 @@ import type { Clock } from '../clock.js';
 import type { TimerKind } from './RuntimeClock.js';
 import { ConfigurationError } from '../errors.js';
 import type { ChatMessage } from '../models/Model.js';
+import { describeUnknownKeys, unknownKeys } from '../unknownKeys.js';
 
 /** Limits of the pool of idle agents. */
 export interface PoolOptions {
@@ -52,6 +53,14 @@ export class AgentPool {
     private readonly clock: Clock,
     options: PoolOptions = {},
   ) {
+    // `null` would throw a TypeError below; a misspelled field (`maxIdle`) would leave its default in force unsaid.
+    if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+      throw new ConfigurationError('pool must be an object with maxIdlePerKey or idleTimeoutMs.');
+    }
+    const unknown = unknownKeys(options, ['maxIdlePerKey', 'idleTimeoutMs']);
+    if (unknown.length > 0) {
+      throw new ConfigurationError(`pool: ${describeUnknownKeys(unknown, 'field')}; its fields are maxIdlePerKey and idleTimeoutMs.`);
+    }
     const { maxIdlePerKey = 4, idleTimeoutMs = 10 * 60_000 } = options;
     if (!(Number.isInteger(maxIdlePerKey) && maxIdlePerKey >= 0)) {
       throw new ConfigurationError('pool.maxIdlePerKey must be a whole number ≥ 0.');

@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createRuntime, defineAgent } from 'troupe';
+import { ConfigurationError, createRuntime, defineAgent } from 'troupe';
 import { ScriptedModel, advanceUntilSettled } from 'troupe/testing';
 import { collect, ofType, scripted, simulatedClock } from '../stubs.js';
 import { agentFile, eachTestTempDir } from '../support/tempDir.js';
@@ -103,6 +103,17 @@ describe('the pool of persist agents', () => {
     expect([a.id, b.id].sort()).toEqual([first.id, meanwhile.id].sort());
     expect(runtime.poolStats().idle).toBe(2);
     await runtime.shutdown();
+  });
+
+  it('refuses pool options that are not an object, or name a field it does not read, with a ConfigurationError', () => {
+    const make = (pool: unknown) => () => createRuntime({ model: answerWithCount(), agents: [specialist], pool: pool as never, projectAgentDir: false });
+    expect(make(null)).toThrow(new ConfigurationError('pool must be an object with maxIdlePerKey or idleTimeoutMs.'));
+    expect(make(4)).toThrow(ConfigurationError);
+    // Ignored, a misspelled field would keep its default (4 idle agents, 10 minutes) without a word.
+    expect(make({ maxIdle: 2 })).toThrow(
+      new ConfigurationError('pool: unknown field "maxIdle"; its fields are maxIdlePerKey and idleTimeoutMs.'),
+    );
+    expect(make({ idleTimeoutMS: 1_000 })).toThrow(/unknown field "idleTimeoutMS" \(did you mean "idleTimeoutMs"\?\)/);
   });
 
   it('refuses a bad spawn before touching the pool or the sessions', async () => {

@@ -630,8 +630,27 @@ export function errorMessage(error: unknown): string {
   try {
     return JSON.stringify(error) ?? String(error);
   } catch {
-    return String(error);
+    // A cycle or a BigInt, which JSON cannot write: String() would say `[object Object]` and nothing of what it held.
+    try {
+      return looseJson(error);
+    } catch {
+      return String(error); // a getter or a toJSON that throws
+    }
   }
+}
+
+/** JSON of a thrown value, with a cycle written `"[Circular]"` and a BigInt as `"10n"` (for {@link errorMessage}). */
+function looseJson(value: unknown): string {
+  // The objects from the root down to the one being written: `this` is the holder of each key as it is written.
+  const path: object[] = [];
+  return JSON.stringify(value, function (this: unknown, _key: string, item: unknown) {
+    if (typeof item === 'bigint') return `${item}n`;
+    if (typeof item !== 'object' || item === null) return item;
+    while (path.length > 0 && path[path.length - 1] !== this) path.pop();
+    if (path.includes(item)) return '[Circular]';
+    path.push(item);
+    return item;
+  });
 }
 
 /**

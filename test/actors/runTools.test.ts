@@ -322,6 +322,31 @@ describe('runTools', () => {
     expect(byCall).toEqual({ 'c-1': ['error', 'disk on fire'], 'c-2': ['error', 'no such file'], 'c-3': ['ok', undefined] });
   });
 
+  it('names what a tool threw that is no Error and that JSON cannot write (a cycle, a BigInt), not [object Object]', async () => {
+    const cyclic: Record<string, unknown> = { code: 'E_LOCKED', table: 'orders' };
+    cyclic.self = cyclic;
+    const thrower = (name: string, thrown: unknown) =>
+      defineTool({
+        name,
+        description: 'Fails with something odd.',
+        parameters: z.object({}),
+        kind: 'read',
+        execute: () => {
+          throw thrown;
+        },
+      });
+    const tools = [thrower('cycle', cyclic), thrower('big', { rows: 10n }), thrower('text', 'plain text'), thrower('nothing', undefined)];
+    const environment = testEnvironment({ tools });
+    const batch = startBatch(environment, tools.map((tool, index) => call(tool.name, {}, `c-${index}`)));
+
+    const done = await runToDone(environment, batch);
+
+    const [cycle, big, text, nothing] = done.messages.map((message) => message.content);
+    expect(cycle).toBe('Error: {"code":"E_LOCKED","table":"orders","self":"[Circular]"}');
+    expect(big).toBe('Error: {"rows":"10n"}');
+    expect([text, nothing]).toEqual(['Error: plain text', 'Error: undefined']);
+  });
+
   it('turns a reply whose metadata JSON cannot hold (a cycle, a BigInt, a Map) into an error message, and keeps plain metadata as a copy', async () => {
     const cyclic: Record<string, unknown> = { name: 'loop' };
     cyclic.self = cyclic;

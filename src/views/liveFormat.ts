@@ -90,10 +90,14 @@ export function toolLine(call: LiveToolCall): string {
   return `${mark} ${call.tool}${args} ${formatDuration(call.durationMs ?? 0)}${error}`;
 }
 
-/** How long a node has run: until it ended, or until `now`, plus what it ran in earlier runs (resumed or restarted). */
+/**
+ * How long a node has run: from its start until it ended, or until `now`, plus what it ran in earlier runs (resumed or
+ * restarted). Time waiting to start is not running time: a node not started (queued, or cancelled before it started)
+ * shows only its earlier runs, as the metrics' `durationMs` counts it.
+ */
 export function elapsed(node: LiveAgent, now: number): number {
-  const from = node.startedAt ?? node.spawnedAt;
-  return node.ranMs + Math.max(0, (node.endedAt ?? now) - from);
+  if (node.startedAt === undefined) return node.ranMs;
+  return node.ranMs + Math.max(0, (node.endedAt ?? now) - node.startedAt);
 }
 
 /**

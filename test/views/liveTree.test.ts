@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { createRuntime, defineAgent, defineTool, type ModelRequest, type TroupeEvent } from 'troupe';
 import { assignCall, callTools, toolCall } from 'troupe/testing';
 import { z } from 'zod';
+import { applyEvent, createMetrics } from '../../src/events/metrics.js';
 import { LiveTree } from '../../src/views/LiveTree.js';
 import { statusLine } from '../../src/views/liveFormat.js';
 import { plainEventLine } from '../../src/views/plainEventLine.js';
@@ -162,6 +163,29 @@ describe('the live tree', () => {
     tree.apply(done);
     expect(statusLine(node, 9_000)).toBe('Done 1.8s • 0 calls • 400 tokens • $0.300');
     expect(plainEventLine(done, node)).toBe('✓ w done 1.8s • 0 calls • 400 tokens • $0.300 ⎿ Done again.');
+  });
+
+  it('counts no running time for an agent cancelled while it waited to start, as the metrics do', () => {
+    // Spawned at 0, queued behind a full maxParallel, cancelled at 4000 before it ever started.
+    const cancelled: TroupeEvent = {
+      type: 'agent.failed',
+      ...header('agent:w:1', 4_000),
+      name: 'w',
+      reason: 'cancelled',
+      error: { code: 'cancelled', message: 'Cancelled.', fault: 'user' },
+      turns: 0,
+    };
+    const events = [spawned('agent:w:1', 'w', 0), cancelled];
+    const tree = fold(events);
+    const node = tree.get('agent:w:1')!;
+    const metrics = events.reduce(applyEvent, createMetrics());
+    expect(metrics.agents['agent:w:1']!.own.durationMs).toBe(0);
+    expect(statusLine(node, 9_000)).toBe('Failed (cancelled) 0ms • 0 calls • 0 tokens • $0');
+    expect(plainEventLine(cancelled, node)).toBe('✗ w failed (cancelled) 0ms • 0 calls • 0 tokens • $0 ⎿ Cancelled.');
+    // Resumed later and cancelled again before it started: only the runs it had count.
+    const ran = fold([spawned('agent:w:2', 'w', 0), started('agent:w:2', 0), completed('agent:w:2', 'Done.', 700), spawned('agent:w:2', 'w', 1_000)]);
+    ran.apply({ ...cancelled, agentId: 'agent:w:2', at: 3_000 });
+    expect(statusLine(ran.get('agent:w:2')!, 9_000)).toBe('Failed (cancelled) 700ms • 0 calls • 0 tokens • $0');
   });
 
   it('says what a running agent works on: the item of its todo list in progress, while there is one', () => {

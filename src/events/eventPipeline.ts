@@ -57,18 +57,39 @@ export function createEventPipeline(options: { redactor?: Redactor } = {}): Even
   const own: Subscriber<TroupeEvent>[] = [];
   const subject = new Subject<TroupeEvent>();
   let ended = false;
+  // An `events$` subscriber may cause events as it is told of one (it cancels the agent whose `tool.call` it heard):
+  // those wait here until every subscriber has been told of the first, so each sees the events in the order they
+  // happened (a Subject told again from inside its own `next` would tell the later subscribers the newer event first).
+  let telling = false;
+  let waiting: TroupeEvent[] | undefined;
+  const tell = (event: TroupeEvent) => {
+    if (telling) {
+      (waiting ??= []).push(event);
+      return;
+    }
+    telling = true;
+    try {
+      subject.next(event);
+      for (let i = 0; waiting !== undefined && i < waiting.length; i++) subject.next(waiting[i]!);
+    } finally {
+      telling = false;
+      waiting = undefined;
+    }
+    if (ended) subject.complete();
+  };
   const input: EventInput = {
     next(event) {
       if (ended) return;
       const redacted = redactor ? redactor.redact(event) : event;
       for (let i = 0; i < own.length; i++) own[i]!.next(redacted);
-      if (subject.observed) subject.next(redacted);
+      if (subject.observed) tell(redacted);
     },
     complete() {
       if (ended) return;
       ended = true;
       for (const subscriber of own.splice(0)) subscriber.complete();
-      subject.complete();
+      // Completed from inside a subscriber: once the events it waits to tell are told.
+      if (!telling) subject.complete();
     },
   };
   const internal$ = new Observable<TroupeEvent>((subscriber) => {

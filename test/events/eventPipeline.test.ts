@@ -1,8 +1,13 @@
 // The event pipeline on its own: the order in which its consumers are told, redaction once per event, and its end.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { TroupeEvent } from 'troupe';
+import { createRuntime, defineAgent, readRecording, type TroupeEvent } from 'troupe';
+import { callTools, toolCall } from 'troupe/testing';
 import { createEventPipeline } from '../../src/events/eventPipeline.js';
 import { Redactor } from '../../src/redaction.js';
+import { hang, scripted } from '../stubs.js';
 
 const SECRET = 'pipeline-test-secret';
 
@@ -45,6 +50,54 @@ describe('the event pipeline', () => {
     expect(running).toEqual([0, 1]);
     expect(trace).toEqual([0, 1]);
     expect(pipeline.live.total.agentsRunning).toBe(2); // the fold goes on
+  });
+
+  it('tells every events$ subscriber an event a subscriber caused after the one it was told of, as the internal consumers', () => {
+    const pipeline = createEventPipeline();
+    const told: string[] = [];
+    pipeline.internal$.subscribe((event) => told.push(`trace ${event.at}`));
+    pipeline.events$.subscribe((event) => {
+      told.push(`user A ${event.at}`);
+      if (event.at === 1) pipeline.input.next(started(2)); // it reacts to the first event with a second one
+    });
+    pipeline.events$.subscribe((event) => told.push(`user B ${event.at}`));
+    pipeline.events$.subscribe({ complete: () => told.push('user C complete') });
+
+    pipeline.input.next(started(1));
+
+    expect(told).toEqual(['trace 1', 'user A 1', 'trace 2', 'user B 1', 'user A 2', 'user B 2']);
+
+    // Completed from inside a subscriber: the event it caused is still told before the end.
+    const ending = createEventPipeline();
+    const seen: string[] = [];
+    ending.events$.subscribe((event) => {
+      seen.push(`A ${event.at}`);
+      if (event.at === 1) {
+        ending.input.next(started(2));
+        ending.input.complete();
+      }
+    });
+    ending.events$.subscribe({ next: (event) => seen.push(`B ${event.at}`), complete: () => seen.push('B complete') });
+    ending.input.next(started(1));
+    expect(seen).toEqual(['A 1', 'B 1', 'A 2', 'B 2', 'B complete']);
+  });
+
+  it('keeps a run in order for a subscriber after one that cancels an agent as it hears its tool call, as the record has it', async () => {
+    const record = join(mkdtempSync(join(tmpdir(), 'troupe-order-')), 'run.jsonl');
+    const agent = defineAgent({ name: 'waiter', description: 'Waits.', systemPrompt: 'Wait.', tools: [hang] });
+    const runtime = createRuntime({ model: scripted([callTools(toolCall('hang', {}))]), agents: [agent], record });
+    runtime.events$.subscribe((event) => {
+      if (event.type === 'tool.call') runtime.cancel(event.agentId);
+    });
+    const seen: string[] = [];
+    runtime.events$.subscribe((event) => seen.push(event.type));
+
+    const result = await runtime.run('waiter', 'Wait.');
+    await runtime.shutdown();
+
+    expect(result.reason).toBe('cancelled');
+    expect(seen.slice(-2)).toEqual(['tool.call', 'agent.failed']);
+    expect(seen).toEqual((await readRecording(record)).events.map((event) => event.type));
   });
 
   it('completes its own consumers, then events$, once; later events go nowhere and a late subscriber completes at once', () => {

@@ -95,7 +95,10 @@ export type AgentMetrics = {
 export type MetricsSnapshot = {
   /** Figures and agent counts of the whole run; a fresh object in every snapshot. */
   total: TotalMetrics;
-  /** Every agent seen, by id; live, updated in place (see {@link MetricsSnapshot}). */
+  /**
+   * Every agent seen, by id; live, updated in place (see {@link MetricsSnapshot}). A runtime's metrics drop the entries
+   * of the oldest finished runs past its `retainFinished` (`total` still counts them).
+   */
   agents: Record<string, AgentMetrics>;
 };
 

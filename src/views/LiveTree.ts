@@ -42,11 +42,12 @@ export interface LiveAgent {
   readonly label: string;
   /** The caller's short description of the task, or the task. */
   description: string;
-  readonly parentId: string | null;
-  /** The parent's tool call that started it: the tree shows the agent in that call's place. */
-  readonly toolCallId: string | null;
+  /** Its caller: the one that started it, or the one that resumed it last (it moves there, as in the metrics). */
+  parentId: string | null;
+  /** The parent's tool call that started (or resumed) it: the tree shows the agent in that call's place. */
+  toolCallId: string | null;
   /** Its depth in the tree (0 for a top-level node; a group counts too). */
-  readonly depth: number;
+  depth: number;
   /** A group (a pattern run): no model of its own. */
   readonly group: boolean;
   state: LiveState;
@@ -121,6 +122,7 @@ export class LiveTree {
       if (known.state === 'completed' || known.state === 'failed') this.count(known, known.state, -1);
       if (known.startedAt !== undefined && known.endedAt !== undefined) known.ranMs += known.endedAt - known.startedAt;
       known.description = event.description ?? event.task;
+      if (known.parentId !== event.parentId || known.toolCallId !== event.toolCallId) this.move(known, event.parentId, event.toolCallId);
       known.state = 'pending';
       known.spawnedAt = event.at;
       delete known.startedAt;
@@ -152,6 +154,31 @@ export class LiveTree {
     (parent ? parent.children : this.roots).push(node);
     if (!node.group) this.totals.agents += 1;
     return node;
+  }
+
+  /**
+   * Moves a node resumed by another caller under that caller, in the place of the tool call that resumed it, with what
+   * it started (each a level below its parent), as the metrics move it. An unknown caller, or one below the node
+   * itself, leaves it where it is.
+   */
+  private move(node: LiveAgent, parentId: string | null, toolCallId: string | null): void {
+    const parent = parentId === null ? undefined : this.agents.get(parentId);
+    if (parentId !== null && parent === undefined) return;
+    for (let up = parent; up !== undefined; up = up.parentId === null ? undefined : this.agents.get(up.parentId)) {
+      if (up === node) return;
+    }
+    const siblings = node.parentId === null ? this.roots : this.agents.get(node.parentId)?.children;
+    const at = siblings?.indexOf(node) ?? -1;
+    if (at >= 0) siblings!.splice(at, 1);
+    (parent ? parent.children : this.roots).push(node);
+    node.parentId = parentId;
+    node.toolCallId = toolCallId;
+    const by = (parent ? parent.depth + 1 : 0) - node.depth;
+    const shift = (moved: LiveAgent) => {
+      moved.depth += by;
+      moved.children.forEach(shift);
+    };
+    if (by !== 0) shift(node);
   }
 
   /** Applies an event to its node; false when the event changes nothing the tree shows. */

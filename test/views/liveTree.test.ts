@@ -2,7 +2,7 @@
 // output that is not a terminal.
 import { describe, expect, it } from 'vitest';
 import { createRuntime, defineAgent, defineTool, type ModelRequest, type TroupeEvent } from 'troupe';
-import { assignCall, callTools, toolCall } from 'troupe/testing';
+import { assignCall, callTools, ScriptedModel, toolCall } from 'troupe/testing';
 import { z } from 'zod';
 import { applyEvent, createMetrics } from '../../src/events/metrics.js';
 import { LiveTree } from '../../src/views/LiveTree.js';
@@ -186,6 +186,44 @@ describe('the live tree', () => {
     const ran = fold([spawned('agent:w:2', 'w', 0), started('agent:w:2', 0), completed('agent:w:2', 'Done.', 700), spawned('agent:w:2', 'w', 1_000)]);
     ran.apply({ ...cancelled, agentId: 'agent:w:2', at: 3_000 });
     expect(statusLine(ran.get('agent:w:2')!, 9_000)).toBe('Failed (cancelled) 700ms • 0 calls • 0 tokens • $0');
+  });
+
+  it('moves an agent resumed by another caller under that caller, in place of its call, as the metrics do', async () => {
+    const lead = defineAgent({ name: 'lead', description: 'Leads.', systemPrompt: 'Delegate.', tools: ['assign_task'] });
+    const helper = defineAgent({ name: 'helper', description: 'Helps.', systemPrompt: 'Help.' });
+    let helperId = '';
+    // The first lead hands a task to a helper; the second lead, a run of its own, resumes that helper.
+    const model = new ScriptedModel((request) => {
+      if (request.agentName === 'helper') return 'Helped.';
+      const second = request.messages.some((message) => message.role === 'user' && message.content === 'Go on.');
+      if (request.messages.at(-1)?.role === 'tool') return second ? 'Went on.' : 'Started.';
+      return callTools(second ? assignCall('helper', 'Go on.', { id: 'again', resume: helperId }) : assignCall('helper', 'Start.', { id: 'first' }));
+    });
+    const runtime = createRuntime({ model, agents: [lead, helper], clock: simulatedClock(), seed: 1, projectAgentDir: false });
+    const tree = new LiveTree();
+    runtime.events$.subscribe((event) => {
+      if (event.type === 'agent.spawned' && event.name === 'helper') helperId = event.agentId;
+      tree.apply(event);
+    });
+
+    const first = await runtime.run('lead', 'Start.');
+    const second = await runtime.run('lead', 'Go on.');
+    await runtime.shutdown();
+
+    const node = tree.get(helperId)!;
+    expect(runtime.metrics().agents[helperId]).toMatchObject({ parentId: second.id, depth: 1 });
+    expect(node).toMatchObject({ parentId: second.id, toolCallId: 'again', depth: 1 });
+    expect(tree.get(first.id)!.children).toEqual([]);
+    expect(tree.get(second.id)!.children).toEqual([node]);
+    const frame = renderLiveTree(tree, { width: 120, height: 40, now: 0 }).split('\n');
+    expect(frame.slice(0, 6)).toEqual([
+      '► lead (Start.)',
+      '  ✓ assign_task {"description":"work for helper","agent":"helpe… 0ms', // the first lead's call, the helper gone
+      '  ⎿ Started.',
+      '  Done 0ms • 1 call • 55 tokens • $0',
+      '► lead (Go on.)',
+      '  ► helper (work for helper)',
+    ]);
   });
 
   it('says what a running agent works on: the item of its todo list in progress, while there is one', () => {

@@ -1,4 +1,4 @@
-import { Observable, Subject, type Subscriber, type Subscription } from 'rxjs';
+import { Observable, Subject, Subscription, type Subscriber } from 'rxjs';
 import type { Redactor } from '../redaction.js';
 import type { TroupeEvent } from './events.js';
 import { createMetrics, foldEvent, snapshotOf, type MetricsSnapshot } from './metrics.js';
@@ -31,8 +31,9 @@ export interface EventPipeline {
   /** The metrics folded so far, updated in place by {@link EventPipeline.fold}: read, never keep or change. */
   readonly live: MetricsSnapshot;
   /**
-   * Starts folding every event into {@link EventPipeline.live} (a subscriber of `internal$`). Call it before anything
-   * subscribes to `metrics$`: each snapshot is taken after its event was folded.
+   * Starts folding every event into {@link EventPipeline.live}, as it comes in, before any consumer is told of it (an
+   * event caused while another is handed out too, though it is told after that one). Unsubscribing stops it. Each
+   * `metrics$` snapshot is taken after its event was folded.
    */
   fold(): Subscription;
 }
@@ -57,39 +58,50 @@ export function createEventPipeline(options: { redactor?: Redactor } = {}): Even
   const own: Subscriber<TroupeEvent>[] = [];
   const subject = new Subject<TroupeEvent>();
   let ended = false;
-  // An `events$` subscriber may cause events as it is told of one (it cancels the agent whose `tool.call` it heard):
-  // those wait here until every subscriber has been told of the first, so each sees the events in the order they
-  // happened (a Subject told again from inside its own `next` would tell the later subscribers the newer event first).
-  let telling = false;
+  const live = createMetrics();
+  let folding = false;
+  let folded = 0;
+  // User code is told of events (a handle's stream from the launcher, `events$`) and may cause more as it is (it cancels
+  // the agent whose `tool.call` it heard): those wait here until the event being handed out has reached every
+  // consumer, so each consumer (a `record` file, a handle, a subscriber) gets the events in the order they happened. They
+  // are folded into the metrics at once, as the runtime reads them while it carries on.
+  let busy = false;
   let waiting: TroupeEvent[] | undefined;
-  const tell = (event: TroupeEvent) => {
-    if (telling) {
-      (waiting ??= []).push(event);
-      return;
-    }
-    telling = true;
-    try {
-      subject.next(event);
-      for (let i = 0; waiting !== undefined && i < waiting.length; i++) subject.next(waiting[i]!);
-    } finally {
-      telling = false;
-      waiting = undefined;
-    }
-    if (ended) subject.complete();
+  const fold = (event: TroupeEvent) => {
+    foldEvent(live, event);
+    folded += 1;
+  };
+  const handOut = (event: TroupeEvent) => {
+    for (let i = 0; i < own.length; i++) own[i]!.next(event);
+    if (subject.observed) subject.next(event);
+  };
+  const end = () => {
+    for (const subscriber of own.splice(0)) subscriber.complete();
+    subject.complete();
   };
   const input: EventInput = {
     next(event) {
       if (ended) return;
       const redacted = redactor ? redactor.redact(event) : event;
-      for (let i = 0; i < own.length; i++) own[i]!.next(redacted);
-      if (subject.observed) tell(redacted);
+      if (folding) fold(redacted);
+      if (busy) {
+        (waiting ??= []).push(redacted);
+        return;
+      }
+      busy = true;
+      try {
+        handOut(redacted);
+        for (let i = 0; waiting !== undefined && i < waiting.length; i++) handOut(waiting[i]!);
+      } finally {
+        busy = false;
+        waiting = undefined;
+      }
+      if (ended) end(); // completed while it was handed out: once what waited was handed out too
     },
     complete() {
       if (ended) return;
       ended = true;
-      for (const subscriber of own.splice(0)) subscriber.complete();
-      // Completed from inside a subscriber: once the events it waits to tell are told.
-      if (!telling) subject.complete();
+      if (!busy) end();
     },
   };
   const internal$ = new Observable<TroupeEvent>((subscriber) => {
@@ -104,8 +116,6 @@ export function createEventPipeline(options: { redactor?: Redactor } = {}): Even
     };
   });
   const events$ = subject.asObservable();
-  const live = createMetrics();
-  let folded = 0;
   const metrics$ = new Observable<MetricsSnapshot>((subscriber) => {
     if (folded > 0) subscriber.next(snapshotOf(live));
     return events$.subscribe({
@@ -114,10 +124,9 @@ export function createEventPipeline(options: { redactor?: Redactor } = {}): Even
       complete: () => subscriber.complete(),
     });
   });
-  const fold = () =>
-    internal$.subscribe((event) => {
-      foldEvent(live, event);
-      folded += 1;
-    });
-  return { input, events$, internal$, metrics$, live, fold };
+  const startFolding = () => {
+    folding = true;
+    return new Subscription(() => (folding = false));
+  };
+  return { input, events$, internal$, metrics$, live, fold: startFolding };
 }

@@ -52,20 +52,32 @@ describe('the event pipeline', () => {
     expect(pipeline.live.total.agentsRunning).toBe(2); // the fold goes on
   });
 
-  it('tells every events$ subscriber an event a subscriber caused after the one it was told of, as the internal consumers', () => {
+  it('hands an event a subscriber caused out after the one it was told of, to every consumer, and folds it at once', () => {
     const pipeline = createEventPipeline();
+    pipeline.fold();
     const told: string[] = [];
     pipeline.internal$.subscribe((event) => told.push(`trace ${event.at}`));
+    pipeline.internal$.subscribe((event) => {
+      told.push(`handle ${event.at}`);
+      if (event.at === 1) {
+        pipeline.input.next(started(2)); // a handle's subscriber reacts to the first event with a second one
+        told.push(`running ${pipeline.live.total.agentsRunning}`); // folded at once
+      }
+    });
+    pipeline.internal$.subscribe((event) => told.push(`record ${event.at}`));
     pipeline.events$.subscribe((event) => {
       told.push(`user A ${event.at}`);
-      if (event.at === 1) pipeline.input.next(started(2)); // it reacts to the first event with a second one
+      if (event.at === 2) pipeline.input.next(started(3)); // and a subscriber of events$ to the second with a third
     });
     pipeline.events$.subscribe((event) => told.push(`user B ${event.at}`));
-    pipeline.events$.subscribe({ complete: () => told.push('user C complete') });
 
     pipeline.input.next(started(1));
 
-    expect(told).toEqual(['trace 1', 'user A 1', 'trace 2', 'user B 1', 'user A 2', 'user B 2']);
+    expect(told).toEqual([
+      ...['trace 1', 'handle 1', 'running 2', 'record 1', 'user A 1', 'user B 1'],
+      ...['trace 2', 'handle 2', 'record 2', 'user A 2', 'user B 2'],
+      ...['trace 3', 'handle 3', 'record 3', 'user A 3', 'user B 3'],
+    ]);
 
     // Completed from inside a subscriber: the event it caused is still told before the end.
     const ending = createEventPipeline();
@@ -82,22 +94,33 @@ describe('the event pipeline', () => {
     expect(seen).toEqual(['A 1', 'B 1', 'A 2', 'B 2', 'B complete']);
   });
 
-  it('keeps a run in order for a subscriber after one that cancels an agent as it hears its tool call, as the record has it', async () => {
-    const record = join(mkdtempSync(join(tmpdir(), 'troupe-order-')), 'run.jsonl');
-    const agent = defineAgent({ name: 'waiter', description: 'Waits.', systemPrompt: 'Wait.', tools: [hang] });
-    const runtime = createRuntime({ model: scripted([callTools(toolCall('hang', {}))]), agents: [agent], record });
-    runtime.events$.subscribe((event) => {
-      if (event.type === 'tool.call') runtime.cancel(event.agentId);
-    });
-    const seen: string[] = [];
-    runtime.events$.subscribe((event) => seen.push(event.type));
+  it('keeps a run in order, in the record and for every subscriber, when code cancels an agent as it hears its tool call', async () => {
+    for (const where of ['events$', 'handle'] as const) {
+      const dir = mkdtempSync(join(tmpdir(), 'troupe-order-'));
+      const agent = defineAgent({ name: 'waiter', description: 'Waits.', systemPrompt: 'Wait.', tools: [hang] });
+      const runtime = createRuntime({
+        model: scripted([callTools(toolCall('hang', {}))]),
+        agents: [agent],
+        record: join(dir, 'run.jsonl'),
+        trace: join(dir, 'run.trace.jsonl'),
+      });
+      const cancelOnCall = (event: TroupeEvent) => {
+        if (event.type === 'tool.call') runtime.cancel(event.agentId);
+      };
+      if (where === 'events$') runtime.events$.subscribe(cancelOnCall);
+      const seen: string[] = [];
+      runtime.events$.subscribe((event) => seen.push(event.type));
+      const handle = runtime.spawn('waiter', 'Wait.');
+      if (where === 'handle') handle.events$.subscribe(cancelOnCall);
 
-    const result = await runtime.run('waiter', 'Wait.');
-    await runtime.shutdown();
+      const result = await handle.result;
+      await runtime.shutdown();
 
-    expect(result.reason).toBe('cancelled');
-    expect(seen.slice(-2)).toEqual(['tool.call', 'agent.failed']);
-    expect(seen).toEqual((await readRecording(record)).events.map((event) => event.type));
+      expect(result.reason).toBe('cancelled');
+      expect(seen.slice(-2), where).toEqual(['tool.call', 'agent.failed']);
+      expect((await readRecording(join(dir, 'run.jsonl'))).events.map((event) => event.type), where).toEqual(seen);
+      expect((await readRecording(join(dir, 'run.trace.jsonl'))).events.map((event) => event.type), where).toEqual(seen);
+    }
   });
 
   it('completes its own consumers, then events$, once; later events go nowhere and a late subscriber completes at once', () => {

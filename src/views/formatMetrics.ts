@@ -1,8 +1,9 @@
-import type { Figures, MetricsSnapshot } from '../events/metrics.js';
+import type { Figures, MetricsSnapshot, TotalMetrics } from '../events/metrics.js';
 
 /**
  * A plain-text table of a metrics snapshot: one row an agent (indented under its parent; at the top when its parent has
- * no entry), then the total.
+ * no entry), then the total, whose state says how many agents completed and failed, and how many still run or wait to
+ * start when some do (a live run, or a trace a crash cut short).
  */
 export function formatMetrics(snapshot: MetricsSnapshot): string {
   const rows: string[][] = [['agent', 'state', 'tokens in', 'tokens out', 'cost $', 'model', 'tools', 'msgs out/in', 'ms']];
@@ -23,7 +24,7 @@ export function formatMetrics(snapshot: MetricsSnapshot): string {
     for (const child of children.get(id) ?? []) visit(child, depth + 1);
   };
   for (const root of children.get(null) ?? []) visit(root, 0);
-  rows.push(['total', `${snapshot.total.agentsCompleted} ok, ${snapshot.total.agentsFailed} failed`, ...figures(snapshot.total)]);
+  rows.push(['total', agentCounts(snapshot.total), ...figures(snapshot.total)]);
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
   return rows.map((row) => row.map((cell, column) => (column < 2 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  ')).join('\n');
 }
@@ -38,4 +39,11 @@ function figures(f: Figures): string[] {
     `${f.messagesOut}/${f.messagesIn}`,
     String(Math.round(f.durationMs)),
   ];
+}
+
+/** `2 ok, 1 failed`, then `, 1 running` and `, 2 pending` for agents that have not ended. */
+function agentCounts(total: TotalMetrics): string {
+  const pending = total.agentsSpawned - total.agentsCompleted - total.agentsFailed - total.agentsRunning;
+  const open = [total.agentsRunning > 0 ? `, ${total.agentsRunning} running` : '', pending > 0 ? `, ${pending} pending` : ''].join('');
+  return `${total.agentsCompleted} ok, ${total.agentsFailed} failed${open}`;
 }

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { applyEvent, createMetrics, createRuntime, formatMetrics, formatTimeline, readRecording, RECORDING_SCHEMA_VERSION, summarizeTrace } from 'troupe';
 import { assignCall, callTools, ScriptedModel, toolCall } from 'troupe/testing';
 import { traceCommand } from '../../src/cli/commands/trace.js';
-import { leader, resident, simulatedClock, worker } from '../stubs.js';
+import { hang, leader, resident, simulatedClock, worker } from '../stubs.js';
 import { eachTestTempDir } from '../support/tempDir.js';
 
 const run = promisify(execFile);
@@ -61,6 +61,27 @@ describe('troupe trace summary', () => {
     expect(out).toMatch(/worker:\S{4} +█*.* error/);
     expect(out).toMatch(/\n {2}analyst:\S+ +completed +120 +8 /); // the analyst indented under the lead, with its tokens
     expect(out).toMatch(/\ntotal +2 ok, 1 failed/);
+  });
+
+  it('counts the agents still running or waiting to start in the total of a run that has not ended (a crash cut it)', async () => {
+    const file = join(dir.path, 'cut.trace.jsonl');
+    // One agent done; one that hangs in a tool call, holding the one slot; one queued behind it.
+    const model = new ScriptedModel((request) => (request.agentName === 'stuck' ? callTools(toolCall('hang', {})) : 'Done.'));
+    const agents = [worker('stuck', ['hang']), worker('queued'), worker('done')];
+    const runtime = createRuntime({ model, agents, tools: [hang], maxParallel: 1, seed: 2, trace: file, projectAgentDir: false });
+    await runtime.run('done', 'Finish.');
+    runtime.spawn('stuck', 'Hang.');
+    runtime.spawn('queued', 'Wait for a slot.');
+    await new Promise<void>((resolve) => {
+      runtime.events$.subscribe((event) => event.type === 'tool.call' && resolve());
+    });
+
+    const { out } = await summary(file); // read as it stands: the trace is written event by event
+    await runtime.shutdown();
+
+    expect(out).toMatch(/\nstuck:\S+ +running /);
+    expect(out).toMatch(/\nqueued:\S+ +pending /);
+    expect(out).toMatch(/\ntotal +1 ok, 0 failed, 1 running, 1 pending /);
   });
 
   it("is the library's formatTimeline and formatMetrics of the trace's events (summarizeTrace)", async () => {

@@ -110,7 +110,7 @@ export function buildParts(options: RuntimeOptions) {
     clock, postOffice, announceTo, launcher, messenger, line,
   });
   // The runtime's own consumers, in this order, before any subscriber of events$. The trace is the first: an event is
-  // in its file before anyone else (user code too) is told of it.
+  // in its file before anyone else (user code too) is told of it. The pipeline folds the metrics before all of them.
   const trace: EventRecording | undefined = options.trace ? traceEvents(internal$, options.trace, { runId }) : undefined;
   const subscriptions: Subscription[] = [
     pipeline.fold(),

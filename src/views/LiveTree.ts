@@ -61,6 +61,8 @@ export interface LiveAgent {
   ranMs: number;
   /** Its latest tool calls, oldest first (at most {@link LiveTree.TOOLS_KEPT}). */
   readonly tools: LiveToolCall[];
+  /** The tool call the latest `tool.result`, `tool.denied` or `tool.wait_ended` of the node ended (kept or not). */
+  lastEnded?: LiveToolCall;
   readonly children: LiveAgent[];
   readonly figures: LiveFigures;
   /** The final answer, once it completed. */
@@ -99,6 +101,8 @@ export class LiveTree {
   lastAt = 0;
   private readonly agents = new Map<string, LiveAgent>();
   private readonly calls = new Map<string, LiveToolCall>();
+  /** Per node, its calls no longer kept in `tools` that still run: their ends still count, and show. */
+  private readonly unkept = new Map<LiveAgent, LiveToolCall[]>();
   private readonly names = new Map<string, number>();
 
   /** The node of an agent or group id. */
@@ -243,7 +247,9 @@ export class LiveTree {
     node.tools.push(call);
     if (node.tools.length > LiveTree.TOOLS_KEPT) {
       const dropped = node.tools.shift()!;
-      this.calls.delete(`${node.id} ${dropped.callId}`);
+      // A call still running (a wide turn, a wait for messages) is kept aside until it ends.
+      if (dropped.state === 'running') this.unkept.set(node, [...(this.unkept.get(node) ?? []), dropped]);
+      else if (this.calls.get(`${node.id} ${dropped.callId}`) === dropped) this.calls.delete(`${node.id} ${dropped.callId}`);
     }
     this.calls.set(`${node.id} ${call.callId}`, call);
     this.add(node, { toolCalls: 1 });
@@ -253,9 +259,13 @@ export class LiveTree {
   /** Ends a tool call; false when it had ended already (a denied call is followed by its error result), or is not kept. */
   private toolEnded(node: LiveAgent, event: TroupeEventOf<'tool.result' | 'tool.denied' | 'tool.wait_ended'>): boolean {
     let call = this.calls.get(`${node.id} ${event.callId}`);
+    const unkept = this.unkept.get(node);
     // Calls of one turn that share an id (scripted models' default ids do): the latest ended, an earlier one ends now.
-    if (call?.state !== 'running') call = node.tools.find((candidate) => candidate.callId === event.callId && candidate.state === 'running');
+    const running = (candidate: LiveToolCall) => candidate.callId === event.callId && candidate.state === 'running';
+    if (call?.state !== 'running') call = unkept?.find(running) ?? node.tools.find(running);
     if (!call) return false;
+    node.lastEnded = call;
+    if (unkept?.includes(call)) this.forgetUnkept(node, call);
     const denied = event.type === 'tool.denied';
     call.state = denied || event.status === 'error' ? 'error' : 'ok';
     // A wait's call lasted until its answer was read.
@@ -292,12 +302,20 @@ export class LiveTree {
     delete node.approval;
     this.count(node, state, 1);
     // Its calls still running were cut short (their batch stopped, or their wait dropped): none will end on its own.
-    for (const call of node.tools) {
-      if (call.state !== 'running') continue;
-      call.state = 'error';
-      call.durationMs = at - call.startedAt;
-      call.error = 'cut short: the agent ended';
+    for (const call of this.unkept.get(node) ?? []) {
+      cutShort(call, at);
+      if (this.calls.get(`${node.id} ${call.callId}`) === call) this.calls.delete(`${node.id} ${call.callId}`);
     }
+    this.unkept.delete(node);
+    for (const call of node.tools) cutShort(call, at);
+  }
+
+  /** An unkept call has ended: nothing holds it any more. */
+  private forgetUnkept(node: LiveAgent, call: LiveToolCall): void {
+    const left = (this.unkept.get(node) ?? []).filter((candidate) => candidate !== call);
+    if (left.length > 0) this.unkept.set(node, left);
+    else this.unkept.delete(node);
+    if (this.calls.get(`${node.id} ${call.callId}`) === call) this.calls.delete(`${node.id} ${call.callId}`);
   }
 
   private count(node: LiveAgent, state: 'completed' | 'failed', by: number): void {
@@ -305,4 +323,12 @@ export class LiveTree {
     if (state === 'completed') this.totals.completed += by;
     else this.totals.failed += by;
   }
+}
+
+/** A call still running when its agent ended: it will not end on its own, and counts as no error. */
+function cutShort(call: LiveToolCall, at: number): void {
+  if (call.state !== 'running') return;
+  call.state = 'error';
+  call.durationMs = at - call.startedAt;
+  call.error = 'cut short: the agent ended';
 }

@@ -20,8 +20,9 @@ export function plainEventLine(event: TroupeEvent, node: LiveAgent): string | un
     case 'tool.denied':
     case 'tool.wait_ended': {
       if (event.type === 'tool.result' && event.waiting) return undefined; // it ends with its tool.wait_ended
-      // The latest call of that id: a model may give the calls of different turns the same id.
-      const call = node.tools.findLast((candidate) => candidate.callId === event.callId);
+      // The call this event ended (a model may give the calls of different turns the same id), kept in the node's
+      // latest calls or not (a turn wider than they are).
+      const call = node.lastEnded?.callId === event.callId ? node.lastEnded : node.tools.findLast((candidate) => candidate.callId === event.callId);
       if (!call || (event.type === 'tool.result' && node.children.some((child) => child.toolCallId === call.callId))) return undefined;
       return `${indent}  ${node.label} ${toolLine(call)}`;
     }

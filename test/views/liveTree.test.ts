@@ -2,14 +2,14 @@
 // output that is not a terminal.
 import { describe, expect, it } from 'vitest';
 import { createRuntime, defineAgent, defineTool, type ModelRequest, type TroupeEvent } from 'troupe';
-import { assignCall, callTools, ScriptedModel, toolCall } from 'troupe/testing';
+import { advanceUntilSettled, assignCall, callTools, ScriptedModel, toolCall } from 'troupe/testing';
 import { z } from 'zod';
 import { applyEvent, createMetrics } from '../../src/events/metrics.js';
 import { LiveTree } from '../../src/views/LiveTree.js';
 import { statusLine } from '../../src/views/liveFormat.js';
 import { plainEventLine } from '../../src/views/plainEventLine.js';
 import { renderLiveTree } from '../../src/views/renderLiveTree.js';
-import { scriptedPerAgent, simulatedClock } from '../stubs.js';
+import { scriptedPerAgent, simulatedClock, worker } from '../stubs.js';
 
 /** Events as the runtime stamps them, for one run. */
 const header = (agentId: string, at: number, parentId: string | null = null, toolCallId: string | null = null) => ({
@@ -381,6 +381,43 @@ describe('plain lines', () => {
     ];
     const lines = events.map((event) => plainEventLine(event, tree.apply(event)!)).filter((line) => line !== undefined);
     expect(lines).toEqual(['► w (The task of w.)', '  w ✓ reply {"content":"No."} 0ms', '  w ✓ reply {"content":"Deal."} 0ms']);
+  });
+
+  it('name every call of a turn wider than the calls a node keeps, and count its errors, as the metrics do', async () => {
+    // Ten pages fetched at once, page n in n × 100 ms; odd pages are missing. The first four end after six more began.
+    const fetchPage = defineTool({
+      name: 'fetch',
+      description: 'Fetches a page.',
+      parameters: z.object({ page: z.number() }),
+      kind: 'read',
+      execute: ({ page }, { clock }) =>
+        new Promise((resolve, reject) => clock.setTimeout(() => (page % 2 === 1 ? reject(new Error('Not found.')) : resolve('ok')), page * 100)),
+    });
+    const pages = Array.from({ length: 10 }, (_, index) => toolCall('fetch', { page: index + 1 }, `p${index + 1}`));
+    const model = scriptedPerAgent({ reader: [callTools(...pages), 'Read.'] });
+    const clock = simulatedClock();
+    const runtime = createRuntime({ model, agents: [worker('reader', ['fetch'])], tools: [fetchPage], clock, maxToolConcurrency: 10, projectAgentDir: false });
+    const tree = new LiveTree();
+    const lines: string[] = [];
+    runtime.events$.subscribe((event) => {
+      const node = tree.apply(event);
+      const line = node && plainEventLine(event, node);
+      if (line !== undefined) lines.push(line);
+    });
+
+    await advanceUntilSettled(clock, runtime.run('reader', 'Read the pages.'));
+    const { total } = runtime.metrics();
+    await runtime.shutdown();
+
+    expect(lines.slice(1, 5)).toEqual([
+      '  reader ✗ fetch {"page":1} 100ms: Not found.',
+      '  reader ✓ fetch {"page":2} 200ms',
+      '  reader ✗ fetch {"page":3} 300ms: Not found.',
+      '  reader ✓ fetch {"page":4} 400ms',
+    ]);
+    expect(lines.filter((line) => line.includes('fetch'))).toHaveLength(10);
+    expect(tree.totals).toMatchObject({ toolCalls: total.toolCalls, toolErrors: total.toolErrors });
+    expect(tree.totals.toolErrors).toBe(5);
   });
 
   it('carry no control codes, even when a model answers with some', () => {

@@ -259,10 +259,12 @@ export class LiveTree {
   /** Ends a tool call; false when it had ended already (a denied call is followed by its error result), or is not kept. */
   private toolEnded(node: LiveAgent, event: TroupeEventOf<'tool.result' | 'tool.denied' | 'tool.wait_ended'>): boolean {
     let call = this.calls.get(`${node.id} ${event.callId}`);
-    const unkept = this.unkept.get(node);
-    // Calls of one turn that share an id (scripted models' default ids do): the latest ended, an earlier one ends now.
-    const running = (candidate: LiveToolCall) => candidate.callId === event.callId && candidate.state === 'running';
-    if (call?.state !== 'running') call = unkept?.find(running) ?? node.tools.find(running);
+    const unkept = this.unkept.size === 0 ? undefined : this.unkept.get(node);
+    if (call?.state !== 'running') {
+      // Calls of one turn that share an id (scripted models' default ids do): the latest ended, an earlier one ends now.
+      const running = (candidate: LiveToolCall) => candidate.callId === event.callId && candidate.state === 'running';
+      call = unkept?.find(running) ?? node.tools.find(running);
+    }
     if (!call) return false;
     node.lastEnded = call;
     if (unkept?.includes(call)) this.forgetUnkept(node, call);

@@ -1,10 +1,15 @@
 import type { LiveAgent, LiveFigures, LiveToolCall } from './LiveTree.js';
 
-/** `3ms`, `2.5s`, `1m05s`: a duration as the live view shows it. */
+/**
+ * `3ms`, `2.5s`, `1m05s`: a duration as the live view shows it. The unit is chosen after rounding, so a time just
+ * under a second or a minute reads `1.0s` or `1m00s`, not `1000ms` or `60.0s`.
+ */
 export function formatDuration(ms: number): string {
-  if (ms < 1_000) return `${Math.max(0, Math.round(ms))}ms`;
-  if (ms < 60_000) return `${(ms / 1_000).toFixed(1)}s`;
-  const seconds = Math.floor(ms / 1_000);
+  const whole = Math.max(0, Math.round(ms));
+  if (whole < 1_000) return `${whole}ms`;
+  const tenths = Math.round(whole / 100);
+  if (tenths < 600) return `${(tenths / 10).toFixed(1)}s`;
+  const seconds = Math.max(60, Math.floor(whole / 1_000));
   return `${Math.floor(seconds / 60)}m${String(seconds % 60).padStart(2, '0')}s`;
 }
 

@@ -6,7 +6,7 @@ import { advanceUntilSettled, assignCall, callTools, ScriptedModel, toolCall } f
 import { z } from 'zod';
 import { applyEvent, createMetrics } from '../../src/events/metrics.js';
 import { LiveTree } from '../../src/views/LiveTree.js';
-import { statusLine } from '../../src/views/liveFormat.js';
+import { formatDuration, statusLine } from '../../src/views/liveFormat.js';
 import { plainEventLine } from '../../src/views/plainEventLine.js';
 import { renderLiveTree } from '../../src/views/renderLiveTree.js';
 import { scriptedPerAgent, simulatedClock, worker } from '../stubs.js';
@@ -131,6 +131,20 @@ describe('the live tree', () => {
     tree.apply({ type: 'agent.failed', ...header('agent:auditor:2', 70_000), name: 'auditor', reason: 'max_turns', error: { code: 'max_turns', message: 'Out of turns.', fault: 'user' }, turns: 10 });
     expect(statusLine(auditor, 99_000)).toBe('Failed (max_turns) 1m09s • 2 calls • 450 tokens • $0.002');
     expect(statusLine(fold([spawned('agent:w:1', 'w', 0)]).get('agent:w:1')!, 5)).toBe('Queued…');
+  });
+
+  it('writes a time just under a second or a minute in the next unit, as it rounds', () => {
+    expect([0, 999.4, 999.6, 1_049, 59_949, 59_960, 60_000, 65_400, 119_999].map(formatDuration)).toEqual([
+      '0ms',
+      '999ms',
+      '1.0s',
+      '1.0s',
+      '59.9s',
+      '1m00s',
+      '1m00s',
+      '1m05s',
+      '1m59s',
+    ]);
   });
 
   it("shows a restarted or resumed agent's time over all its runs, as its figures (and the metrics) add them up", () => {

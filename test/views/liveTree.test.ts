@@ -332,6 +332,18 @@ describe('the live tree', () => {
     expect(tree.get('agent:w:1')!.figures).toMatchObject({ toolCalls: 3, toolErrors: 0 });
   });
 
+  it('cuts short the calls it no longer keeps when their agent ends, counting none as an error', () => {
+    const events: TroupeEvent[] = [spawned('agent:w:1', 'w', 0), started('agent:w:1', 0)];
+    for (let index = 1; index <= 8; index += 1) events.push(called('agent:w:1', `c${index}`, 'tick', {}, index));
+    const tree = fold([...events, resulted('agent:w:1', 'c1', 'tick', 9, 9, 'Broke.')]); // c1 and c2 are no longer kept
+    tree.apply({ type: 'agent.failed', ...header('agent:w:1', 20), name: 'w', reason: 'cancelled', error: { code: 'cancelled', message: 'Cancelled.', fault: 'user' }, turns: 1 });
+
+    expect(tree.get('agent:w:1')!.lastEnded).toMatchObject({ callId: 'c1', state: 'error', error: 'Broke.' });
+    expect(tree.apply(resulted('agent:w:1', 'c2', 'tick', 30, 30, 'Too late.'))).toBeUndefined(); // cut short already
+    expect(tree.get('agent:w:1')!.tools.every((call) => call.error === 'cut short: the agent ended')).toBe(true);
+    expect(tree.totals).toMatchObject({ toolCalls: 8, toolErrors: 1 });
+  });
+
   it('keeps only the latest tool calls of an agent, and counts them all', () => {
     const events: TroupeEvent[] = [spawned('agent:w:1', 'w', 0), started('agent:w:1', 0)];
     for (let index = 0; index < 500; index += 1) events.push(called('agent:w:1', `c${index}`, 'tick', {}, index), resulted('agent:w:1', `c${index}`, 'tick', 1, index));

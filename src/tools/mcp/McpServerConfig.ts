@@ -147,10 +147,20 @@ export function mcpConfigProblem(value: unknown, field: string, schema: z.ZodTyp
 export function mcpMisspelling(value: unknown): { path: (string | number)[]; message: string } | undefined {
   for (const [path, config] of serverConfigs(value)) {
     const misspelled = unknownKeys(config, SERVER_FIELDS).find(({ meant }) => meant !== undefined);
-    if (misspelled) return { path, message: `unknown field "${misspelled.key}" (did you mean "${misspelled.meant}"?)` };
+    if (!misspelled) continue;
+    if (misspelled.key === 'timeout') return { path, message: TIMEOUT_FIELD };
+    return { path, message: `unknown field "${misspelled.key}" (did you mean "${misspelled.meant}"?)` };
   }
   return undefined;
 }
+
+/**
+ * What is said of `timeout`: the nearest field, `timeoutMs`, limits a server's start, while the `timeout` of Cline's
+ * and Gemini CLI's files limits each call (in seconds for Cline), so "did you mean timeoutMs" would have a file's
+ * `timeout: 60` become a start limit of 60 ms.
+ */
+const TIMEOUT_FIELD =
+  'unknown field "timeout": troupe reads timeoutMs (how long the server may take to start) and toolTimeoutMs (how long one call may take), both in ms';
 
 /** Every field a server definition may have, stdio or HTTP. */
 const SERVER_FIELDS = [...new Set([...Object.keys(McpStdioServerConfig.shape), ...Object.keys(McpHttpServerConfig.shape)])];

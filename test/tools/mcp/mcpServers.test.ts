@@ -458,7 +458,10 @@ describe('MCP servers in agent definitions and agent files', () => {
     const make = (files: object) => () => createRuntime({ projectAgentDir: false, model: scripted([]), mcpServers: { files: files as never } });
     expect(make({ command: 'node', arg: ['server.js'] })).toThrow(ConfigurationError);
     expect(make({ command: 'node', arg: ['server.js'] })).toThrow('mcpServers.files: unknown field "arg" (did you mean "args"?)');
-    expect(make({ command: 'node', timeout: 60 })).toThrow('mcpServers.files: unknown field "timeout" (did you mean "timeoutMs"?)');
+    // Cline's timeout (60: seconds) and Gemini CLI's limit each call: not pointed at timeoutMs, a start's limit in ms.
+    expect(make({ command: 'node', timeout: 60 })).toThrow(
+      'mcpServers.files: unknown field "timeout": troupe reads timeoutMs (how long the server may take to start) and toolTimeoutMs (how long one call may take), both in ms',
+    );
     expect(make({ type: 'http', url: 'http://127.0.0.1:9/mcp', header: { Authorization: 'Bearer x' } })).toThrow('(did you mean "headers"?)');
     // A field far from every field troupe reads is another tool's (Cline's autoApprove, disabled): it is left alone.
     expect(make({ command: 'node', autoApprove: [], disabled: false })).not.toThrow();

@@ -146,7 +146,7 @@ export function mcpConfigProblem(value: unknown, field: string, schema: z.ZodTyp
  */
 export function mcpMisspelling(value: unknown): { path: (string | number)[]; message: string } | undefined {
   for (const [path, config] of serverConfigs(value)) {
-    const misspelled = unknownKeys(config, SERVER_FIELDS).find(({ meant }) => meant !== undefined);
+    const misspelled = unknownKeys(config, SERVER_FIELDS).find(({ key, meant }) => meant !== undefined && !OTHER_CLIENTS_FIELDS.has(key));
     if (!misspelled) continue;
     if (misspelled.key === 'timeout') return { path, message: TIMEOUT_FIELD };
     return { path, message: `unknown field "${misspelled.key}" (did you mean "${misspelled.meant}"?)` };
@@ -161,6 +161,12 @@ export function mcpMisspelling(value: unknown): { path: (string | number)[]; mes
  */
 const TIMEOUT_FIELD =
   'unknown field "timeout": troupe reads timeoutMs (how long the server may take to start) and toolTimeoutMs (how long one call may take), both in ms';
+
+/**
+ * Fields other MCP clients write in a server's definition that are near one troupe reads but no misspelling of it:
+ * VS Code's `dev` (its development mode: `watch`, `debug`), two edits from `env`. Ignored, as other clients' fields are.
+ */
+const OTHER_CLIENTS_FIELDS: ReadonlySet<string> = new Set(['dev']);
 
 /** Every field a server definition may have, stdio or HTTP. */
 const SERVER_FIELDS = [...new Set([...Object.keys(McpStdioServerConfig.shape), ...Object.keys(McpHttpServerConfig.shape)])];

@@ -465,6 +465,8 @@ describe('MCP servers in agent definitions and agent files', () => {
     expect(make({ type: 'http', url: 'http://127.0.0.1:9/mcp', header: { Authorization: 'Bearer x' } })).toThrow('(did you mean "headers"?)');
     // A field far from every field troupe reads is another tool's (Cline's autoApprove, disabled): it is left alone.
     expect(make({ command: 'node', autoApprove: [], disabled: false })).not.toThrow();
+    // VS Code's dev (its development mode) is two edits from env, and no misspelling of it.
+    expect(make({ type: 'stdio', command: 'node', envFile: '.env', dev: { watch: 'build/**/*.js' } })).not.toThrow();
 
     const agentsDir = join(dir.path, 'agents');
     mkdirSync(agentsDir);

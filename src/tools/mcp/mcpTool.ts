@@ -83,15 +83,23 @@ export function mcpReply(result: McpCallAnswer, maxChars = DEFAULT_MCP_RESULT_CH
   });
   const { structuredContent } = result;
   const whole = parts.length > 0 ? parts.join('\n') : structuredContent === undefined ? '' : JSON.stringify(structuredContent);
-  const content =
-    whole.length <= maxChars
-      ? whole
-      : `${whole.slice(0, maxChars)}\n[cut: the answer had ${whole.length.toLocaleString('en-US')} characters; the first ${maxChars.toLocaleString('en-US')} are shown (the server's maxResultChars)]`;
+  const content = whole.length <= maxChars ? whole : cutAnswer(whole, maxChars);
   return toolReply({
     content,
     isError: result.isError === true,
     ...(structuredContent === undefined ? {} : { metadata: { structuredContent } }),
   });
+}
+
+/**
+ * The first `maxChars` characters of an answer and a line that says how long it was. The cut does not fall between the
+ * two halves of a character beyond U+FFFF (an emoji, a CJK extension): a lone half is not text, and a model's API may
+ * refuse the request that carries it.
+ */
+function cutAnswer(whole: string, maxChars: number): string {
+  const last = whole.charCodeAt(maxChars - 1);
+  const end = last >= 0xd800 && last <= 0xdbff ? maxChars - 1 : maxChars;
+  return `${whole.slice(0, end)}\n[cut: the answer had ${whole.length.toLocaleString('en-US')} characters; the first ${end.toLocaleString('en-US')} are shown (the server's maxResultChars)]`;
 }
 
 function describeBlock(block: ContentBlock): string {

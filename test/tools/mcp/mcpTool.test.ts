@@ -86,6 +86,16 @@ describe('mcpReply', () => {
     expect(mcpReply({ content: [{ type: 'text', text: 'abcdef' }], isError: true }, 3)).toMatchObject({ isError: true, content: "abc\n[cut: the answer had 6 characters; the first 3 are shown (the server's maxResultChars)]" });
   });
 
+  it('does not cut between the two halves of a character beyond U+FFFF (a lone half is not text)', () => {
+    // 'ab😀cd': the emoji is characters 3 and 4 (two UTF-16 units); a cut at 3 would keep its first half alone.
+    expect(mcpReply({ content: [{ type: 'text', text: 'ab\u{1F600}cd' }] }, 3).content).toBe(
+      "ab\n[cut: the answer had 6 characters; the first 2 are shown (the server's maxResultChars)]",
+    );
+    expect(mcpReply({ content: [{ type: 'text', text: 'ab\u{1F600}cd' }] }, 4).content).toBe(
+      "ab\u{1F600}\n[cut: the answer had 6 characters; the first 4 are shown (the server's maxResultChars)]",
+    );
+  });
+
   it('keeps the error flag, and gives structured content as JSON when there are no blocks (and as metadata)', () => {
     expect(mcpReply({ content: [{ type: 'text', text: 'no such file' }], isError: true })).toMatchObject({ content: 'no such file', isError: true });
     expect(mcpReply({ content: [], structuredContent: { sum: 5 } })).toMatchObject({ content: '{"sum":5}', metadata: { structuredContent: { sum: 5 } } });

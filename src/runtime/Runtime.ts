@@ -63,7 +63,9 @@ export interface RuntimeOptions {
   /**
    * MCP servers whose tools agents may call, by name, in `.mcp.json`'s shape: `{ files: { command: 'npx', args: [...],
    * env } }` for a server spawned over stdio, `{ docs: { type: 'http', url, headers } }` for one over streamable HTTP;
-   * `timeoutMs` (default 30,000) limits its start and `toolTimeoutMs` (default 60,000) each call, in real time. An agent
+   * `timeoutMs` (default 30,000) limits its start and `toolTimeoutMs` (default 60,000) each call, in real time, and
+   * `maxResultChars` (default 100,000) what one answer brings into the conversation (the rest is cut, saying so); a field
+   * that looks like a misspelling of one of these (`arg`, `header`, `timeout`) is a `ConfigurationError`. An agent
    * lists a server's tools as `files:read_file`, or `files:*` for all of them (the default agent gets every server's).
    * A server starts on the first turn of an agent that uses it and stops at `shutdown()`; one that fails to start,
    * times out or dies turns each call to it into an error result the model sees (see `runtime.mcpServers()`).

@@ -109,7 +109,10 @@ describe('troupe sessions', () => {
     expect(Object.keys(after.__agent_sessions__)).toEqual([lead.id]);
     expect(after[helper.id]).toBeUndefined();
     expect(after[lead.id]).toBeDefined();
-    expect(await troupe(['sessions', 'cleanup', '0', '--store', aged, '--json'])).toEqual({ code: 0, stdout: `["${lead.id}"]\n`, stderr: '' });
+    // A number without a unit is refused (ms would read it as milliseconds: `30` meant as days would remove everything).
+    expect(await troupe(['sessions', 'cleanup', '30', '--store', aged])).toEqual({ code: 2, stdout: '', stderr: 'troupe: "30" has no unit: give one such as 30d, 30h or 30m\n' });
+    expect(Object.keys((JSON.parse(readFileSync(aged, 'utf8')) as { __agent_sessions__: object }).__agent_sessions__)).toEqual([lead.id]);
+    expect(await troupe(['sessions', 'cleanup', '0ms', '--store', aged, '--json'])).toEqual({ code: 0, stdout: `["${lead.id}"]\n`, stderr: '' });
   });
 
   it('cleanup: an age it cannot read, or a store that is not there, is one line with exit 2, and nothing is removed', async () => {

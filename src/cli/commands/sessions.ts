@@ -57,7 +57,7 @@ Examples:
   sessions
     .command('cleanup')
     .description('remove the sessions that ended longer ago than AGE, with their conversations (not those still running)')
-    .argument('<age>', 'how old a session must be: 30d, 12h, 45m, 90s (or a number of ms)')
+    .argument('<age>', 'how old a session must be, with its unit: 30d, 12h, 45m, 90s, 500ms')
     .option('--store <file>', `the store to clean (default ${DEFAULT_STORE})`)
     .option('--json', 'print the ids removed as JSON')
     .addHelpText('after', '\nExamples:\n  $ troupe sessions cleanup 30d\n  $ troupe sessions cleanup 12h --store history.json --json')
@@ -81,8 +81,12 @@ async function cleanupSessions(age: string, flags: StoreFlags): Promise<void> {
   );
 }
 
-/** An age as the command takes it (`30d`, `12h`, `45m`, `90s`, `500ms`, or a number of ms), in ms; a CommandError if it is none. */
+/**
+ * An age as the command takes it (`30d`, `12h`, `45m`, `90s`, `500ms`), in ms; a CommandError if it is none. A number
+ * without a unit is refused: `ms` reads it as milliseconds, so `cleanup 30` meant as days would remove every session.
+ */
 function durationMs(age: string): number {
+  if (/^\s*[\d.]+\s*$/.test(age)) throw new CommandError(`"${age}" has no unit: give one such as ${age.trim()}d, ${age.trim()}h or ${age.trim()}m`);
   let parsed: number | undefined;
   try {
     parsed = ms(age as ms.StringValue) as number | undefined;

@@ -42,3 +42,22 @@ function closestKey(key: string, known: readonly string[]): string | undefined {
   }
   return best;
 }
+
+/**
+ * What is wrong with the fields of a nested option (`inbox`, `budget`): the first unknown one, with the field it most
+ * likely meant, then the fields there are; undefined when every field is known. A misspelled field (`capcity`) would
+ * otherwise leave the default in force without a word.
+ */
+export function nestedFieldsProblem(given: object, known: readonly string[], field: string): string | undefined {
+  const unknown = unknownKeys(given, known);
+  if (unknown.length === 0) return undefined;
+  const last = known[known.length - 1];
+  const fields = known.length === 1 ? known[0] : `${known.slice(0, -1).join(', ')} and ${last}`;
+  return `${field}: ${describeUnknownKeys(unknown, 'field')}; its fields are ${fields}.`;
+}
+
+/** The fields of an inbox option (`{ capacity, overflow }`). */
+export const INBOX_FIELDS: readonly string[] = ['capacity', 'overflow'];
+
+/** The fields of a budget (`{ maxTurns, maxTokens, maxCostUsd }`). */
+export const BUDGET_FIELDS: readonly string[] = ['maxTurns', 'maxTokens', 'maxCostUsd'];

@@ -209,6 +209,24 @@ describe('the supervisor', () => {
   });
 });
 
+describe('nested options', () => {
+  it("refuses a misspelled field of an inbox or a budget, wherever one is given, rather than keep the default", async () => {
+    const inboxTypo = "inbox: unknown field \"capcity\" (did you mean \"capacity\"?); its fields are capacity and overflow.";
+    const budgetTypo = 'budget: unknown field "maxToken" (did you mean "maxTokens"?); its fields are maxTurns, maxTokens and maxCostUsd.';
+    expect(() => createRuntime({ model: scripted([]), agents: [worker()], inbox: { capcity: 2 } as never })).toThrow(new ConfigurationError(inboxTypo));
+    expect(() => createRuntime({ model: scripted([]), agents: [worker()], budget: { maxToken: 1 } as never })).toThrow(new ConfigurationError(budgetTypo));
+    expect(() => defineAgent({ ...worker('a'), inbox: { capcity: 2 } as never })).toThrow(InvalidAgentError);
+    expect(() => defineAgent({ ...worker('a'), inbox: { capcity: 2 } as never })).toThrow(inboxTypo);
+
+    const runtime = createRuntime({ model: scripted([]), agents: [worker()] });
+    expect(() => runtime.spawn('worker', 'Go.', { inbox: { capcity: 2 } as never })).toThrow(new ConfigurationError(inboxTypo));
+    expect(() => runtime.spawn('worker', 'Go.', { budget: { maxToken: 1 } as never })).toThrow(new ConfigurationError(budgetTypo));
+    // The fields it reads still pass.
+    expect(() => createRuntime({ model: scripted([]), agents: [worker()], inbox: { capacity: 2, overflow: 'drop-oldest' }, budget: { maxTurns: 3, maxTokens: 10, maxCostUsd: 1 } })).not.toThrow();
+    await runtime.shutdown();
+  });
+});
+
 describe('events and metrics', () => {
   it.each([false, true])(
     "counts an agent's turns and running time from its first turn, begun at once or after a wait for a slot (inspected: %s)",

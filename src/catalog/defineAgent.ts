@@ -5,7 +5,7 @@ import { intensityProblem, restartModeProblem, type RestartIntensity, type Resta
 import { retryProblem, type RetryOptions } from '../retry.js';
 import type { Tool } from '../tools/defineTool.js';
 import { McpServerEntries, mcpConfigProblem, readMcpEntries } from '../tools/mcp/McpServerConfig.js';
-import { describeUnknownKeys, unknownKeys } from '../unknownKeys.js';
+import { INBOX_FIELDS, describeUnknownKeys, nestedFieldsProblem, unknownKeys } from '../unknownKeys.js';
 
 /** Agent names: lower-case letters, digits, `_` and `-`, starting with a letter or digit, at most 64 long. */
 export const AGENT_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
@@ -186,6 +186,8 @@ export function defineAgent(definition: AgentDefinition): Agent {
   const { inbox } = definition;
   if (inbox !== undefined) {
     if (typeof inbox !== 'object' || inbox === null) fail('inbox must be { capacity?, overflow? }');
+    const unknown = nestedFieldsProblem(inbox, INBOX_FIELDS, 'inbox');
+    if (unknown) fail(unknown);
     positiveInteger(inbox.capacity, 'inbox.capacity', fail);
     if (inbox.overflow !== undefined && inbox.overflow !== 'reject' && inbox.overflow !== 'drop-oldest') {
       fail('inbox.overflow must be "reject" or "drop-oldest"');

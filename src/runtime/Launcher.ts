@@ -1,3 +1,4 @@
+import { INBOX_FIELDS, nestedFieldsProblem } from '../unknownKeys.js';
 import type { ResolvedAgent } from '../actors/agentEnvironment.js';
 import type { ErrorInfo } from '../failure.js';
 import type { AgentCatalog } from '../catalog/AgentCatalog.js';
@@ -461,6 +462,8 @@ function limitsOf(request: Pick<LaunchRequest, (typeof LIMIT_FIELDS)[number]>, d
   const idleTimeoutMs = positive(request.idleTimeoutMs, 'idleTimeoutMs') ?? definition.idleTimeoutMs ?? settings.idleTimeoutMs;
   const historyLimit = positive(request.historyLimit, 'historyLimit') ?? definition.historyLimit;
   if (historyLimit !== undefined && !Number.isInteger(historyLimit)) throw new ConfigurationError('historyLimit must be a whole number.');
+  const inboxFields = request.inbox === undefined || request.inbox === null ? undefined : nestedFieldsProblem(request.inbox, INBOX_FIELDS, 'inbox');
+  if (inboxFields) throw new ConfigurationError(inboxFields);
   const inbox = {
     capacity: positive(request.inbox?.capacity, 'inbox.capacity') ?? definition.inbox?.capacity ?? settings.inbox.capacity,
     overflow: request.inbox?.overflow ?? definition.inbox?.overflow ?? settings.inbox.overflow,

@@ -7,7 +7,7 @@ import { isStatelyInspector } from '../inspect/statelyInspector.js';
 import type { AgentBudget } from '../machines/agentTypes.js';
 import { checkRetry, retryPolicy, type RetryPolicy } from '../retry.js';
 import { McpServerConfigs, mcpConfigProblem, type McpServerConfig } from '../tools/mcp/McpServerConfig.js';
-import { describeUnknownKeys, unknownKeys } from '../unknownKeys.js';
+import { BUDGET_FIELDS, INBOX_FIELDS, describeUnknownKeys, nestedFieldsProblem, unknownKeys } from '../unknownKeys.js';
 import { checkRecordingTarget } from '../views/recordingTarget.js';
 import type { GroupOptions, RuntimeOptions, SpawnOptions } from './Runtime.js';
 
@@ -146,6 +146,8 @@ export function readSettings(options: RuntimeOptions): Settings {
   if (options.delegationPolicy !== undefined && typeof options.delegationPolicy !== 'function') {
     throw new ConfigurationError('delegationPolicy must be a function of the delegation request.');
   }
+  const inboxFields = options.inbox === undefined || options.inbox === null ? undefined : nestedFieldsProblem(options.inbox, INBOX_FIELDS, 'inbox');
+  if (inboxFields) throw new ConfigurationError(inboxFields);
   const overflow = options.inbox?.overflow ?? DEFAULTS.inbox.overflow;
   if (overflow !== 'reject' && overflow !== 'drop-oldest') throw new ConfigurationError('inbox.overflow must be "reject" or "drop-oldest".');
   const capacity = positive(options.inbox?.capacity, 'inbox.capacity') ?? DEFAULTS.inbox.capacity;
@@ -220,6 +222,8 @@ function whole(value: number | undefined, field: string): number | undefined {
 export function checkBudget(budget: AgentBudget | undefined, field: string): AgentBudget | undefined {
   if (budget === undefined) return undefined;
   if (typeof budget !== 'object' || budget === null) throw new ConfigurationError(`${field} must be an object with maxTurns, maxTokens or maxCostUsd.`);
+  const unknown = nestedFieldsProblem(budget, BUDGET_FIELDS, field);
+  if (unknown) throw new ConfigurationError(unknown);
   whole(budget.maxTurns, `${field}.maxTurns`);
   positive(budget.maxTokens, `${field}.maxTokens`);
   positive(budget.maxCostUsd, `${field}.maxCostUsd`);

@@ -188,7 +188,7 @@ function readReply(reply: ModelReply, modelName: string, environment: AgentEnvir
   });
   const inputTokens = count(reply.usage?.inputTokens);
   const outputTokens = count(reply.usage?.outputTokens);
-  const model = reply.model ?? modelName;
+  const model = reply.model || modelName; // a server that names no model (an empty name) answered as the one asked for
   // Priced as the server names the model that answered (`gpt-4o-2024-08-06`), else as it was asked for: a server may
   // answer with a name of its own (`my-model:latest`, a deployment's name) that the table does not know.
   // One look-up per name (a turn is a hot path), as `costOf` would price it.

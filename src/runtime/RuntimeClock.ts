@@ -97,7 +97,9 @@ export class RuntimeClock implements TroupeClock {
 
   setTimeout(fn: (...args: any[]) => void, ms: number, kind: TimerKind = 'work'): number {
     const id = this.nextId++;
-    const delay = ms > 0 ? ms : 0; // as the host's timers do, a negative or NaN delay is none (NaN would break the heap)
+    // As the host's timers do: a negative or NaN delay is none (NaN would break the heap), and a text is read as its
+    // number ('100' would otherwise be added to the time as text).
+    const delay = ms > 0 ? +ms : 0;
     const timer: Timer = { id, due: this.now() + delay, fn, kind, all: -1, fore: -1 };
     this.timers.set(id, timer);
     this.heap.push(timer);

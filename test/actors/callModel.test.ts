@@ -124,6 +124,14 @@ describe('callModel', () => {
     }
   });
 
+  it('names and prices a reply that names its model with an empty text as the model asked for', async () => {
+    const prices = { house: { input: 1, output: 2 } };
+    const environment = testEnvironment({ agents: worker(rawModel({ content: 'ok', model: '', usage: { inputTokens: 1_000, outputTokens: 1_000 } }, 'house')), prices });
+    const turn = await startTurn(environment).result;
+    expect(turn).toMatchObject({ model: 'house', unpricedModel: undefined });
+    expect(turn.costUsd).toBeCloseTo(0.003, 12);
+  });
+
   it('takes missing or null content beside tool calls as no text, and keeps the calls', async () => {
     const calls = [{ id: 'c1', name: 'search', arguments: '{"q":"a"}' }];
     for (const reply of [{ toolCalls: calls }, { content: null, toolCalls: calls }]) {

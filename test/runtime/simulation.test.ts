@@ -203,6 +203,16 @@ describe('the runtime clock', () => {
     expect(clock.now()).toBe(20);
   });
 
+  it('reads a delay given as text as its number, as the host does (it was added to the time as text)', () => {
+    const clock = new RuntimeClock(simulatedClock());
+    clock.advanceTo(100);
+    const fired: number[] = [];
+    clock.setTimeout(() => fired.push(clock.now()), '50' as never);
+    expect(clock.nextTimerAt()).toBe(150);
+    clock.advanceTo(150);
+    expect(fired).toEqual([150]);
+  });
+
   it('in real time, keeps one host timer for all of its timers, and none once its timers are cleared or fired', async () => {
     const host = hostTimers();
     const clock = new RuntimeClock(host.clock);

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { createRuntime, defineAgent, defineTool, type ModelRequest, type TroupeEvent } from 'troupe';
 import { advanceUntilSettled, assignCall, callTools, ScriptedModel, toolCall } from 'troupe/testing';
 import { z } from 'zod';
+import type { Observable } from 'rxjs';
 import { applyEvent, createMetrics } from '../../src/events/metrics.js';
 import { LiveTree } from '../../src/views/LiveTree.js';
 import { formatDuration, statusLine } from '../../src/views/liveFormat.js';
@@ -61,6 +62,18 @@ const completed = (id: string, output: string, at: number): TroupeEvent => ({
   output,
   turns: 2,
 });
+
+/** A live tree fed by a runtime's events, and the plain event lines it prints, as `troupe run --plain` does. */
+function plainLinesOf(runtime: { events$: Observable<TroupeEvent> }): { tree: LiveTree; lines: string[] } {
+  const tree = new LiveTree();
+  const lines: string[] = [];
+  runtime.events$.subscribe((event) => {
+    const node = tree.apply(event);
+    const line = node && plainEventLine(event, node);
+    if (line !== undefined) lines.push(line);
+  });
+  return { tree, lines };
+}
 
 function fold(events: readonly TroupeEvent[]): LiveTree {
   const tree = new LiveTree();
@@ -370,13 +383,7 @@ describe('plain lines', () => {
       { latencyMs: 100 },
     );
     const runtime = createRuntime({ model, agents: [lead, helper], clock: simulatedClock(), seed: 1, projectAgentDir: false });
-    const tree = new LiveTree();
-    const lines: string[] = [];
-    runtime.events$.subscribe((event) => {
-      const node = tree.apply(event);
-      const line = node && plainEventLine(event, node);
-      if (line !== undefined) lines.push(line);
-    });
+    const { tree, lines } = plainLinesOf(runtime);
 
     const result = runtime.run('lead', 'Find a and b.');
     await runtime.runUntilIdle();
@@ -423,13 +430,7 @@ describe('plain lines', () => {
     const model = scriptedPerAgent({ reader: [callTools(...pages), 'Read.'] });
     const clock = simulatedClock();
     const runtime = createRuntime({ model, agents: [worker('reader', ['fetch'])], tools: [fetchPage], clock, maxToolConcurrency: 10, projectAgentDir: false });
-    const tree = new LiveTree();
-    const lines: string[] = [];
-    runtime.events$.subscribe((event) => {
-      const node = tree.apply(event);
-      const line = node && plainEventLine(event, node);
-      if (line !== undefined) lines.push(line);
-    });
+    const { tree, lines } = plainLinesOf(runtime);
 
     await advanceUntilSettled(clock, runtime.run('reader', 'Read the pages.'));
     const { total } = runtime.metrics();

@@ -48,6 +48,9 @@ export function restartModeProblem(mode: unknown, field = 'restart'): string | u
   return `${field} must be "never" or "on-failure".`;
 }
 
+/** The fields of a restart intensity. */
+export const INTENSITY_FIELDS: readonly string[] = ['max', 'withinMs'];
+
 /**
  * What is wrong with a restart intensity, in words, or undefined when nothing is: a field but `max` and `withinMs` (a
  * misspelled one would leave the default in force without a word), or a value out of range.
@@ -55,7 +58,7 @@ export function restartModeProblem(mode: unknown, field = 'restart'): string | u
 export function intensityProblem(intensity: RestartIntensity | undefined, field = 'restartIntensity'): string | undefined {
   if (intensity === undefined) return undefined;
   if (typeof intensity !== 'object' || intensity === null) return `${field} must be an object with max or withinMs.`;
-  const unknown = unknownKeys(intensity, ['max', 'withinMs']);
+  const unknown = unknownKeys(intensity, INTENSITY_FIELDS);
   if (unknown.length > 0) return `${field}: ${describeUnknownKeys(unknown, 'field')}; its fields are max and withinMs.`;
   const { max, withinMs } = intensity;
   if (max !== undefined && !(Number.isInteger(max) && max >= 0)) return `${field}.max must be a whole number ≥ 0.`;

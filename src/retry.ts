@@ -28,7 +28,7 @@ export type RetryPolicy = Required<RetryOptions>;
 export const DEFAULT_RETRY: Readonly<RetryPolicy> = Object.freeze({ attempts: 3, baseMs: 500, maxMs: 30_000 });
 
 /** The fields of {@link RetryOptions}. */
-const RETRY_FIELDS: readonly (keyof RetryOptions)[] = ['attempts', 'baseMs', 'maxMs'];
+export const RETRY_FIELDS: readonly (keyof RetryOptions)[] = ['attempts', 'baseMs', 'maxMs'];
 
 /**
  * Checks retry options (`field` names them in the message): no field but `attempts`, `baseMs` and `maxMs` (a

@@ -3,7 +3,9 @@ import { z } from 'zod';
 import { AgentFileError, errorMessage } from '../errors.js';
 import { McpServerEntries, mcpMisspelling } from '../tools/mcp/McpServerConfig.js';
 import { innermostIssue } from '../zodIssue.js';
-import { unknownKeys } from '../unknownKeys.js';
+import { INBOX_FIELDS, describeUnknownKeys, unknownKeys } from '../unknownKeys.js';
+import { RETRY_FIELDS } from '../retry.js';
+import { INTENSITY_FIELDS } from '../restart.js';
 import { AGENT_NAME, type AgentDefinition } from './defineAgent.js';
 
 /** A list in an agent file: a YAML list, or one comma-separated string (`tools: Read, Grep`). */
@@ -79,6 +81,13 @@ export function parseAgentFile(file: string, text: string): AgentDefinition {
 /** The frontmatter fields troupe reads. */
 const FRONTMATTER_FIELDS = Object.keys(AgentFrontmatter.shape);
 
+/** The nested options of a frontmatter whose fields are checked, with the fields each has. */
+const NESTED_FIELDS: readonly (readonly [string, readonly string[]])[] = [
+  ['retry', RETRY_FIELDS],
+  ['restartIntensity', INTENSITY_FIELDS],
+  ['inbox', INBOX_FIELDS],
+];
+
 /**
  * {@link parseAgentFile}, and the fields of the frontmatter troupe does not read that look like a misspelling of one it
  * does (`maxturns`, `resident_`), each with the field most likely meant. Other unknown fields (a `color` from Claude
@@ -109,6 +118,14 @@ function parseFile(file: string, text: string): { definition: AgentDefinition; r
   }
   const misspelled = mcpMisspelling((raw as { mcpServers?: unknown }).mcpServers);
   if (misspelled) throw new AgentFileError(file, ['mcpServers', ...misspelled.path].join('.'), misspelled.message);
+  // A field of a nested option the schema would drop (retry: { maxAttempts }), leaving the default in force: these
+  // options are troupe's own, so no other tool's file carries them.
+  for (const [field, known] of NESTED_FIELDS) {
+    const value = (raw as Record<string, unknown>)[field];
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) continue;
+    const unknown = unknownKeys(value, known);
+    if (unknown.length > 0) throw new AgentFileError(file, field, `${describeUnknownKeys(unknown, 'field')}; its fields are ${known.join(', ')}`);
+  }
   const systemPrompt = (match[2] ?? '').trim();
   if (systemPrompt === '') throw new AgentFileError(file, 'body', 'the system prompt (the text after the frontmatter) is empty');
   return { raw, definition: definitionOf(parsed.data, systemPrompt) };

@@ -84,6 +84,17 @@ describe('parseAgentFile', () => {
     );
   });
 
+  it('refuses a field of retry, restartIntensity or inbox it does not read (the default would stay in force), naming the one meant', () => {
+    const parse = (yaml: string) => () => parseAgentFile('agents/w.md', file(`name: w\ndescription: W.\n${yaml}`));
+    expect(parse('retry:\n  maxAttempts: 5')).toThrow(AgentFileError);
+    expect(parse('retry:\n  maxAttempts: 5')).toThrow(
+      'agents/w.md: retry: unknown field "maxAttempts" (did you mean "attempts"?); its fields are attempts, baseMs, maxMs',
+    );
+    expect(parse('restartIntensity:\n  maxs: 2')).toThrow(expect.objectContaining({ field: 'restartIntensity' }));
+    expect(parse('inbox:\n  capcity: 4')).toThrow('inbox: unknown field "capcity" (did you mean "capacity"?); its fields are capacity, overflow');
+    expect(parse('inbox:\n  capacity: 4\n  overflow: drop-oldest').call(undefined).inbox).toEqual({ capacity: 4, overflow: 'drop-oldest' });
+  });
+
   it('takes tools as one comma-separated string, as in .claude/agents files', () => {
     const definition = parseAgentFile('a.md', file('name: a\ndescription: A.\ntools: Read, Grep,  Glob'));
     expect(definition.tools).toEqual(['Read', 'Grep', 'Glob']);

@@ -383,7 +383,7 @@ describe('plain lines', () => {
       { latencyMs: 100 },
     );
     const runtime = createRuntime({ model, agents: [lead, helper], clock: simulatedClock(), seed: 1, projectAgentDir: false });
-    const { tree, lines } = plainLinesOf(runtime);
+    const { lines } = plainLinesOf(runtime);
 
     const result = runtime.run('lead', 'Find a and b.');
     await runtime.runUntilIdle();

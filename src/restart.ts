@@ -1,5 +1,5 @@
 import { ConfigurationError } from './errors.js';
-import { describeUnknownKeys, unknownKeys } from './unknownKeys.js';
+import { nestedFieldsProblem } from './unknownKeys.js';
 
 /**
  * Whether a failed agent is started again: `never` (the default: its failure goes to its caller as it is) or
@@ -58,8 +58,8 @@ export const INTENSITY_FIELDS: readonly string[] = ['max', 'withinMs'];
 export function intensityProblem(intensity: RestartIntensity | undefined, field = 'restartIntensity'): string | undefined {
   if (intensity === undefined) return undefined;
   if (typeof intensity !== 'object' || intensity === null) return `${field} must be an object with max or withinMs.`;
-  const unknown = unknownKeys(intensity, INTENSITY_FIELDS);
-  if (unknown.length > 0) return `${field}: ${describeUnknownKeys(unknown, 'field')}; its fields are max and withinMs.`;
+  const unknown = nestedFieldsProblem(intensity, INTENSITY_FIELDS, field);
+  if (unknown) return unknown;
   const { max, withinMs } = intensity;
   if (max !== undefined && !(Number.isInteger(max) && max >= 0)) return `${field}.max must be a whole number ≥ 0.`;
   if (withinMs !== undefined && !(typeof withinMs === 'number' && Number.isFinite(withinMs) && withinMs > 0)) {

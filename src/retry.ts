@@ -1,5 +1,5 @@
 import { ConfigurationError, ModelError } from './errors.js';
-import { describeUnknownKeys, unknownKeys } from './unknownKeys.js';
+import { nestedFieldsProblem } from './unknownKeys.js';
 
 /**
  * How a failed model call is tried again: on the runtime (`createRuntime({ retry })`), an agent's definition
@@ -45,8 +45,8 @@ export function checkRetry(options: RetryOptions | undefined, field = 'retry'): 
 export function retryProblem(options: RetryOptions | undefined, field = 'retry'): string | undefined {
   if (options === undefined) return undefined;
   if (typeof options !== 'object' || options === null) return `${field} must be an object with attempts, baseMs or maxMs.`;
-  const unknown = unknownKeys(options, RETRY_FIELDS);
-  if (unknown.length > 0) return `${field}: ${describeUnknownKeys(unknown, 'field')}; its fields are attempts, baseMs and maxMs.`;
+  const unknown = nestedFieldsProblem(options, RETRY_FIELDS, field);
+  if (unknown) return unknown;
   const { attempts, baseMs, maxMs } = options;
   if (attempts !== undefined && !(Number.isInteger(attempts) && attempts >= 1)) {
     return `${field}.attempts must be a whole number ≥ 1 (1: no retries).`;

@@ -49,11 +49,16 @@ function closestKey(key: string, known: readonly string[]): string | undefined {
  * otherwise leave the default in force without a word.
  */
 export function nestedFieldsProblem(given: object, known: readonly string[], field: string): string | undefined {
+  const unknown = unknownFields(given, known);
+  return unknown === undefined ? undefined : `${field}: ${unknown}.`;
+}
+
+/** The unknown fields of `given` and the fields there are, in words (`unknown field "x" …; its fields are a and b`), or undefined. */
+export function unknownFields(given: object, known: readonly string[]): string | undefined {
   const unknown = unknownKeys(given, known);
   if (unknown.length === 0) return undefined;
-  const last = known[known.length - 1];
-  const fields = known.length === 1 ? known[0] : `${known.slice(0, -1).join(', ')} and ${last}`;
-  return `${field}: ${describeUnknownKeys(unknown, 'field')}; its fields are ${fields}.`;
+  const fields = known.length === 1 ? known[0] : `${known.slice(0, -1).join(', ')} and ${known[known.length - 1]}`;
+  return `${describeUnknownKeys(unknown, 'field')}; its fields are ${fields}`;
 }
 
 /** The fields of an inbox option (`{ capacity, overflow }`). */

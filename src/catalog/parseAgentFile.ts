@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { AgentFileError, errorMessage } from '../errors.js';
 import { McpServerEntries, mcpMisspelling } from '../tools/mcp/McpServerConfig.js';
 import { innermostIssue } from '../zodIssue.js';
-import { INBOX_FIELDS, describeUnknownKeys, unknownKeys } from '../unknownKeys.js';
+import { INBOX_FIELDS, unknownFields, unknownKeys } from '../unknownKeys.js';
 import { RETRY_FIELDS } from '../retry.js';
 import { INTENSITY_FIELDS } from '../restart.js';
 import { AGENT_NAME, type AgentDefinition } from './defineAgent.js';
@@ -123,8 +123,8 @@ function parseFile(file: string, text: string): { definition: AgentDefinition; r
   for (const [field, known] of NESTED_FIELDS) {
     const value = (raw as Record<string, unknown>)[field];
     if (typeof value !== 'object' || value === null || Array.isArray(value)) continue;
-    const unknown = unknownKeys(value, known);
-    if (unknown.length > 0) throw new AgentFileError(file, field, `${describeUnknownKeys(unknown, 'field')}; its fields are ${known.join(', ')}`);
+    const unknown = unknownFields(value, known);
+    if (unknown) throw new AgentFileError(file, field, unknown);
   }
   const systemPrompt = (match[2] ?? '').trim();
   if (systemPrompt === '') throw new AgentFileError(file, 'body', 'the system prompt (the text after the frontmatter) is empty');

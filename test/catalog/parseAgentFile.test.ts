@@ -88,10 +88,10 @@ describe('parseAgentFile', () => {
     const parse = (yaml: string) => () => parseAgentFile('agents/w.md', file(`name: w\ndescription: W.\n${yaml}`));
     expect(parse('retry:\n  maxAttempts: 5')).toThrow(AgentFileError);
     expect(parse('retry:\n  maxAttempts: 5')).toThrow(
-      'agents/w.md: retry: unknown field "maxAttempts" (did you mean "attempts"?); its fields are attempts, baseMs, maxMs',
+      'agents/w.md: retry: unknown field "maxAttempts" (did you mean "attempts"?); its fields are attempts, baseMs and maxMs',
     );
     expect(parse('restartIntensity:\n  maxs: 2')).toThrow(expect.objectContaining({ field: 'restartIntensity' }));
-    expect(parse('inbox:\n  capcity: 4')).toThrow('inbox: unknown field "capcity" (did you mean "capacity"?); its fields are capacity, overflow');
+    expect(parse('inbox:\n  capcity: 4')).toThrow('inbox: unknown field "capcity" (did you mean "capacity"?); its fields are capacity and overflow');
     expect(parse('inbox:\n  capacity: 4\n  overflow: drop-oldest').call(undefined).inbox).toEqual({ capacity: 4, overflow: 'drop-oldest' });
   });
 

@@ -1,9 +1,10 @@
-import { assign, emit } from 'xstate';
+import { emit } from 'xstate';
 import type { ModelTurn } from '../actors/callModel.js';
 import { startIdleTimer, stopIdleTimer } from '../actors/idleTimer.js';
 import type { TroupeClock } from '../clock.js';
 import type { TroupeEvent } from '../events/events.js';
 import * as announcements from './agentAnnouncements.js';
+import { assigned, type ChangeMaker } from './agentChanges.js';
 import type { PostOffice } from '../messaging/PostOffice.js';
 import { settled, stamp, stampEvent, withBatch, withMail, withTurn, type BatchEnd } from './agentContext.js';
 import type { ActorHeader, AgentContext, AgentEvent, Announcement } from './agentTypes.js';
@@ -15,35 +16,39 @@ export type Mailbox = Pick<PostOffice, 'hasMail' | 'take'>;
  * The agent machine's actions that read the time or set a timer, made for one clock (and the post office its turns
  * read their mail from). The machine's setup holds them made for the real clock; the runtime provides them made for
  * its own clock (`agentMachine.provide({ actions })`), so no action asks XState's actor system for its clock (a
- * private field). Its events are emitted by the actor, or handed to `announceTo` when given (see `announce` below).
+ * private field). Its events are emitted by the actor, or handed to `announceTo` when given (see `announce` below); its
+ * changes of the context are made with `make` (XState's `assign` unless the runtime says otherwise: see `inPlace`).
  */
-export function clockedAgentActions(clock: TroupeClock, mailbox?: Mailbox, announceTo?: (event: TroupeEvent) => void) {
+export function clockedAgentActions(
+  clock: TroupeClock,
+  mailbox?: Mailbox,
+  announceTo?: (event: TroupeEvent) => void,
+  make: ChangeMaker = assigned,
+) {
   const now = () => clock.now();
   return {
     /**
-     * A turn begins, in one assign (each assign copies the context and the snapshot): the turn counted, the slot held,
+     * A turn begins, in one change (with `assign`, each change copies the context and the snapshot): the turn counted, the slot held,
      * the running time started on the first turn, and any mail that came read into the conversation.
      */
-    beginTurn: assign<AgentContext, AgentEvent, undefined, AgentEvent, never>(({ context }) => turnBegun(context, now(), mailbox)),
+    beginTurn: make((context) => turnBegun(context, now(), mailbox)),
     /**
-     * A batch's end and the next turn's beginning, in one assign (an agent that holds its slot thinks again at once):
+     * A batch's end and the next turn's beginning, in one change (an agent that holds its slot thinks again at once):
      * the batch recorded (`withBatch`), then the turn begun on the conversation with its tool messages.
      */
-    endBatchAndBeginTurn: assign<AgentContext, AgentEvent, BatchEnd, AgentEvent, never>(({ context }, done) => {
+    endBatchAndBeginTurn: make((context, done: BatchEnd) => {
       const batch = withBatch(context, done);
       return { ...batch, ...turnBegun(context, now(), mailbox, batch.messages, batch.own) };
     }),
     startIdleTimer: ({ context, self }: { context: AgentContext; self: Parameters<typeof startIdleTimer>[0] }) =>
       startIdleTimer(self, clock, context.input.idleTimeoutMs),
     stopIdleTimer: ({ self }: { self: Parameters<typeof stopIdleTimer>[0] }) => stopIdleTimer(self, clock),
-    /** The final turn, in one assign: its reply recorded, the answer kept and the agent's running time settled. */
-    recordAnswer: assign<AgentContext, AgentEvent, ModelTurn, AgentEvent, never>(({ context }, turn) => {
+    /** The final turn, in one change: its reply recorded, the answer kept and the agent's running time settled. */
+    recordAnswer: make((context, turn: ModelTurn) => {
       const { messages, own } = withTurn(context, turn);
       return { messages, own: settled(own, context.startedAt, now()), output: turn.content };
     }),
-    settle: assign<AgentContext, AgentEvent, undefined, AgentEvent, never>({
-      own: ({ context }) => settled(context.own, context.startedAt, now()),
-    }),
+    settle: make((context) => ({ own: settled(context.own, context.startedAt, now()) })),
     announceSpawned: announce(announcements.spawned),
     announceStarted: announce(announcements.started),
     announceApprovalRequested: announce(announcements.approvalRequested),

@@ -1,4 +1,4 @@
-import { assign, sendParent, sendTo, setup, spawnChild } from 'xstate';
+import { sendParent, sendTo, setup, spawnChild } from 'xstate';
 import { createAgentWorker, type AgentWorks, type WorkerRequest } from '../actors/agentWorker.js';
 import type { CallModelInput, ModelTurn } from '../actors/callModel.js';
 import { missingEnvironment } from '../actors/agentEnvironment.js';
@@ -7,35 +7,10 @@ import { BudgetSpentError } from '../errors.js';
 import type { TroupeEvent } from '../events/events.js';
 import type { Message } from '../messaging/Message.js';
 import { clockedAgentActions } from './agentClock.js';
+import { agentChanges, assigned, type ChangeMaker } from './agentChanges.js';
 import { isUnpricedMessage, limitHit, overBudgetMessage, unpricedMessage } from './agentBudget.js';
-import { errorInfo, type ErrorInfo } from '../failure.js';
-import {
-  cancelled,
-  failure,
-  denied,
-  emptyAnswer,
-  idle,
-  noAnswer,
-  outOfTurns,
-  overBudget,
-  pendingToolCalls,
-  stopped,
-  withAnswer,
-  withBatch,
-  withTurn,
-  type BatchEnd,
-  withoutPendingToolCalls,
-  missingRequired,
-  requiredAfter,
-  requiredReminder,
-} from './agentContext.js';
-import type {
-  AgentContext,
-  AgentEvent,
-  AgentInput,
-  AgentOutcome,
-  ApprovalHold,
-} from './agentTypes.js';
+import { overBudget, pendingToolCalls, requiredAfter } from './agentContext.js';
+import type { AgentContext, AgentEvent, AgentInput, AgentOutcome } from './agentTypes.js';
 
 /** The batch's end, as the params of the actions that record it. */
 const batchEnd = ({ event }: { event: Extract<AgentEvent, { type: 'TOOLS.DONE' }> }) => event;
@@ -132,12 +107,6 @@ function finishesTooEarly(context: AgentContext, event: AgentEvent): boolean {
   return event.type === 'TOOLS.DONE' && event.finish !== undefined && context.required.length > 0 && requiredAfter(context, event).length > 0;
 }
 
-/** After a batch that called `finish` too early: the batch recorded, then the reminder of the required tools. */
-function withBatchAndReminder(context: AgentContext, done: BatchEnd): Pick<AgentContext, 'messages' | 'own' | 'required'> {
-  const next = withBatch(context, done);
-  return { ...next, messages: [...next.messages, requiredReminder(next.required, true)] };
-}
-
 /**
  * Why this turn takes the agent past a budget, in words, or undefined: its own budget checked against its own figures,
  * then what the runtime's `crosses` says of the budgets of its subtree and of every agent above it.
@@ -178,12 +147,10 @@ export function budgetGuards(crosses?: (agentId: string, turn: ModelTurn) => str
  * The action that fails an agent whose turn crossed a budget, with the budget and limit named. It runs before the turn
  * is recorded, so it sees what the guard saw.
  */
-export function budgetActions(crosses?: (agentId: string, turn: ModelTurn) => string | undefined) {
+export function budgetActions(crosses?: (agentId: string, turn: ModelTurn) => string | undefined, make: ChangeMaker = assigned) {
   const over = budgetCheck(crosses);
   return {
-    failOverBudget: assign<AgentContext, AgentEvent, ModelTurn, AgentEvent, never>({
-      failure: ({ context }, turn) => overBudget(over(context, turn) ?? 'The agent went over its budget.'),
-    }),
+    failOverBudget: make((context, turn: ModelTurn) => ({ failure: overBudget(over(context, turn) ?? 'The agent went over its budget.') })),
   };
 }
 
@@ -253,12 +220,6 @@ export function workActions(works: AgentWorks) {
  * The agent machine's setup: its types, the actor the runtime provides (`worker`: model calls and tool batches), and every guard and
  * action by name. The states are built on it in `agentMachine.ts`, `agentThinking.ts` and `agentActing.ts`.
  */
-/** A change of the context that also gives the slot up (set on it, not spread into a copy: every parking turn makes one). */
-function slotGivenUp(change: Partial<AgentContext>): Partial<AgentContext> {
-  change.holdsSlot = false;
-  return change;
-}
-
 export const agentSetup = setup({
   types: {
     context: {} as AgentContext,
@@ -323,55 +284,11 @@ export const agentSetup = setup({
     startTools: sendTo('worker', ({ context }) => toolsRun(context)),
     /** Leaving `running`: the worker actor stops with the agent, so nothing to do here. */
     stopWork: () => {},
-    takeSlot: assign({ holdsSlot: true }),
-    yieldSlot: assign({ holdsSlot: false }),
-    /** Keeps the approval request a `HOLD` brings. */
-    hold: assign({
-      approval: ({ context, event }): ApprovalHold | null =>
-        event.type === 'HOLD' ? { requestId: event.requestId, risk: event.risk, reason: event.reason } : context.approval,
-    }),
-    recordTurn: assign(({ context }, turn: ModelTurn) => withTurn(context, turn)),
-    dropToolCalls: assign({ messages: ({ context }) => withoutPendingToolCalls(context.messages) }),
-    appendToolMessages: assign(({ context }, done: BatchEnd) => withBatch(context, done)),
-    /** A final answer given too early: recorded, then the agent is told which required tools it has not called. */
-    remindRequired: assign(({ context }, turn: ModelTurn) => {
-      const { messages, own } = withTurn(context, turn);
-      return { messages: [...messages, requiredReminder(context.required, false)], own };
-    }),
-    /** `finish` called too early: the batch recorded, then the same reminder. */
-    remindAfterFinish: assign(({ context }, done: BatchEnd) => withBatchAndReminder(context, done)),
-    // Parking in `running.waiting` gives the slot up in the assign of the step that parks: each assign copies the
-    // context and the snapshot, so a `yieldSlot` of its own on entering `waiting` would cost a copy every turn.
-    parkAfterBatch: assign(({ context }, done: BatchEnd) => slotGivenUp(withBatch(context, done))),
-    /** A resident's answer: recorded, and kept as its result so far. */
-    recordResidentAnswer: assign(({ context }, turn: ModelTurn) => withAnswer(context, turn)),
-    /** A resident's answer as it parks to wait for the next message (its slot given up). */
-    parkWithAnswer: assign(({ context }, turn: ModelTurn) => slotGivenUp(withAnswer(context, turn))),
-    recordFinish: assign({
-      output: ({ context }, done: { finish?: { answer?: string } }) => done.finish?.answer ?? context.output,
-    }),
+    // Every change of the context, as XState's `assign` (the runtime makes them in place when no inspector watches).
+    ...agentChanges(assigned),
+    ...budgetActions(),
     releaseSlot: sendParent(({ context }) => ({ type: 'SLOT.RELEASE' as const, id: context.input.id })),
     passOn: sendParent((_, message: Message) => ({ type: 'MESSAGE.SEND' as const, message })),
     requestSlot: sendParent(({ context }) => ({ type: 'SLOT.REQUEST' as const, id: context.input.id })),
-    personWaiting: assign({ waitingForPeople: ({ context }) => context.waitingForPeople + 1 }),
-    personAnswered: assign({ waitingForPeople: ({ context }) => Math.max(0, context.waitingForPeople - 1) }),
-    // Failures, each named for what ended the agent (the failure itself is made in agentContext.ts).
-    failCancelled: assign({ failure: ({ context, event }) => cancelled(context, event) }),
-    failStopped: assign({ failure: ({ context, event }) => stopped(context, event) }),
-    failDenied: assign({ failure: ({ context, event }) => denied(context, event) }),
-    failOutOfTurns: assign({ failure: ({ context }) => outOfTurns(context) }),
-    failRequiredTools: assign({ failure: ({ context }) => missingRequired(context) }),
-    ...budgetActions(),
-    failBudgetSpent: assign({ failure: (_, error: BudgetSpentError) => failure('budget', 'budget_exceeded', 'user', error.message) }),
-    /** A turn refused before the model was called (a spent budget) was never taken: it does not count as one. */
-    dropRefusedTurn: assign({ turns: ({ context }) => Math.max(0, context.turns - 1) }),
-    failEmptyAnswer: assign({ failure: () => emptyAnswer() }),
-    failNoAnswer: assign({ failure: () => noAnswer() }),
-    failModelIdle: assign({ failure: ({ context }) => idle(context, 'model') }),
-    failToolsIdle: assign({ failure: ({ context }) => idle(context, 'tool') }),
-    /** The model call failed: the thrown error keeps its identity (code, side, status). */
-    failModel: assign({ failure: (_, error: unknown) => ({ reason: 'error' as const, error: errorInfo(error, 'model') }) }),
-    /** The tool batch itself crashed (not one call: those become error results). */
-    failTools: assign({ failure: (_, error: ErrorInfo) => ({ reason: 'error' as const, error }) }),
   },
 });

@@ -19,6 +19,7 @@ import { createWebInspector, isWebInspector, type WebInspector } from '../inspec
 import { stampEvent } from '../machines/agentContext.js';
 import type { Announcement } from '../machines/agentTypes.js';
 import { clockedAgentActions, clockedGroupAnnounce } from '../machines/agentClock.js';
+import { agentChanges, assigned, inPlace } from '../machines/agentChanges.js';
 import { agentMachine, type AgentOutcome } from '../machines/agentMachine.js';
 import { groupMachine, type GroupContext, type GroupEvent } from '../machines/groupMachine.js';
 import type { AgentTable } from '../machines/agentTable.js';
@@ -351,8 +352,8 @@ function unwatchedParts(environment: AgentEnvironment, table: () => AgentTable, 
 
 /**
  * The agent machine with the runtime's actors, its clock, its post office's mail and the run's budgets. Unwatched (no
- * inspector), an agent gives its slot back with `park` instead of its `SLOT.RELEASE` event, and does its work in `works`
- * without a worker actor (`workActions`).
+ * inspector), an agent gives its slot back with `park` instead of its `SLOT.RELEASE` event, does its work in `works`
+ * without a worker actor (`workActions`), and changes its context in place rather than with `assign` (`inPlace`).
  */
 function agentLogicFor(
   environment: AgentEnvironment,
@@ -369,6 +370,8 @@ function agentLogicFor(
   const holds = unwatched ? (context: AgentContext) => unwatched.holdsSlot(context.input.id) : (context: AgentContext) => context.holdsSlot;
   const ready = (agentId: string) => postOffice.ready(agentId);
   const crosses = (agentId: string, turn: TurnSpend) => limits.crosses(agentId, turn);
+  // Unwatched, nothing keeps an agent's earlier snapshots: its context changes in place (see inPlace).
+  const make = unwatched ? inPlace : assigned;
   return agentMachine.provide({
     actors: { worker: createAgentWorker(environment) },
     guards: {
@@ -378,8 +381,9 @@ function agentLogicFor(
       ...batchEndGuards(ready, holds),
     },
     actions: {
-      ...clockedAgentActions(clock, postOffice, announceTo),
-      ...budgetActions(crosses),
+      ...agentChanges(make),
+      ...clockedAgentActions(clock, postOffice, announceTo, make),
+      ...budgetActions(crosses, make),
       ...atOnce,
     },
   });

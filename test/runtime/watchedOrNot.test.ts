@@ -1,6 +1,7 @@
 // Without an inspector the runtime does much of the actor system's bookkeeping at once, without the steps an inspector
 // would draw: agents spawned and ended without a step of the supervisor, a slot given back from the agent's own step,
-// messages routed without a step of the supervisor or an `enqueueActions`, a slot lent to sub-agents and given back without a step of the agent.
+// messages routed without a step of the supervisor or an `enqueueActions`, a slot lent to sub-agents and given back without a step of the agent,
+// every change of an agent's context made in place rather than with `assign`.
 // None of it may change what a run does: the same events, in the same order, at the same simulated times.
 import { describe, expect, it } from 'vitest';
 import { SimulatedClock } from 'xstate';

@@ -46,7 +46,9 @@ export const assigned: ChangeMaker = <P>(change: ContextChange<P>): ChangeAction
  * snapshot made for it (each `assign` cost about 2.5 KB). What the runtime uses when no inspector watches: nothing
  * then keeps an agent's earlier snapshots (the runtime reads only the current one), so none can be seen to change.
  * What a change sets is new (arrays and records are never changed in place), so what was read from a context before,
- * a conversation or figures, stays as it was.
+ * a conversation or figures, stays as it was. Like any custom action, it runs when XState runs the actor's actions: in
+ * the entry of the machine's initial states that is after the initial snapshot is made (the agent's initial context
+ * is made whole by `initialContext` and `SpawnLogic` instead, and no initial entry changes it).
  */
 export const inPlace: ChangeMaker = <P>(change: ContextChange<P>): ChangeAction<P> =>
   ({ context, event }, params) => {

@@ -164,6 +164,14 @@ export class PostOffice {
     if (!box || !wait || wait.state !== 'open') return;
     wait.replier = replier;
     if (replier === RUNTIME_ADDRESS) return;
+    if (!this.boxes.has(replier)) {
+      // It ended between routing the message and this call (stopped in the same moment): no reply can come now.
+      wait.state = 'ended';
+      wait.endedAt = this.now();
+      this.stopTimer(wait);
+      if (this.ready(box.id)) this.wake(box.id);
+      return;
+    }
     let waiting = this.replies.get(replier);
     if (!waiting) this.replies.set(replier, (waiting = new Map()));
     waiting.set(wait, box);

@@ -100,7 +100,13 @@ export class Messenger {
       const { deliveredTo } = replyReceipt(await this.post(message));
       const pending = this.requests.get(message.id);
       // One receiver is the one to reply (a request to a topic may be answered by any of them).
-      if (pending && deliveredTo.length === 1) pending.receiver = deliveredTo[0];
+      if (pending && deliveredTo.length === 1) {
+        const receiver = deliveredTo[0]!;
+        pending.receiver = receiver;
+        // It may have ended already, between routing and this line (code that stops it right after the request):
+        // `ended` did not know it as the receiver then, and no reply can come now.
+        if (receiver !== RUNTIME_ADDRESS && !this.host.postOffice.isOpen(receiver)) this.ended(receiver);
+      }
     } catch (error) {
       this.dropRequest(message.id);
       throw error;

@@ -47,8 +47,11 @@ export interface WaitSpec {
 }
 
 interface Wait extends WaitSpec {
-  /** `ended`: the agent expected to reply ended without replying. */
-  state: 'open' | 'met' | 'timed_out' | 'ended';
+  /**
+   * `ended`: the agent expected to reply ended without replying; `dropped`: it dropped the message unread, to make
+   * room in its full inbox (`drop-oldest`). Either way no reply can come.
+   */
+  state: 'open' | 'met' | 'timed_out' | 'ended' | 'dropped';
   messages: Message[];
   /** When it began and when it ended (met, timed out or ended), on the runtime's clock. */
   since: number;
@@ -397,6 +400,7 @@ export class PostOffice {
         if (box.inbox.overflow === 'reject') return { to: box.id, outcome: 'inbox_full', message };
         const dropped = wait.messages.shift()!;
         wait.messages.push(message);
+        this.droppedUnread(box.id, dropped);
         return { to: box.id, outcome: 'delivered', message, dropped };
       }
       wait.messages.push(message);
@@ -409,9 +413,29 @@ export class PostOffice {
     }
     const pushed = box.inbox.push(message);
     if (!pushed.accepted) return { to: box.id, outcome: 'inbox_full', message };
-    return pushed.dropped
-      ? { to: box.id, outcome: 'delivered', message, dropped: pushed.dropped }
-      : { to: box.id, outcome: 'delivered', message };
+    if (pushed.dropped === undefined) return { to: box.id, outcome: 'delivered', message };
+    this.droppedUnread(box.id, pushed.dropped);
+    return { to: box.id, outcome: 'delivered', message, dropped: pushed.dropped };
+  }
+
+  /**
+   * Agent `id` dropped a message unread to make room: a call waiting for its reply from that agent can get none now,
+   * so its wait ends (as when the agent ends) and its agent wakes, rather than wait for ever.
+   */
+  private droppedUnread(id: string, dropped: Message): void {
+    const waiting = this.replies.get(id);
+    if (!waiting) return;
+    for (const [wait, box] of waiting) {
+      if (wait.replyTo !== dropped.id) continue;
+      waiting.delete(wait);
+      if (waiting.size === 0) this.replies.delete(id);
+      if (wait.state !== 'open' || this.boxes.get(box.id) !== box) return;
+      wait.state = 'dropped';
+      wait.endedAt = this.now();
+      this.stopTimer(wait);
+      if (this.ready(box.id)) this.wake(box.id);
+      return;
+    }
   }
 
   private expire(box: Mailbox, wait: Wait): void {
@@ -480,6 +504,9 @@ function answerOf(wait: Wait, now: number): WaitAnswer {
   const within = wait.timeoutMs === undefined ? '' : ` within ${wait.timeoutMs} ms`;
   const answer = (outcome: WaitOutcome, content: string, isError: boolean): WaitAnswer => ({ callId, tool, messages: 0, durationMs, outcome, content, isError });
   if (wait.state === 'ended') return answer('ended', `Error: ${wait.replier} ended without replying to ${wait.replyTo}.`, true);
+  if (wait.state === 'dropped') {
+    return answer('ended', `Error: ${wait.replier} dropped ${wait.replyTo} unread to make room in its full inbox; no reply can come.`, true);
+  }
   if (wait.replyTo !== undefined) return answer('timeout', `Error: no reply to ${wait.replyTo} came${within}.`, true);
   if (wait.collect) return answer('collected', `No message arrived${within}.`, false);
   const from = wait.from === undefined ? '' : ` from ${wait.from}`;

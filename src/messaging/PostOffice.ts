@@ -83,7 +83,10 @@ interface Mailbox {
   readonly inbox: Inbox;
   waits: Wait[];
   topics?: Set<string>;
-  /** Messages this agent has read lately, by id, for `reply` (at most {@link RECENT} of them). */
+  /**
+   * Messages this agent has read lately, by id, for `reply`: every message of the turn it read last, and at least the
+   * last {@link RECENT} it read.
+   */
   recent?: Map<string, Message>;
   /** The last message it read. */
   last?: Message;
@@ -359,6 +362,10 @@ export class PostOffice {
     if (!box) return { answers: [], mail: [] };
     const answers: WaitAnswer[] = [];
     const open: Wait[] = [];
+    // Every message read now stays answerable by id, however many came at once (a hundred requests in one turn).
+    let keep = box.inbox.size;
+    for (const wait of box.waits) if (wait.state !== 'open') keep += wait.messages.length;
+    keep = Math.max(RECENT, keep);
     for (const wait of box.waits) {
       if (wait.state === 'open') {
         open.push(wait);
@@ -366,14 +373,14 @@ export class PostOffice {
       }
       this.stopTimer(wait);
       this.forgetReply(wait);
-      this.rememberAll(box, wait.messages);
+      this.rememberAll(box, wait.messages, keep);
       const answer = answerOf(wait, this.now());
       answers.push(answer);
       this.answered?.(id, answer);
     }
     box.waits = open;
     const mail = box.inbox.size > 0 ? box.inbox.takeAll() : [];
-    this.rememberAll(box, mail);
+    this.rememberAll(box, mail, keep);
     return { answers, mail };
   }
 
@@ -461,18 +468,19 @@ export class PostOffice {
   }
 
   /**
-   * Remembers messages read, in order: only the last {@link RECENT} of them can stay among the recent ones, so the
-   * others are not put in to be pushed out again (an auctioneer reads a thousand orders a minute).
+   * Remembers messages read, in order, keeping the last `keep` read (at least {@link RECENT}, and every message of the
+   * turn being read): older ones leave as new ones come.
    */
-  private rememberAll(box: Mailbox, messages: readonly Message[]): void {
-    for (let index = Math.max(0, messages.length - RECENT); index < messages.length; index += 1) this.remember(box, messages[index]!);
+  private rememberAll(box: Mailbox, messages: readonly Message[], keep: number): void {
+    for (let index = Math.max(0, messages.length - keep); index < messages.length; index += 1) this.remember(box, messages[index]!, keep);
   }
 
-  private remember(box: Mailbox, message: Message): void {
+  private remember(box: Mailbox, message: Message, keep: number): void {
     box.last = message;
     const recent = (box.recent ??= new Map());
     recent.set(message.id, message);
-    if (recent.size > RECENT) recent.delete(recent.keys().next().value!);
+    // A while, not an if: after a turn that read many, the next turn's first message trims back to its own keep.
+    while (recent.size > keep) recent.delete(recent.keys().next().value!);
   }
 }
 

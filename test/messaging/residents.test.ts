@@ -151,6 +151,22 @@ describe('resident agents', () => {
     await runtime.shutdown();
   });
 
+  it('answer 100 requests that came at once in one turn, each by its id (more than it keeps of earlier turns)', async () => {
+    const clock = simulatedClock();
+    const model = new ScriptedModel(echoing, { latencyMs: 10 });
+    const runtime = createRuntime({ model, agents: [resident('echo', ['reply'])], clock, projectAgentDir: false });
+    const echo = runtime.spawn('echo', 'Echo every message.');
+
+    const replies = Array.from({ length: 100 }, (_, i) => runtime.request(echo.id, `q${i}`, { timeoutMs: 1_000 }).catch((error: Error) => error.message));
+    await runtime.runUntilIdle();
+
+    expect(await Promise.all(replies)).toEqual(Array.from({ length: 100 }, (_, i) => expect.objectContaining({ content: `echo: q${i}` })));
+    const replied = callsOf(model, echo.id)[2]!.messages.filter((message) => message.role === 'tool');
+    expect(replied.filter((message) => message.isError === true)).toEqual([]);
+    runtime.stop(echo.id);
+    await runtime.shutdown();
+  });
+
   it('hold no slot while they wait: under maxParallel 1 other agents run', async () => {
     const clock = simulatedClock();
     const model = scriptedPerAgent({ sink: ['waiting'], worker: ['done'] });

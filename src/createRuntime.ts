@@ -237,20 +237,25 @@ function checkedId(method: string, name: string, id: unknown): string {
 }
 
 /**
- * Who a message from code comes from: `runtime`, or the agent id it is sent for. Anything else would be an address no
- * reply could reach, so it is refused.
+ * Who a message from code comes from: `runtime`, or the live agent it is sent for. Anything else would be an address
+ * no reply could reach (and a sender in the events that never was), so it is refused: a `ConfigurationError` for what
+ * is no agent id, an `UnknownAgentError` for an id of no live agent.
  */
-function senderOf(from: string | undefined): string {
+function senderOf(from: string | undefined, isLive: (id: string) => boolean): string {
   if (from === undefined || from === RUNTIME_ADDRESS) return RUNTIME_ADDRESS;
-  if (typeof from === 'string' && from.startsWith('agent:') && from.length > 'agent:'.length) return from;
-  throw new ConfigurationError(`from must be "${RUNTIME_ADDRESS}" or an agent id (agent:<name>:<key>), not ${JSON.stringify(from)}.`);
+  if (!(typeof from === 'string' && from.startsWith('agent:') && from.length > 'agent:'.length)) {
+    throw new ConfigurationError(`from must be "${RUNTIME_ADDRESS}" or an agent id (agent:<name>:<key>), not ${JSON.stringify(from)}.`);
+  }
+  if (!isLive(from)) throw new UnknownAgentError(from);
+  return from;
 }
 
 /** Messages from code: send, request, publish, and topics on an agent's behalf. */
 function messaging(parts: RuntimeParts): Pick<Runtime, 'send' | 'request' | 'publish' | 'subscribe' | 'unsubscribe'> {
   const { messenger, postOffice } = parts;
+  const isLive = (id: string) => postOffice.isOpen(id);
   const live = (id: string) => {
-    if (!postOffice.isOpen(id)) throw new UnknownAgentError(id);
+    if (!isLive(id)) throw new UnknownAgentError(id);
   };
   return {
     send: async (to, content, sendOptions = {}) => {
@@ -259,7 +264,7 @@ function messaging(parts: RuntimeParts): Pick<Runtime, 'send' | 'request' | 'pub
       if (replyTo !== undefined && (typeof replyTo !== 'string' || replyTo === '')) {
         throw new ConfigurationError('replyTo must be the id of the message this one answers.');
       }
-      return messenger.deliver(senderOf(sendOptions.from), to, content, replyTo === undefined ? {} : { replyTo });
+      return messenger.deliver(senderOf(sendOptions.from, isLive), to, content, replyTo === undefined ? {} : { replyTo });
     },
     request: async (to, content, requestOptions = {}) => {
       checkCallOptions(requestOptions, ['timeoutMs'], 'request');
@@ -268,7 +273,7 @@ function messaging(parts: RuntimeParts): Pick<Runtime, 'send' | 'request' | 'pub
     publish: async (topic, content, publishOptions = {}) => {
       checkCallOptions(publishOptions, ['from'], 'publish');
       // Checked as subscribe checks it: a number or an object would otherwise be read as a topic (123 as "123").
-      return messenger.deliver(senderOf(publishOptions.from), `${TOPIC_PREFIX}${readTopic(topic)}`, content);
+      return messenger.deliver(senderOf(publishOptions.from, isLive), `${TOPIC_PREFIX}${readTopic(topic)}`, content);
     },
     subscribe(agentId, topic) {
       live(agentId);

@@ -430,11 +430,11 @@ export interface Runtime {
   /** The run's shared key-value store; every change is a `blackboard.changed` event. */
   readonly blackboard: Blackboard;
   /**
-   * Sends a message from code (`from` defaults to `runtime`; otherwise an agent id) to an agent id, an agent name (its
-   * one live instance), `topic:<name>`, or `runtime`. With `replyTo`, the id of a message code received, it is the reply
-   * to it: an agent whose `send_message` to `runtime` expects a reply gets it as its tool's result. Rejects with
-   * `UndeliverableError` or `InboxFullError` when a single receiver cannot get it, and with `ConfigurationError` for a
-   * `from` that is neither `runtime` nor an agent id.
+   * Sends a message from code (`from` defaults to `runtime`; otherwise the id of a live agent) to an agent id, an agent
+   * name (its one live instance), `topic:<name>`, or `runtime`. With `replyTo`, the id of a message code received, it is
+   * the reply to it: an agent whose `send_message` to `runtime` expects a reply gets it as its tool's result. Rejects
+   * with `UndeliverableError` or `InboxFullError` when a single receiver cannot get it, with `ConfigurationError` for a
+   * `from` that is neither `runtime` nor an agent id, and with `UnknownAgentError` for the id of no live agent.
    *
    * @example
    * // Code answers what agents ask of it (`send_message` to `runtime` with `expect_reply`).
@@ -445,7 +445,10 @@ export interface Runtime {
   send(to: string, content: string, options?: { from?: string; replyTo?: string }): Promise<MessageReceipt>;
   /** Sends a message from code and resolves with the reply; rejects with `ReplyTimeoutError` after `timeoutMs`. */
   request(to: string, content: string, options?: { timeoutMs?: number }): Promise<Message>;
-  /** Publishes a message to every subscriber of a topic. */
+  /**
+   * Publishes a message to every subscriber of a topic (but its sender): from `runtime`, or with `from` in the name of
+   * a live agent (as {@link Runtime.send} takes it).
+   */
   publish(topic: string, content: string, options?: { from?: string }): Promise<MessageReceipt>;
   /** Subscribes a live agent to a topic. Throws `UnknownAgentError` for an agent that is not live. */
   subscribe(agentId: string, topic: string): void;

@@ -1,6 +1,6 @@
 // Request and reply (from code and from agents), and wait_for_messages: waking, timing out, filtering, collecting.
 import { describe, expect, it } from 'vitest';
-import { ConfigurationError, createRuntime, ReplyTimeoutError, RuntimeClosedError, UndeliverableError, type Message, type ModelReply, type ModelRequest } from 'troupe';
+import { ConfigurationError, createRuntime, ReplyTimeoutError, RuntimeClosedError, UndeliverableError, UnknownAgentError, type Message, type ModelReply, type ModelRequest } from 'troupe';
 import { ScriptedModel, callTools, toolCall } from 'troupe/testing';
 import { collect, lastMessage, ofType, readMessages, resident, scripted, scriptedPerAgent, simulatedClock, toolMessageFor, worker } from '../stubs.js';
 
@@ -175,6 +175,29 @@ describe('request and reply', () => {
     await expect(runtime.publish('news', 'hi', { from: 'alice' })).rejects.toThrow(/from must be "runtime" or an agent id/);
     await expect(runtime.send(echo.id, 'hi', { replyTo: '' })).rejects.toThrow(/replyTo must be the id/);
     await expect(runtime.send(echo.id, 'hi', { from: echo.id })).resolves.toMatchObject({ deliveredTo: [echo.id] });
+    runtime.stop(echo.id);
+    await runtime.shutdown();
+  });
+});
+
+describe('code sending in the name of an agent', () => {
+  it('refuses a from that is no live agent with UnknownAgentError, sending nothing', async () => {
+    const clock = simulatedClock();
+    const runtime = createRuntime({ model: new ScriptedModel(() => 'noted'), agents: [resident('echo'), resident('gone')], clock, projectAgentDir: false });
+    const events = collect(runtime.events$);
+    const echo = runtime.spawn('echo', 'Wait.');
+    const gone = runtime.spawn('gone', 'Wait.');
+    runtime.subscribe(echo.id, 'news');
+    await runtime.runUntilIdle();
+    runtime.stop(gone.id);
+    await gone.result;
+
+    for (const from of ['agent:ghost:x1', gone.id]) {
+      await expect(runtime.send(echo.id, 'hi', { from }), from).rejects.toBeInstanceOf(UnknownAgentError);
+      await expect(runtime.publish('news', 'hi', { from }), from).rejects.toBeInstanceOf(UnknownAgentError);
+    }
+    expect(ofType(events, 'message.sent')).toEqual([]);
+    expect(runtime.metrics().total.messagesOut).toBe(0);
     runtime.stop(echo.id);
     await runtime.shutdown();
   });

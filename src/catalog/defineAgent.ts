@@ -106,7 +106,8 @@ export interface AgentDefinition {
   inbox?: { capacity?: number; overflow?: 'reject' | 'drop-oldest' };
   /**
    * Whom it may send messages to: agent names, and `topic:<name>` for topics it may publish to (default: anyone).
-   * Replies to messages it read are always allowed.
+   * Replies to messages it read, and messages to code (`runtime`), are always allowed; the runtime's `messagePolicy`
+   * still decides each of them.
    */
   canMessage?: readonly string[];
 }

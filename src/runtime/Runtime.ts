@@ -443,7 +443,13 @@ export interface Runtime {
    * });
    */
   send(to: string, content: string, options?: { from?: string; replyTo?: string }): Promise<MessageReceipt>;
-  /** Sends a message from code and resolves with the reply; rejects with `ReplyTimeoutError` after `timeoutMs`. */
+  /**
+   * Sends a message from code and resolves with the reply (the first message to `runtime` whose `replyTo` is its id). Rejects with
+   * `ReplyTimeoutError` after `timeoutMs` (on the runtime's clock; none waits for ever), with `UndeliverableError` when
+   * it reaches nobody or its one receiver ends without replying, with `InboxFullError` when a full inbox refuses it or
+   * its one receiver drops it unread, with `RuntimeClosedError` at shutdown, and with `ConfigurationError` for a `timeoutMs`
+   * that is not a positive, finite number.
+   */
   request(to: string, content: string, options?: { timeoutMs?: number }): Promise<Message>;
   /**
    * Publishes a message to every subscriber of a topic (but its sender): from `runtime`, or with `from` in the name of

@@ -1,5 +1,6 @@
 import { AGENT_NAME } from '../catalog/defineAgent.js';
 import { ConfigurationError, DelegationError } from '../errors.js';
+import { describeUnknownKeys, unknownKeys } from '../unknownKeys.js';
 import { emptyFigures } from '../events/metrics.js';
 import { ending, errorInfo, type ErrorInfo } from '../failure.js';
 import type { FailureReason } from '../events/events.js';
@@ -78,10 +79,24 @@ export function labelOf(value: Step): string {
   return typeof value === 'string' ? value : isPattern(value) ? value.name : value.agent;
 }
 
-/** Checks a pattern's steps and options when it is defined; returns its name and failure rule. */
-export function checkPattern(kind: string, steps: readonly Step[], options: PatternOptions = {}): { name: string; onFailure: OnFailure } {
+/** The options every pattern but `race` reads. */
+const PATTERN_OPTIONS: readonly string[] = ['onFailure', 'name'];
+
+/**
+ * Checks a pattern's steps and options when it is defined; returns its name and failure rule. An option it does not
+ * read (`known`) is refused, naming the one most likely meant: a misspelled `onFailure` would leave `stop` in force.
+ */
+export function checkPattern(
+  kind: string,
+  steps: readonly Step[],
+  options: PatternOptions = {},
+  known: readonly string[] = PATTERN_OPTIONS,
+): { name: string; onFailure: OnFailure } {
   if (!Array.isArray(steps) || steps.length === 0) throw new ConfigurationError(`A ${kind} needs at least one step.`);
   steps.forEach((value, index) => checkStep(kind, value, index));
+  if (typeof options !== 'object' || options === null) throw new ConfigurationError(`A ${kind}'s options must be an object.`);
+  const unknown = unknownKeys(options, known);
+  if (unknown.length > 0) throw new ConfigurationError(`${kind}: ${describeUnknownKeys(unknown, 'option')}.`);
   const { onFailure = 'stop', name = kind } = options;
   if (onFailure !== 'stop' && onFailure !== 'continue') {
     throw new ConfigurationError(`onFailure must be "stop" or "continue" (got "${String(onFailure)}").`);

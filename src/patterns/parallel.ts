@@ -44,7 +44,7 @@ export interface ParallelOptions extends PatternOptions {
  * const result = await reviews.run(runtime);
  */
 export function parallel(steps: readonly Step[], options: ParallelOptions = {}): Pattern {
-  const { name, onFailure } = checkPattern('parallel', steps, options);
+  const { name, onFailure } = checkPattern('parallel', steps, options, ['onFailure', 'name', 'restart', 'restartIntensity']);
   const { restart, restartIntensity } = options;
   if (restart !== undefined && restart !== 'one-for-all') {
     throw new ConfigurationError(`A parallel's restart must be "one-for-all" (got "${String(restart)}").`);

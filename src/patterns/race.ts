@@ -16,7 +16,7 @@ export interface RaceOptions {
  * const result = await fastest.run(runtime, 'What is the capital of Australia?');
  */
 export function race(steps: readonly Step[], options: RaceOptions = {}): Pattern {
-  const { name } = checkPattern('race', steps, { name: options.name ?? 'race' });
+  const { name } = checkPattern('race', steps, options, ['name']);
   const list = [...steps];
   return {
     name,

@@ -341,6 +341,16 @@ describe('cancelling and misuse', () => {
     expect(() => race(['a'], { name: 'Not A Name' })).toThrow(ConfigurationError);
     expect(() => fanIn(['a'], {} as never)).toThrow(/reduce/);
   });
+
+  it('refuses an option it does not read, naming the one meant, rather than run with the default', () => {
+    // A misspelled onFailure left 'stop' in force: the first failed step failed the whole group.
+    expect(() => parallel(['a', 'b'], { onfailure: 'continue' } as never)).toThrow(/unknown option "onfailure" \(did you mean "onFailure"\?\)/);
+    expect(() => sequence(['a'], { onFailur: 'continue' } as never)).toThrow(ConfigurationError);
+    expect(() => pipeline(['a'], { nmae: 'draft' } as never)).toThrow(/did you mean "name"/);
+    expect(() => fanIn(['a'], { reduce: () => '' }, { onFailure: 'continue', restart: 'one-for-all' } as never)).toThrow(/unknown option "restart"/);
+    expect(() => race(['a'], { onFailure: 'continue' } as never)).toThrow(/unknown option "onFailure"/);
+    expect(() => parallel(['a'], { restart: 'one-for-all', restartIntensity: { max: 1, withinMs: 10 } })).not.toThrow();
+  });
 });
 
 describe('run limits', () => {

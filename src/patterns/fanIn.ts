@@ -1,5 +1,6 @@
 import { ConfigurationError } from '../errors.js';
 import { ending } from '../failure.js';
+import { unknownFields } from '../unknownKeys.js';
 import type { AgentResult } from '../runtime/AgentResults.js';
 import type { SpawnOptions } from '../runtime/Runtime.js';
 import {
@@ -87,6 +88,12 @@ function aggregatorTask(outputs: string, input: string | undefined): string {
 
 function checkCombine(combine: FanInCombine): void {
   if (typeof combine !== 'object' || combine === null) throw new ConfigurationError('A fanIn needs { reduce } or { agent }.');
+  // A misspelled field (`taks`) would leave the default in force, and a reduce beside an agent would leave the agent unused.
+  if ('reduce' in combine && 'agent' in combine) {
+    throw new ConfigurationError('A fanIn combines with { reduce } or with { agent, task?, options? }, not both.');
+  }
+  const unknown = unknownFields(combine, 'reduce' in combine ? ['reduce'] : ['agent', 'task', 'options']);
+  if (unknown !== undefined) throw new ConfigurationError(`A fanIn's combine: ${unknown}.`);
   if ('reduce' in combine) {
     if (typeof combine.reduce !== 'function') throw new ConfigurationError("A fanIn's reduce must be a function.");
     return;

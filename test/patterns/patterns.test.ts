@@ -350,6 +350,10 @@ describe('cancelling and misuse', () => {
     expect(() => fanIn(['a'], { reduce: () => '' }, { onFailure: 'continue', restart: 'one-for-all' } as never)).toThrow(/unknown option "restart"/);
     expect(() => race(['a'], { onFailure: 'continue' } as never)).toThrow(/unknown option "onFailure"/);
     expect(() => parallel(['a'], { restart: 'one-for-all', restartIntensity: { max: 1, withinMs: 10 } })).not.toThrow();
+    // The combine of a fanIn too: a misspelled task made the aggregator work on the default task.
+    expect(() => fanIn(['a'], { agent: 'judge', taks: () => 'Judge.' } as never)).toThrow(/unknown field "taks" \(did you mean "task"\?\)/);
+    expect(() => fanIn(['a'], { reduce: () => '', agent: 'judge' } as never)).toThrow(/not both/);
+    expect(() => fanIn(['a'], { agent: 'judge', task: () => 'Judge.', options: {} })).not.toThrow();
   });
 });
 

@@ -184,8 +184,8 @@ export const ToolResulted = z.object({
 /**
  * How a tool call's wait for messages ended: `message` (a message it waited for came), `reply` (the reply came),
  * `collected` (a collecting wait's time passed, with however many messages came), `timeout` (nothing came in time),
- * `ended` (no reply can come: the agent that was to reply ended without replying, or dropped the message unread from
- * its full inbox to make room).
+ * `ended` (no reply can come: the agent that was to reply, or every subscriber of a topic that got the message, ended
+ * without replying or dropped the message unread from its full inbox to make room).
  */
 export const WaitOutcome = z.enum(['message', 'reply', 'collected', 'timeout', 'ended']);
 /** How a tool call's wait for messages ended. */

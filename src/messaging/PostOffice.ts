@@ -57,8 +57,12 @@ interface Wait extends WaitSpec {
   since: number;
   endedAt?: number;
   timer?: unknown;
-  /** For a wait for a reply: the agent that should send it, once the message reached it. */
-  replier?: string;
+  /**
+   * For a wait for a reply: the agents that may send it, once the message reached them (one, or the subscribers of a
+   * topic that got it), and how many of them may still reply: none left ends the wait.
+   */
+  repliers?: readonly string[];
+  left?: number;
 }
 
 /** The answer a wait gives to its tool call, when the agent wakes. */
@@ -161,40 +165,48 @@ export class PostOffice {
   }
 
   /**
-   * Records who should answer the reply a call waits for (the agent its message reached, or `runtime`: code, which
-   * never ends, so its replies are not ended with it; it is named in a deadlock's `waitsFor`).
+   * Records who may answer the reply a call waits for: the agents its message reached (one, or each subscriber of a
+   * topic that got it), or `runtime` (code, which never ends, so its replies are not ended with it; it is named in a
+   * deadlock's `waitsFor`). Once none of them can reply any more (each ended, or dropped the message unread), the wait
+   * ends.
    */
-  expectReply(id: string, callId: string, replier: string): void {
+  expectReply(id: string, callId: string, repliers: readonly string[]): void {
     const box = this.boxes.get(id);
     const wait = box?.waits.find((candidate) => candidate.callId === callId && candidate.replyTo !== undefined);
     if (!box || !wait || wait.state !== 'open') return;
-    wait.replier = replier;
-    if (replier === RUNTIME_ADDRESS) return;
-    if (!this.boxes.has(replier)) {
-      // It ended between routing the message and this call (stopped in the same moment): no reply can come now.
-      wait.state = 'ended';
-      wait.endedAt = this.now();
-      this.stopTimer(wait);
-      if (this.ready(box.id)) this.wake(box.id);
-      return;
+    wait.repliers = repliers;
+    if (repliers.length === 1 && repliers[0] === RUNTIME_ADDRESS) return;
+    let left = 0;
+    for (const replier of repliers) {
+      // One may have ended between routing the message and this call (stopped in the same moment): it cannot reply.
+      if (!this.boxes.has(replier)) continue;
+      let waiting = this.replies.get(replier);
+      if (!waiting) this.replies.set(replier, (waiting = new Map()));
+      waiting.set(wait, box);
+      left += 1;
     }
-    let waiting = this.replies.get(replier);
-    if (!waiting) this.replies.set(replier, (waiting = new Map()));
-    waiting.set(wait, box);
+    wait.left = left;
+    if (left === 0) this.endWait(box, wait, 'ended');
   }
 
-  /** An agent ended: the calls still waiting for its reply end too (no reply can come now), and their agents wake. */
+  /** An agent ended: the calls that only it (or others ended too) could still answer end (no reply can come now). */
   private endRepliesFrom(replier: string): void {
     const waiting = this.replies.get(replier);
     if (!waiting) return;
     this.replies.delete(replier);
     for (const [wait, box] of waiting) {
       if (wait.state !== 'open' || this.boxes.get(box.id) !== box) continue;
-      wait.state = 'ended';
-      wait.endedAt = this.now();
-      this.stopTimer(wait);
-      if (this.ready(box.id)) this.wake(box.id);
+      wait.left = (wait.left ?? 1) - 1;
+      if (wait.left === 0) this.endWait(box, wait, 'ended');
     }
+  }
+
+  /** Ends an open wait for a reply that can no longer come, and wakes its agent if nothing else holds it. */
+  private endWait(box: Mailbox, wait: Wait, state: 'ended' | 'dropped'): void {
+    wait.state = state;
+    wait.endedAt = this.now();
+    this.stopTimer(wait);
+    if (this.ready(box.id)) this.wake(box.id);
   }
 
   /** True while agent `id` has a mailbox (it is pending or running). */
@@ -284,7 +296,8 @@ export class PostOffice {
       messages: box.inbox.size === 0 ? [] : box.inbox.takeWhere((message) => matches(spec, message)),
       endedAt: undefined,
       timer: undefined,
-      replier: undefined,
+      repliers: undefined,
+      left: undefined,
     };
     if (wait.messages.length > 0 && !wait.collect) {
       wait.state = 'met';
@@ -347,7 +360,7 @@ export class PostOffice {
     if (open.length === 0) return undefined;
     return open
       .map((wait) => {
-        if (wait.replyTo !== undefined) return `a reply to ${wait.replyTo}${wait.replier === undefined ? '' : ` from ${wait.replier}`}`;
+        if (wait.replyTo !== undefined) return `a reply to ${wait.replyTo}${wait.repliers?.length === 1 ? ` from ${wait.repliers[0]}` : ''}`;
         return wait.from === undefined ? 'a message' : `a message from ${wait.from}`;
       })
       .join(' and ');
@@ -426,8 +439,8 @@ export class PostOffice {
   }
 
   /**
-   * Agent `id` dropped a message unread to make room: a call waiting for its reply from that agent can get none now,
-   * so its wait ends (as when the agent ends) and its agent wakes, rather than wait for ever.
+   * Agent `id` dropped a message unread to make room: it cannot reply to it now, so a call waiting for the reply that
+   * no other agent can send ends (as when the agent ends) and its agent wakes, rather than wait for ever.
    */
   private droppedUnread(id: string, dropped: Message): void {
     const waiting = this.replies.get(id);
@@ -437,10 +450,8 @@ export class PostOffice {
       waiting.delete(wait);
       if (waiting.size === 0) this.replies.delete(id);
       if (wait.state !== 'open' || this.boxes.get(box.id) !== box) return;
-      wait.state = 'dropped';
-      wait.endedAt = this.now();
-      this.stopTimer(wait);
-      if (this.ready(box.id)) this.wake(box.id);
+      wait.left = (wait.left ?? 1) - 1;
+      if (wait.left === 0) this.endWait(box, wait, 'dropped');
       return;
     }
   }
@@ -453,12 +464,14 @@ export class PostOffice {
     if (this.boxes.get(box.id) === box && this.ready(box.id)) this.wake(box.id);
   }
 
-  /** Drops a wait from the waits for its replier's reply (it was read, withdrawn, or its agent ended). */
+  /** Drops a wait from the waits for its repliers' reply (it was read, withdrawn, or its agent ended). */
   private forgetReply(wait: Wait): void {
-    if (wait.replier === undefined) return;
-    const waiting = this.replies.get(wait.replier);
-    if (!waiting?.delete(wait)) return;
-    if (waiting.size === 0) this.replies.delete(wait.replier);
+    if (wait.repliers === undefined) return;
+    for (const replier of wait.repliers) {
+      const waiting = this.replies.get(replier);
+      if (!waiting?.delete(wait)) continue;
+      if (waiting.size === 0) this.replies.delete(replier);
+    }
   }
 
   private stopTimer(wait: Wait): void {
@@ -511,9 +524,14 @@ function answerOf(wait: Wait, now: number): WaitAnswer {
   }
   const within = wait.timeoutMs === undefined ? '' : ` within ${wait.timeoutMs} ms`;
   const answer = (outcome: WaitOutcome, content: string, isError: boolean): WaitAnswer => ({ callId, tool, messages: 0, durationMs, outcome, content, isError });
-  if (wait.state === 'ended') return answer('ended', `Error: ${wait.replier} ended without replying to ${wait.replyTo}.`, true);
+  const repliers = wait.repliers ?? [];
+  if (repliers.length > 1 && (wait.state === 'ended' || wait.state === 'dropped')) {
+    const why = `ended without replying${wait.state === 'dropped' ? ', or dropped it unread from a full inbox' : ''}`;
+    return answer('ended', `Error: every agent that got ${wait.replyTo} (${repliers.length}) ${why}; no reply can come.`, true);
+  }
+  if (wait.state === 'ended') return answer('ended', `Error: ${repliers[0]} ended without replying to ${wait.replyTo}.`, true);
   if (wait.state === 'dropped') {
-    return answer('ended', `Error: ${wait.replier} dropped ${wait.replyTo} unread to make room in its full inbox; no reply can come.`, true);
+    return answer('ended', `Error: ${repliers[0]} dropped ${wait.replyTo} unread to make room in its full inbox; no reply can come.`, true);
   }
   if (wait.replyTo !== undefined) return answer('timeout', `Error: no reply to ${wait.replyTo} came${within}.`, true);
   if (wait.collect) return answer('collected', `No message arrived${within}.`, false);

@@ -30,9 +30,9 @@ export class CallerMessaging implements Messaging {
     this.host.postOffice.await(agentId, { callId: toolCallId, tool: this.toolName('send_message'), replyTo: message.id, timeoutMs: checkedTimeout(options.timeoutMs) });
     try {
       const receipt = replyReceipt(await this.messenger.post(message, this.caller.relay));
-      // One receiver is the one to reply; a message to a topic may be answered by any of its subscribers, so one of
-      // them ending does not end the wait (as for runtime.request).
-      if (receipt.deliveredTo.length === 1) this.host.postOffice.expectReply(agentId, toolCallId, receipt.deliveredTo[0]!);
+      // The receivers may reply: one, or any subscriber of a topic that got it, so the wait ends only when none of
+      // them can any more (as for runtime.request).
+      this.host.postOffice.expectReply(agentId, toolCallId, receipt.deliveredTo);
     } catch (error) {
       this.host.postOffice.cancelWait(agentId, toolCallId);
       throw error;

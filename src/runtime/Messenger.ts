@@ -45,8 +45,13 @@ interface PendingRequest {
   resolve: (reply: Message) => void;
   reject: (error: Error) => void;
   timer?: unknown;
-  /** The agent the request reached: if it ends without replying, the request fails. */
-  receiver?: string;
+  /**
+   * The agents the request reached that may still reply (one, or the subscribers of a topic that got it): once none is
+   * left (each ended without replying, or dropped it unread), the request fails.
+   */
+  receivers?: string[];
+  /** How many it reached. */
+  reached?: number;
 }
 
 /**
@@ -99,13 +104,13 @@ export class Messenger {
     try {
       const { deliveredTo } = replyReceipt(await this.post(message));
       const pending = this.requests.get(message.id);
-      // One receiver is the one to reply (a request to a topic may be answered by any of them).
-      if (pending && deliveredTo.length === 1) {
-        const receiver = deliveredTo[0]!;
-        pending.receiver = receiver;
-        // It may have ended already, between routing and this line (code that stops it right after the request):
-        // `ended` did not know it as the receiver then, and no reply can come now.
-        if (receiver !== RUNTIME_ADDRESS && !this.host.postOffice.isOpen(receiver)) this.ended(receiver);
+      // The receivers may reply: one, or any subscriber of a topic that got it (code, `runtime`, never ends). One may
+      // have ended already, between routing and this line (code that stops it right after the request): `ended` did
+      // not know it as a receiver then, and it cannot reply now.
+      if (pending && deliveredTo[0] !== RUNTIME_ADDRESS) {
+        pending.reached = deliveredTo.length;
+        pending.receivers = deliveredTo.filter((receiver) => this.host.postOffice.isOpen(receiver));
+        if (pending.receivers.length === 0) this.noReceiverLeft(message.id, pending, deliveredTo[deliveredTo.length - 1]!);
       }
     } catch (error) {
       this.dropRequest(message.id);
@@ -129,9 +134,10 @@ export class Messenger {
       if (delivery.dropped) {
         const old = delivery.dropped;
         this.emit(delivery.to, { type: 'message.dropped', messageId: old.id, from: old.from, reason: 'overflow' });
-        // A request from code dropped unread by its one receiver gets no reply: it fails now, rather than wait for ever.
+        // A request from code dropped unread by the last receiver that could reply gets no reply: it fails now,
+        // rather than wait for ever.
         const pending = this.requests.get(old.id);
-        if (pending?.receiver === delivery.to) {
+        if (pending && leaves(pending, delivery.to)) {
           this.dropRequest(old.id);
           pending.reject(new InboxFullError(delivery.to, old.id));
         }
@@ -150,13 +156,21 @@ export class Messenger {
     receipt?.(report);
   }
 
-  /** An agent ended: requests from code that it never answered fail (no reply can come now). */
+  /** An agent ended: requests from code that it never answered, and no other receiver can, fail (no reply can come now). */
   ended(id: string): void {
     for (const [messageId, pending] of this.requests) {
-      if (pending.receiver !== id) continue;
-      this.dropRequest(messageId);
-      pending.reject(new UndeliverableError(id, 'ended', `Agent ${id} ended without replying to ${messageId}.`));
+      if (leaves(pending, id)) this.noReceiverLeft(messageId, pending, id);
     }
+  }
+
+  /** Fails a request none of whose receivers can reply any more; `last` is the one that ended last. */
+  private noReceiverLeft(messageId: string, pending: PendingRequest, last: string): void {
+    this.dropRequest(messageId);
+    const text =
+      (pending.reached ?? 1) > 1
+        ? `Every agent that got ${messageId} (${pending.reached}) ended without replying; no reply can come.`
+        : `Agent ${last} ended without replying to ${messageId}.`;
+    pending.reject(new UndeliverableError(last, 'ended', text));
   }
 
   /** The messages an ended agent never read: each is reported as dropped. */
@@ -221,6 +235,14 @@ export class Messenger {
   private emit(agentId: string, body: Announcement): void {
     this.host.announce(agentId, body);
   }
+}
+
+/** Takes `receiver` off the receivers of a request that may still reply; true when it was the last of them. */
+function leaves(pending: PendingRequest, receiver: string): boolean {
+  const at = pending.receivers?.indexOf(receiver) ?? -1;
+  if (at < 0) return false;
+  pending.receivers!.splice(at, 1);
+  return pending.receivers!.length === 0;
 }
 
 /** A receipt; for a message to one receiver, a dead letter or a full inbox throws. */

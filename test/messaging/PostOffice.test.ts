@@ -263,7 +263,7 @@ describe('PostOffice', () => {
       const question = msg('agent:client:c', 'agent:server:s', `q${round}`);
       post.await('agent:client:c', { callId: `call${round}`, replyTo: question.id });
       route(question);
-      post.expectReply('agent:client:c', `call${round}`, 'agent:server:s');
+      post.expectReply('agent:client:c', `call${round}`, ['agent:server:s']);
       route(msg('agent:server:s', 'agent:client:c', `a${round}`, { replyTo: question.id }));
       expect(post.take('agent:client:c').answers).toHaveLength(1);
     }
@@ -272,11 +272,11 @@ describe('PostOffice', () => {
     // Withdrawn, and cut short by the end of the agent that waits.
     const withdrawn = msg('agent:client:c', 'agent:server:s', 'w');
     post.await('agent:client:c', { callId: 'withdrawn', replyTo: withdrawn.id });
-    post.expectReply('agent:client:c', 'withdrawn', 'agent:server:s');
+    post.expectReply('agent:client:c', 'withdrawn', ['agent:server:s']);
     post.cancelWait('agent:client:c', 'withdrawn');
     const left = msg('agent:leaver:l', 'agent:server:s', 'l');
     post.await('agent:leaver:l', { callId: 'left', replyTo: left.id });
-    post.expectReply('agent:leaver:l', 'left', 'agent:server:s');
+    post.expectReply('agent:leaver:l', 'left', ['agent:server:s']);
     expect(heldFor('agent:server:s')).toBe(1);
     post.close('agent:leaver:l');
     expect(heldFor('agent:server:s')).toBe(0);

@@ -1,8 +1,8 @@
-// A reply awaited from a topic: any subscriber may answer, so one subscriber that ends does not end the wait.
+// A reply awaited from a topic: any subscriber may answer, so one subscriber that ends does not end the wait; the last one does.
 import { describe, expect, it } from 'vitest';
-import { createRuntime, InboxFullError, type AgentDefinition } from 'troupe';
+import { createRuntime, InboxFullError, UndeliverableError, type AgentDefinition } from 'troupe';
 import { callTools, toolCall, type ScriptedModelOptions, type ScriptStep } from 'troupe/testing';
-import { lastMessage, readMessages, resident, scriptedPerAgent, simulatedClock, toolMessageFor, worker } from '../stubs.js';
+import { collect, lastMessage, ofType, readMessages, resident, scriptedPerAgent, simulatedClock, toolMessageFor, worker } from '../stubs.js';
 
 /**
  * Two residents subscribed to topic `q`, spawned and waiting: "full", whose inbox (capacity 1, reject) is filled until
@@ -90,6 +90,53 @@ describe('send_message with expect_reply to a topic', () => {
     expect(readMessages(toolMessageFor(last, 's1')!.content)).toEqual([expect.objectContaining({ from: answerer.id, content: 'yes' })]);
     runtime.stop(full.id);
     runtime.stop(answerer.id);
+    await runtime.shutdown();
+  });
+
+  it('ends with an error result once every subscriber that got the message has ended without replying', async () => {
+    const clock = simulatedClock();
+    const quits = ['waiting', callTools(toolCall('finish', { answer: 'gone' }, 'f1'))];
+    const model = scriptedPerAgent(
+      {
+        early: quits,
+        late: quits,
+        asker: [callTools(toolCall('send_message', { to: 'topic:q', content: 'anyone?', expect_reply: true }, 's1')), 'nobody answered'],
+      },
+      { latencyMs: (request) => (request.agentName === 'late' ? 500 : 50) },
+    );
+    const agents = [resident('early', ['finish'], { subscribe: ['q'] }), resident('late', ['finish'], { subscribe: ['q'] }), worker('asker', ['send_message'])];
+    const runtime = createRuntime({ model, agents, clock, projectAgentDir: false });
+    const events = collect(runtime.events$);
+    runtime.spawn('early', 'Wait.');
+    runtime.spawn('late', 'Wait.');
+    await runtime.runUntilIdle();
+    const asker = runtime.run('asker', 'Ask the topic.');
+    await runtime.runUntilIdle(); // not a deadlock: the wait ends when the last subscriber does
+
+    expect(await asker).toMatchObject({ status: 'completed', output: 'nobody answered' });
+    const last = model.calls.filter((request) => request.agentName === 'asker').at(-1)!;
+    expect(toolMessageFor(last, 's1')).toMatchObject({ isError: true, content: expect.stringMatching(/^Error: every agent that got msg:\d+ \(2\) ended without replying/) });
+    expect(ofType(events, 'tool.wait_ended')).toEqual([expect.objectContaining({ outcome: 'ended', status: 'error' })]);
+    await runtime.shutdown();
+  });
+
+  it('runtime.request to a topic rejects with UndeliverableError once every subscriber that got it has ended without replying', async () => {
+    const clock = simulatedClock();
+    const quits = ['waiting', callTools(toolCall('finish', { answer: 'gone' }, 'f1'))];
+    const model = scriptedPerAgent({ early: quits, late: quits }, { latencyMs: (request) => (request.agentName === 'late' ? 500 : 50) });
+    const agents = [resident('early', ['finish'], { subscribe: ['q'] }), resident('late', ['finish'], { subscribe: ['q'] })];
+    const runtime = createRuntime({ model, agents, clock, projectAgentDir: false });
+    const early = runtime.spawn('early', 'Wait.');
+    const late = runtime.spawn('late', 'Wait.');
+    await runtime.runUntilIdle();
+
+    let outcome: unknown = 'still waiting';
+    void runtime.request('topic:q', 'anyone?').then((reply) => (outcome = reply), (error: unknown) => (outcome = error));
+    await runtime.runUntilIdle();
+
+    await Promise.all([early.result, late.result]);
+    expect(outcome).toBeInstanceOf(UndeliverableError);
+    expect(outcome).toMatchObject({ reason: 'ended', message: expect.stringMatching(/^Every agent that got msg:\d+ \(2\) ended without replying/) });
     await runtime.shutdown();
   });
 });

@@ -210,10 +210,12 @@ export class Messenger {
   /** Hands a message to the supervisor to route; resolves with what routing did. For `CallerMessaging`. */
   post(message: Message, relay?: (message: Message) => boolean): Promise<RouteReport> {
     const routed = new Promise<RouteReport>((resolve) => this.receipts.set(message.id, resolve));
-    if (this.all.observed) this.all.next(message); // a Subject nobody watches still walks its (empty) list
     this.emit(message.from, { type: 'message.sent', message });
     // Under an inspector a tool's message leaves through its agent's actor (the sender shows); else straight in.
     if (!(relay && this.host.inspected && relay(message))) this.host.send({ type: 'MESSAGE.SEND', message });
+    // messages$ hears of it once it has gone: code that answers there (a reply to an agent's question to `runtime`)
+    // sends after the question, not before it in the events and in a recording.
+    if (this.all.observed) this.all.next(message); // a Subject nobody watches still walks its (empty) list
     return routed;
   }
 

@@ -168,6 +168,35 @@ describe('request and reply', () => {
     await runtime.shutdown();
   });
 
+  it('code that answers in messages$ answers after the question went: the events and messages$ keep the question first', async () => {
+    const clock = simulatedClock();
+    const model = new ScriptedModel(
+      (request) =>
+        lastMessage(request).role === 'user' ? callTools(toolCall('send_message', { to: 'runtime', content: 'May I?', expect_reply: true }, 'ask')) : 'told',
+      { latencyMs: 10 },
+    );
+    const runtime = createRuntime({ model, agents: [worker('asker', ['send_message'])], clock, projectAgentDir: false });
+    const events = collect(runtime.events$);
+    const seen: string[] = [];
+    runtime.messages$.subscribe((message) => {
+      seen.push(message.content);
+      if (message.to === 'runtime' && message.replyTo === undefined) void runtime.send(message.from, 'Yes.', { replyTo: message.id });
+    });
+
+    const [result] = await Promise.all([runtime.run('asker', 'Ask.'), runtime.runUntilIdle()]);
+    expect(result).toMatchObject({ status: 'completed', output: 'told' });
+
+    const flow = events.flatMap((event) => {
+      if (event.type === 'message.sent') return [`sent ${event.message.content}`];
+      if (event.type === 'message.delivered') return [`delivered ${event.messageId} to ${event.agentId === 'runtime' ? 'runtime' : 'asker'}`];
+      return [];
+    });
+    // Not the answer sent and delivered before the question it answers was sent.
+    expect(flow).toEqual(['sent May I?', 'delivered msg:1 to runtime', 'sent Yes.', 'delivered msg:2 to asker']);
+    expect(seen).toEqual(['May I?', 'Yes.']);
+    await runtime.shutdown();
+  });
+
   it('runtime.send refuses a from that is neither runtime nor an agent id, and an empty replyTo', async () => {
     const runtime = createRuntime({ model: new ScriptedModel(() => 'ok'), agents: [resident('echo')], projectAgentDir: false });
     const echo = runtime.spawn('echo', 'Wait.');

@@ -23,7 +23,7 @@ export interface SendOptions {
 
 /** Options of {@link Messaging.waitForMessages}. */
 export interface WaitOptions {
-  /** Only messages from this agent (an id or a name). */
+  /** Only messages from this agent (an id or a name; a topic, `topic:<name>`, is refused: its messages come from their publishers). */
   from?: string;
   /** Give up after this long on the runtime's clock (default: wait for ever). */
   timeoutMs?: number;

@@ -71,6 +71,11 @@ export class CallerMessaging implements Messaging {
     if (options.collect && options.timeoutMs === undefined) {
       throw new ConfigurationError('Collecting messages needs a timeout_ms: how long to collect them.');
     }
+    if (options.from?.startsWith(TOPIC_PREFIX)) {
+      throw new ConfigurationError(
+        `from names the agent a message comes from (its id or name), not a topic: messages on ${options.from} come from their publishers. Wait without from to take them.`,
+      );
+    }
     this.host.postOffice.await(this.caller.agentId, {
       callId: this.caller.toolCallId,
       tool: this.toolName('wait_for_messages'),

@@ -344,4 +344,19 @@ describe('wait_for_messages', () => {
     expect(toolMessageFor(model.calls[1]!, 'wait')).toMatchObject({ isError: true, content: expect.stringContaining('needs a timeout_ms') });
     await runtime.shutdown();
   });
+
+  it('with from set to a topic, gives an error result instead of waiting for a sender that never is', async () => {
+    // A topic's messages come from their publishers: `from: 'topic:news'` matched nothing, and the agent waited for ever.
+    const clock = simulatedClock();
+    const model = scriptedPerAgent({ listener: listenerScript({ from: 'topic:news', timeout_ms: 60_000 }) });
+    const runtime = createRuntime({ model, agents: [worker('listener', ['wait_for_messages'])], clock, projectAgentDir: false });
+
+    const listener = runtime.spawn('listener', 'Listen to the news.');
+    await runtime.runUntilIdle();
+
+    expect(await listener.result).toMatchObject({ status: 'completed' });
+    expect(toolMessageFor(model.calls[1]!, 'wait')).toMatchObject({ isError: true, content: expect.stringContaining('not a topic') });
+    expect(runtime.now()).toBe(0); // it did not wait out its timeout
+    await runtime.shutdown();
+  });
 });

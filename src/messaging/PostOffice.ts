@@ -413,8 +413,8 @@ export class PostOffice {
   }
 
   private deliver(box: Mailbox, message: Message): Delivery {
-    for (const wait of box.waits) {
-      if (wait.state !== 'open' || !matches(wait, message)) continue;
+    const wait = waitFor(box.waits, message);
+    if (wait !== undefined) {
       // A collecting wait holds what the inbox would, and no more: past its capacity, the inbox's overflow rule.
       if (wait.collect && wait.messages.length >= box.inbox.capacity) {
         if (box.inbox.overflow === 'reject') return { to: box.id, outcome: 'inbox_full', message };
@@ -509,6 +509,20 @@ function subscriberCopy(message: Message, to: string, topic: string): Message {
 function matches(spec: WaitSpec, message: Message): boolean {
   if (spec.replyTo !== undefined) return message.replyTo === spec.replyTo;
   return spec.from === undefined || message.from === spec.from || agentNameOf(message.from) === spec.from;
+}
+
+/**
+ * The open wait a message goes to: the first that matches it, but a reply goes to the call waiting for it rather than
+ * to an earlier wait for any message from its sender (which would leave that call waiting for a reply already taken).
+ */
+function waitFor(waits: readonly Wait[], message: Message): Wait | undefined {
+  let first: Wait | undefined;
+  for (const wait of waits) {
+    if (wait.state !== 'open' || !matches(wait, message)) continue;
+    if (message.replyTo === undefined || wait.replyTo !== undefined) return wait;
+    first ??= wait;
+  }
+  return first;
 }
 
 /** What an ended wait tells its call (read at `now`): the messages it took, or why none came. */

@@ -154,6 +154,22 @@ describe('PostOffice', () => {
       expect(mail.map((m) => m.content)).toEqual(['chatter']);
     });
 
+    it('a reply goes to the call waiting for it, not to an earlier wait for any message from its sender', () => {
+      const { post, open, route } = office();
+      open('agent:me:m');
+      // One batch: wait for bob (registered first), and ask bob something.
+      post.await('agent:me:m', { callId: 'listen', from: 'bob' });
+      post.await('agent:me:m', { callId: 'ask', tool: 'send_message', replyTo: 'msg:offer' });
+      route(msg('agent:bob:b', 'agent:me:m', 'accepted', { replyTo: 'msg:offer' }));
+      expect(post.describeWaits('agent:me:m')).toBe('a message from bob');
+      route(msg('agent:bob:b', 'agent:me:m', 'and another thing'));
+      const { answers } = post.take('agent:me:m');
+      expect(answers.map((answer) => [answer.callId, answer.outcome, answer.content.replace(/^\[[^\]]*\] /, '')])).toEqual([
+        ['listen', 'message', 'and another thing'],
+        ['ask', 'reply', 'accepted'],
+      ]);
+    });
+
     it('times out on the clock with an error answer, and wakes the agent', () => {
       const { clock, woken, post, open } = office();
       open('agent:me:m');

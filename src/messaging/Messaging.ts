@@ -39,7 +39,8 @@ export interface WaitOptions {
 export interface Messaging {
   /**
    * Sends a message to an agent (id or name), a topic (`topic:<name>`) or `runtime`. With `expectReply` it returns
-   * a signal that makes the calling tool's result the reply, once it comes.
+   * a signal that makes the calling tool's result the reply, once it comes (not the reply itself: return the signal).
+   * A call waits for one thing: a second `expectReply` or `waitForMessages` in the same call is a `ConfigurationError`.
    */
   send(to: string, content: string, options?: SendOptions): Promise<MessageReceipt | ToolSignal>;
   /** Answers the message the agent read last (or the one named), to its sender. */

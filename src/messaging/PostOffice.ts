@@ -339,6 +339,14 @@ export class PostOffice {
     return this.boxes.get(id)?.waits.map((wait) => wait.callId) ?? [];
   }
 
+  /** True when tool call `callId` of agent `id` has a wait its agent has not read (open, or ended since). */
+  waitsIn(id: string, callId: string): boolean {
+    const waits = this.boxes.get(id)?.waits;
+    if (waits === undefined) return false;
+    for (const wait of waits) if (wait.callId === callId) return true;
+    return false;
+  }
+
   /** True when agent `id` has a tool call waiting for messages. */
   isWaiting(id: string): boolean {
     return (this.boxes.get(id)?.waits.length ?? 0) > 0;

@@ -24,6 +24,7 @@ export class CallerMessaging implements Messaging {
   async send(to: string, content: string, options: SendOptions = {}): Promise<MessageReceipt | ToolSignal> {
     this.check(to, content);
     if (!options.expectReply) return this.messenger.deliver(this.caller.agentId, to, content, this.out);
+    this.oneWait('send_message');
     const message = this.messenger.make(this.caller.agentId, to, content);
     // The wait is registered before the message leaves, so a quick reply cannot pass it by.
     const { agentId, toolCallId } = this.caller;
@@ -71,6 +72,7 @@ export class CallerMessaging implements Messaging {
     if (options.collect && options.timeoutMs === undefined) {
       throw new ConfigurationError('Collecting messages needs a timeout_ms: how long to collect them.');
     }
+    this.oneWait('wait_for_messages');
     if (options.from?.startsWith(TOPIC_PREFIX)) {
       throw new ConfigurationError(
         `from names the agent a message comes from (its id or name), not a topic: messages on ${options.from} come from their publishers. Wait without from to take them.`,
@@ -84,6 +86,18 @@ export class CallerMessaging implements Messaging {
       timeoutMs: checkedTimeout(options.timeoutMs),
     });
     return waitSignal();
+  }
+
+  /**
+   * Refuses a second wait in one tool call: a call has one result, so the answer of its first wait (a reply) would be
+   * lost under the second's. A tool that asks several agents makes a call for each, or sends and then collects.
+   */
+  private oneWait(what: string): void {
+    if (!this.host.postOffice.waitsIn(this.caller.agentId, this.caller.toolCallId)) return;
+    throw new ConfigurationError(
+      `This call already waits (for a reply, or for messages): a call waits for one thing, so ${what} cannot wait again in it. ` +
+        'Make a call for each wait, or send without expecting a reply and collect the replies with wait_for_messages.',
+    );
   }
 
   finish(answer?: string): ToolSignal {

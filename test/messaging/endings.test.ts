@@ -57,6 +57,47 @@ describe('waits that end without their message', () => {
   });
 });
 
+describe('one call, one wait', () => {
+  it('a tool of its own that asks for a second reply in the same call is refused, rather than lose the first reply', async () => {
+    const clock = simulatedClock();
+    const askBoth = defineTool({
+      name: 'ask_both',
+      description: 'Asks both debaters.',
+      parameters: z.object({}),
+      kind: 'other',
+      execute: async (_args, { messaging }) => {
+        await messaging.send('pro', 'Argue.', { expectReply: true }); // a signal, not the reply: the call now waits for it
+        try {
+          return await messaging.send('con', 'Argue.', { expectReply: true });
+        } catch (error) {
+          return `second ask refused: ${(error as Error).message}`;
+        }
+      },
+    });
+    const model = new ScriptedModel(
+      (request) => {
+        const last = lastMessage(request);
+        if (request.agentName === 'judge') return last.role === 'user' ? callTools(toolCall('ask_both', {}, 'ab')) : 'verdict';
+        return last.role === 'user' && last.content.startsWith('[message') ? callTools(toolCall('reply', { content: 'pro argues' }, 'r')) : 'waiting';
+      },
+      { latencyMs: 10 },
+    );
+    const runtime = createRuntime({ model, agents: [resident('pro', ['reply']), resident('con', ['reply']), worker('judge', ['ask_both'])], tools: [askBoth], clock, projectAgentDir: false });
+    const con = runtime.spawn('con', 'Wait.');
+    runtime.spawn('pro', 'Wait.');
+    await runtime.runUntilIdle();
+
+    const [result] = await Promise.all([runtime.run('judge', 'Judge.'), runtime.runUntilIdle()]);
+
+    expect(result).toMatchObject({ status: 'completed', output: 'verdict' });
+    const last = model.calls.filter((request) => request.agentName === 'judge').at(-1)!;
+    // The call's result is what it returned (not con's reply in place of pro's, which was lost), and con was never asked.
+    expect(toolMessageFor(last, 'ab')?.content).toMatch(/^second ask refused: This call already waits/);
+    expect(model.calls.filter((request) => request.agentId === con.id)).toHaveLength(1);
+    await runtime.shutdown();
+  });
+});
+
 describe('tools named like built-in messaging tools', () => {
   it('a runtime tool named "reply" takes the built-in reply tool’s place', async () => {
     const calls: string[] = [];

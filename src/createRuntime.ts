@@ -276,11 +276,11 @@ function messaging(parts: RuntimeParts): Pick<Runtime, 'send' | 'request' | 'pub
       return messenger.deliver(senderOf(publishOptions.from, isLive), `${TOPIC_PREFIX}${readTopic(topic)}`, content);
     },
     subscribe(agentId, topic) {
-      live(agentId);
+      live(checkedId('subscribe', 'agentId', agentId));
       messenger.forCaller(callerFor(agentId)).subscribe(topic);
     },
     unsubscribe(agentId, topic) {
-      live(agentId);
+      live(checkedId('unsubscribe', 'agentId', agentId));
       postOffice.unsubscribe(agentId, readTopic(topic));
     },
   };

@@ -456,7 +456,10 @@ export interface Runtime {
    * a live agent (as {@link Runtime.send} takes it).
    */
   publish(topic: string, content: string, options?: { from?: string }): Promise<MessageReceipt>;
-  /** Subscribes a live agent to a topic. Throws `UnknownAgentError` for an agent that is not live. */
+  /**
+   * Subscribes a live agent to a topic. Throws `UnknownAgentError` for an agent that is not live, and
+   * `ConfigurationError` for an id that is not a non-empty string (a handle: pass its `id`).
+   */
   subscribe(agentId: string, topic: string): void;
   /** Ends a subscription. Throws `UnknownAgentError` for an agent that is not live, and refuses a topic as `subscribe` does. */
   unsubscribe(agentId: string, topic: string): void;

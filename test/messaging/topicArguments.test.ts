@@ -1,4 +1,4 @@
-// runtime.publish and runtime.unsubscribe check their topic as runtime.subscribe does.
+// runtime.publish and runtime.unsubscribe check their topic as runtime.subscribe does; subscribe and unsubscribe check their id as runtime.stop does.
 import { describe, expect, it } from 'vitest';
 import { ConfigurationError, createRuntime, type Message } from 'troupe';
 import { ScriptedModel } from 'troupe/testing';
@@ -27,6 +27,16 @@ describe('topic arguments from code', () => {
     }
     runtime.unsubscribe(reader.id, 'news');
     expect((await runtime.publish('news', 'x')).deliveredTo).toEqual([]);
+    runtime.stop(reader.id);
+    await runtime.shutdown();
+  });
+
+  it('runtime.subscribe and unsubscribe given a handle (not its id) say so, as runtime.stop does, not "Unknown agent [object Object]"', async () => {
+    const runtime = createRuntime({ model: new ScriptedModel(() => 'ok'), agents: [resident('reader')], clock: simulatedClock(), projectAgentDir: false });
+    const reader = runtime.spawn('reader', 'Read.');
+    expect(() => runtime.subscribe(reader as never, 'news')).toThrow("runtime.subscribe: agentId must be a non-empty string, not an object (pass the handle's id).");
+    expect(() => runtime.unsubscribe(undefined as never, 'news')).toThrow(ConfigurationError);
+    runtime.subscribe(reader.id, 'news');
     runtime.stop(reader.id);
     await runtime.shutdown();
   });

@@ -1,4 +1,7 @@
 // troupe: an actor-model runtime for LLM agents. This file is the whole public API.
+// The declarations use Node's types (`node:util`, `AbortSignal`): the reference keeps them found in a project whose
+// tsconfig lists no `types` (TypeScript 6 and later read no @types package unless it does; `tsc --init` writes `[]`).
+/// <reference types="node" preserve="true" />
 
 // ── Runtime ─────────────────────────────────────────────────────────────────────────────────────────────
 export { createRuntime } from './createRuntime.js';

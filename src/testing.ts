@@ -1,4 +1,6 @@
 // troupe/testing: deterministic doubles and helpers for tests and simulations in simulated time.
+// Node's types for a project whose tsconfig lists no `types` (see src/index.ts).
+/// <reference types="node" preserve="true" />
 import type { SimulatedClock } from 'xstate';
 import { DeadlockError, TimeLimitError } from './errors.js';
 import { RuntimeClock } from './runtime/RuntimeClock.js';

@@ -101,6 +101,32 @@ export { code };
     expect(wrong).toMatch(/wrong\.ts.*maxParallel|wrong\.ts\(2/);
   }, 90_000);
 
+  // TypeScript 6 and later read no @types package unless `types` names it, and `tsc --init` writes `"types": []`: a
+  // project that installed @types/node, as the README asks, must not also have to list it for troupe's own .d.ts.
+  it('type-checks a consumer whose tsconfig lists no types (tsc --init writes "types": []), with @types/node installed', async () => {
+    const strictTypes = join(consumer, 'no-types');
+    mkdirSync(strictTypes, { recursive: true });
+    writeFileSync(
+      join(strictTypes, 'tsconfig.json'),
+      JSON.stringify({ compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', strict: true, noEmit: true, types: [] } }),
+    );
+    writeFileSync(
+      join(strictTypes, 'consumer.ts'),
+      `import { createRuntime, defineAgent, Redactor } from 'troupe';
+import { ScriptedModel } from 'troupe/testing';
+const agent = defineAgent({ name: 'solo', description: 'Alone.', systemPrompt: 'Answer.' });
+const runtime = createRuntime({ model: new ScriptedModel(['hi']), agents: [agent] });
+export const shown: string = new Redactor({ secrets: [] }).redactText('text');
+export { runtime };
+`,
+    );
+    const errors = await exec(tsc, ['-p', '.'], { cwd: strictTypes }).then(
+      () => '',
+      (error: { stdout: string }) => error.stdout,
+    );
+    expect(errors).toBe('');
+  }, 90_000);
+
   it("serves the web inspector's page from the bundle the build made (the page's sources are not shipped)", async () => {
     writeFileSync(
       join(consumer, 'ui.mjs'),

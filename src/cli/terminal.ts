@@ -47,12 +47,24 @@ export function showEvents(runtime: Runtime, mode: OutputMode, output: Output): 
 /** The live tree: folded from every event, drawn by a timer at most every {@link REDRAW_MS} when it changed. */
 function liveView(runtime: Runtime, output: Output): EventView {
   const tree = new LiveTree();
-  const log = createLogUpdate(output as NodeJS.WriteStream, { showCursor: false });
+  // A terminal nobody sized (a pseudo-terminal made without a size: `script`, some CI runners and containers) reports
+  // 0 columns and 0 rows, and log-update would draw nothing at all: such a terminal is taken as 80 × 24.
+  const sized = {
+    isTTY: output.isTTY,
+    write: (text: string) => output.write(text),
+    get columns() {
+      return output.columns || 80;
+    },
+    get rows() {
+      return output.rows || 24;
+    },
+  };
+  const log = createLogUpdate(sized as unknown as NodeJS.WriteStream, { showCursor: false });
   const colour = process.env.NO_COLOR === undefined || process.env.NO_COLOR === '';
   let drawn = -1;
   const draw = () => {
     // log-update keeps a blank last line: the frame gets one row less than the screen.
-    const screen = { width: output.columns ?? 80, height: Math.max(2, (output.rows ?? 24) - 1), now: runtime.now() };
+    const screen = { width: sized.columns, height: Math.max(2, sized.rows - 1), now: runtime.now() };
     const frame = renderLiveTree(tree, screen);
     log(colour ? paint(frame) : frame);
     drawn = tree.version;

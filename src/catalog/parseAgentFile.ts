@@ -1,4 +1,4 @@
-import { parse as parseYaml } from 'yaml';
+import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { z } from 'zod';
 import { AgentFileError, errorMessage } from '../errors.js';
 import { McpServerEntries, mcpMisspelling } from '../tools/mcp/McpServerConfig.js';
@@ -99,6 +99,17 @@ export function readAgentFile(file: string, text: string): { definition: AgentDe
   return { definition, misspelled };
 }
 
+/**
+ * What the YAML parser found wrong, and where as a line of the file: the parser counts the lines of the frontmatter,
+ * which starts on the file's line 2 (after the first `---`), and ends its message with a colon before a code frame.
+ */
+function yamlProblem(error: unknown): string {
+  const first = errorMessage(error).split('\n')[0] ?? '';
+  const at = error instanceof YAMLParseError ? error.linePos?.[0] : undefined;
+  if (!at) return first.replace(/:$/, '');
+  return `${first.replace(/ at line \d+, column \d+:$/, '')} at line ${at.line + 1}, column ${at.col}`;
+}
+
 function parseFile(file: string, text: string): { definition: AgentDefinition; raw: object } {
   const match = FRONTMATTER.exec(text);
   if (!match) throw new AgentFileError(file, 'frontmatter', 'the file must start with YAML frontmatter between two "---" lines');
@@ -106,7 +117,7 @@ function parseFile(file: string, text: string): { definition: AgentDefinition; r
   try {
     raw = parseYaml(match[1] ?? '');
   } catch (error) {
-    throw new AgentFileError(file, 'frontmatter', `not valid YAML: ${errorMessage(error).split('\n')[0]}`);
+    throw new AgentFileError(file, 'frontmatter', `not valid YAML: ${yamlProblem(error)}`);
   }
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new AgentFileError(file, 'frontmatter', 'must be a YAML mapping of fields');

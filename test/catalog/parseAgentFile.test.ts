@@ -130,6 +130,16 @@ describe('parseAgentFile', () => {
     expect((caught as Error).message).toMatch(new RegExp(`^agents/a\\.md: ${field}: `));
     expect((caught as Error).message).toMatch(message);
   });
+  it('says where YAML that does not parse goes wrong as a line of the file, which the frontmatter starts on line 2 of', () => {
+    // ---                      line 1
+    // name: a                  line 2
+    // description: [unclosed   line 3: the bracket is never closed
+    expect(() => parseAgentFile('agents/a.md', file('name: a\ndescription: [unclosed'))).toThrow(
+      /^agents\/a\.md: frontmatter: not valid YAML: Flow sequence .* end with a \] at line 3, column 23$/,
+    );
+    // A CRLF file and a byte-order mark count the same lines.
+    expect(() => parseAgentFile('agents/a.md', '\uFEFF---\r\nname: a\r\ndescription: A.\r\n  bad: indent\r\n---\r\nBody.\r\n')).toThrow(/ at line 3, column 14$/);
+  });
   it("reads mcpServers in Claude Code's shapes: a mapping of servers by name, or a list of names and mappings", () => {
     const mapped = parseAgentFile(
       'agents/a.md',

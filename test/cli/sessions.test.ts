@@ -76,6 +76,11 @@ describe('troupe sessions', () => {
     expect(stdout).toMatch(/\nConversation \(2 messages\):\n {2}user: Count the apples\.\n {2}assistant: 3 apples\.\n$/);
   });
 
+  it('show: one tool call is "1 call", as the live tree says it', async () => {
+    const { stdout } = await troupe(['sessions', 'show', lead.id, '--store', store]);
+    expect(stdout).toMatch(/\nfigures: +1 call • \d+ tokens • \$0 • \d+ms\n/);
+  });
+
   it('show --json: the record with its conversation', async () => {
     const { stdout } = await troupe(['sessions', 'show', lead.id, '--store', store, '--json']);
     const shown = JSON.parse(stdout) as SessionRecord & { conversation: { role: string }[] };

@@ -2,7 +2,7 @@ import { Command } from 'commander';
 import ms from 'ms';
 import { SessionStore, type SessionRecord } from '../../memory/SessionStore.js';
 import type { ChatMessage } from '../../models/Model.js';
-import { clip, firstLine, formatCost, formatDuration, count } from '../../views/liveFormat.js';
+import { clip, firstLine, formatDuration, formatFigures } from '../../views/liveFormat.js';
 import { CommandError } from '../CommandError.js';
 import { addRunOptions, DEFAULT_STORE, discard, existingStore, requireModel, runtimeFor, type RunFlags } from '../runOptions.js';
 import { table } from '../table.js';
@@ -163,7 +163,7 @@ async function showSession(id: string, flags: StoreFlags): Promise<void> {
   const own = session.metrics?.own;
   if (own) {
     const tokens = own.inputTokens + own.outputTokens;
-    fields.push(['figures:', `${count(own.toolCalls)} calls • ${count(tokens)} tokens • ${formatCost(own.costUsd)} • ${formatDuration(own.durationMs)}`]);
+    fields.push(['figures:', `${formatFigures({ toolCalls: own.toolCalls, tokens, costUsd: own.costUsd })} • ${formatDuration(own.durationMs)}`]);
   }
   if (session.result !== null) fields.push(['result:', firstLine(session.result, 200)]);
   if (session.error !== null) fields.push(['error:', firstLine(`${session.error.code}: ${session.error.message}`, 200)]);

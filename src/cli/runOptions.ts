@@ -185,6 +185,13 @@ function checkedStore(path: string, name: string, verb: 'use' | 'read'): JsonFil
   if (found && !found.versioned && found.keys.length > 0 && !found.keys.some((key) => TROUPE_KEYS.includes(key))) {
     throw new CommandError(`cannot ${verb} store ${name}: it is not a troupe store (no schemaVersion, no sessions or notes); give another file`);
   }
+  // Sessions that are not an object of records (a list, a number: written by hand or by another program) would read
+  // as no sessions at all, and a run would fail to write its own only once its work was done.
+  const sessions = found?.data[SESSIONS_KEY];
+  if (sessions !== undefined && sessions !== null && (typeof sessions !== 'object' || Array.isArray(sessions))) {
+    const what = Array.isArray(sessions) ? 'a list' : `a ${typeof sessions}`;
+    throw new CommandError(`cannot ${verb} store ${name}: it holds ${what} under "${SESSIONS_KEY}", not session records; it was left as it is (move it, or give another --store)`);
+  }
   // A run writes its sessions at the end: a store it cannot write is refused now, not after the run's work is done.
   if (found && verb === 'use' && isReadOnlyStoreFile(path)) {
     throw new CommandError(`cannot use store ${name}: it is read-only; it was left as it is (make it writable, or give another --store)`);

@@ -262,12 +262,12 @@ export class JsonFileMemory<T = unknown> implements MemoryPort<T> {
 }
 
 /**
- * What a store file holds, read now: undefined when there is no file; its keys (without the version field) and
- * whether it carries a `schemaVersion`. Refuses, as a store would, a file that is corrupt (`CorruptStoreError`) or
- * newer (`UnsupportedSchemaError`), and a path that is not a file. For a command that should refuse a bad store before
- * it runs anything, rather than at its first write.
+ * What a store file holds, read now: undefined when there is no file; its keys (without the version field), their
+ * values, and whether it carries a `schemaVersion`. Refuses, as a store would, a file that is corrupt
+ * (`CorruptStoreError`) or newer (`UnsupportedSchemaError`), and a path that is not a file. For a command that should
+ * refuse a bad store before it runs anything, rather than at its first write.
  */
-export function readStoreFile(file: string): { keys: string[]; versioned: boolean } | undefined {
+export function readStoreFile(file: string): { keys: string[]; versioned: boolean; data: Record<string, unknown> } | undefined {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -277,7 +277,7 @@ export function readStoreFile(file: string): { keys: string[]; versioned: boolea
     throw new CorruptStoreError(file, code === 'EISDIR' ? 'it is a folder, not a file' : errorMessage(error));
   }
   const { data, versioned } = parseStoreText(file, text);
-  return { keys: Object.keys(data), versioned };
+  return { keys: Object.keys(data), versioned, data };
 }
 
 /**

@@ -197,6 +197,25 @@ describe.concurrent('troupe run: arguments it cannot use give one line and exit 
     dir.remove();
   }, 90_000);
 
+  it('troupe run --store refuses, before it runs anything, a store whose sessions are not session records; sessions list says so too', async () => {
+    const dir = tempDir();
+    const broken = join(dir.path, 'broken.json');
+    const text = `${JSON.stringify({ schemaVersion: 1, __agent_sessions__: [1, 2] })}\n`;
+    writeFileSync(broken, text);
+    const message = /^troupe: cannot (use|read) store .*broken\.json: it holds a list under "__agent_sessions__", not session records; it was left as it is \(move it, or give another --store\)\n$/;
+
+    const run = await troupe(['run', 'examples/scenario.ts', '--store', broken]);
+    expect({ code: run.code, stdout: run.stdout }).toEqual({ code: 2, stdout: '' });
+    expect(run.stderr).toMatch(message);
+    const listed = await troupe(['sessions', 'list', '--store', broken]);
+    expect({ code: listed.code, stdout: listed.stdout }).toEqual({ code: 2, stdout: '' });
+    expect(listed.stderr).toMatch(message);
+
+    expect(readFileSync(broken, 'utf8')).toBe(text);
+    expect(readdirSync(dir.path)).toEqual(['broken.json']);
+    dir.remove();
+  }, 60_000);
+
   it('troupe run --store refuses a read-only store before it runs anything, and leaves it as it was', async () => {
     const dir = tempDir();
     const readOnly = join(dir.path, 'archive.json');

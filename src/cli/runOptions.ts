@@ -126,7 +126,12 @@ function traceFile(file: string, store: string): string {
  * `OPENAI_API_KEY`); undefined otherwise.
  */
 export async function realModel(flags: Pick<RunFlags, 'model' | 'baseUrl'>, env: NodeJS.ProcessEnv = process.env): Promise<OpenAIModel | undefined> {
-  const baseURL = flags.baseUrl ?? nonEmpty(env.OPENAI_BASE_URL);
+  const fromEnv = nonEmpty(env.OPENAI_BASE_URL);
+  // Checked as --base-url is: otherwise the run started and every model call failed with an "Invalid URL".
+  if (flags.baseUrl === undefined && fromEnv !== undefined && !isHttpUrl(fromEnv)) {
+    throw new CommandError(`OPENAI_BASE_URL "${fromEnv}" ${URL_EXPECTED}`);
+  }
+  const baseURL = flags.baseUrl ?? fromEnv;
   if (baseURL === undefined && nonEmpty(env.OPENAI_API_KEY) === undefined) return undefined;
   const { OpenAIModel } = await import('../models/OpenAIModel.js'); // the openai package, only when it is used
   return new OpenAIModel({ model: flags.model ?? nonEmpty(env.OPENAI_MODEL) ?? DEFAULT_MODEL, ...(baseURL ? { baseURL } : {}) });
@@ -233,13 +238,19 @@ function positiveWhole(value: string): number {
   return Number(value);
 }
 
-function url(value: string): string {
+const URL_EXPECTED = 'must be an http(s) URL, such as http://127.0.0.1:11434/v1';
+
+function isHttpUrl(value: string): boolean {
   try {
-    const parsed = new URL(value);
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('not http');
+    const { protocol } = new URL(value);
+    return protocol === 'http:' || protocol === 'https:';
   } catch {
-    throw new InvalidArgumentError('must be an http(s) URL, such as http://127.0.0.1:11434/v1.');
+    return false;
   }
+}
+
+function url(value: string): string {
+  if (!isHttpUrl(value)) throw new InvalidArgumentError(`${URL_EXPECTED}.`);
   return value;
 }
 

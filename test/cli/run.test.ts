@@ -197,6 +197,20 @@ describe.concurrent('troupe run: arguments it cannot use give one line and exit 
     dir.remove();
   }, 90_000);
 
+  it('troupe run refuses an OPENAI_BASE_URL that is not an http(s) URL as it refuses such a --base-url: one line, exit 2, before the run', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir.path, 'finder.md'), '---\nname: finder\ndescription: Finds things.\n---\nFind it.\n');
+    const run = await troupe(['run', 'finder', '--task', 'Find it.', '--agents', dir.path, '--store', store('bad-env-url')], {
+      env: { OPENAI_BASE_URL: 'localhost:11434/v1' },
+    });
+    dir.remove();
+    expect(run).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'troupe: OPENAI_BASE_URL "localhost:11434/v1" must be an http(s) URL, such as http://127.0.0.1:11434/v1\n',
+    });
+  });
+
   it('troupe run --store refuses, before it runs anything, a store whose sessions are not session records; sessions list says so too', async () => {
     const dir = tempDir();
     const broken = join(dir.path, 'broken.json');

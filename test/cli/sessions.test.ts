@@ -81,6 +81,15 @@ describe('troupe sessions', () => {
     expect(stdout).toMatch(/\nfigures: +1 call • \d+ tokens • \$0 • \d+ms\n/);
   });
 
+  it('show: a conversation of one message is "1 message"', async () => {
+    const single = join(scratch.path, 'single.json');
+    const id = 'agent:helper:single';
+    writeFileSync(single, JSON.stringify({ schemaVersion: 1, __agent_sessions__: { [id]: { ...helper, id } }, [id]: [{ role: 'user', content: 'Count the pears.' }] }));
+    const { code, stdout } = await troupe(['sessions', 'show', id, '--store', single]);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/\nConversation \(1 message\):\n {2}user: Count the pears\.\n$/);
+  });
+
   it('show --json: the record with its conversation', async () => {
     const { stdout } = await troupe(['sessions', 'show', lead.id, '--store', store, '--json']);
     const shown = JSON.parse(stdout) as SessionRecord & { conversation: { role: string }[] };

@@ -2,7 +2,7 @@ import { Command } from 'commander';
 import ms from 'ms';
 import { SessionStore, type SessionRecord } from '../../memory/SessionStore.js';
 import type { ChatMessage } from '../../models/Model.js';
-import { clip, firstLine, formatDuration, formatFigures } from '../../views/liveFormat.js';
+import { clip, counted, firstLine, formatDuration, formatFigures } from '../../views/liveFormat.js';
 import { CommandError } from '../CommandError.js';
 import { addRunOptions, DEFAULT_STORE, discard, existingStore, requireModel, runtimeFor, type RunFlags } from '../runOptions.js';
 import { table } from '../table.js';
@@ -167,7 +167,7 @@ async function showSession(id: string, flags: StoreFlags): Promise<void> {
   }
   if (session.result !== null) fields.push(['result:', firstLine(session.result, 200)]);
   if (session.error !== null) fields.push(['error:', firstLine(`${session.error.code}: ${session.error.message}`, 200)]);
-  const lines = [session.id, table(fields), '', `Conversation (${conversation.length} messages):`, ...conversation.map(messageLine)];
+  const lines = [session.id, table(fields), '', `Conversation (${counted(conversation.length, 'message')}):`, ...conversation.map(messageLine)];
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 

@@ -161,9 +161,20 @@ export const missingModel: Model = {
  */
 function openStore(file: string | undefined): JsonFileMemory {
   const path = resolve(file ?? DEFAULT_STORE);
-  if (file === undefined) mkdirSync(dirname(path), { recursive: true });
+  if (file === undefined) makeStoreFolder(dirname(path));
   else if (!isFolder(dirname(path))) throw new CommandError(`cannot use store ${file}: its folder ${dirname(file)} does not exist`);
   return checkedStore(path, file ?? DEFAULT_STORE, 'use');
+}
+
+/** Makes the default store's folder (`.troupe`), or says in one line why it cannot be made. */
+function makeStoreFolder(folder: string): void {
+  try {
+    mkdirSync(folder, { recursive: true });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const why = code === 'EEXIST' || code === 'ENOTDIR' ? 'a file of that name is there' : code === 'EACCES' ? 'permission denied' : oneLine(error);
+    throw new CommandError(`cannot use store ${DEFAULT_STORE}: its folder ${dirname(DEFAULT_STORE)} cannot be made (${why}); give another --store`);
+  }
 }
 
 /** The session store to read: it must exist. */

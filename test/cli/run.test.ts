@@ -197,6 +197,19 @@ describe.concurrent('troupe run: arguments it cannot use give one line and exit 
     dir.remove();
   }, 90_000);
 
+  it('troupe run without --store, where a file named .troupe stands in the way of the default store folder: one line, exit 2, the file kept', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir.path, '.troupe'), 'notes\n');
+    const run = await troupe(['run', `${root}examples/scenario.ts`, '--quiet'], { cwd: dir.path });
+    expect(run).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'troupe: cannot use store .troupe/sessions.json: its folder .troupe cannot be made (a file of that name is there); give another --store\n',
+    });
+    expect(readFileSync(join(dir.path, '.troupe'), 'utf8')).toBe('notes\n');
+    dir.remove();
+  });
+
   it('troupe run refuses an OPENAI_BASE_URL that is not an http(s) URL as it refuses such a --base-url: one line, exit 2, before the run', async () => {
     const dir = tempDir();
     writeFileSync(join(dir.path, 'finder.md'), '---\nname: finder\ndescription: Finds things.\n---\nFind it.\n');

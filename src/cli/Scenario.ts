@@ -108,7 +108,7 @@ export async function loadScenario(file: string): Promise<ScenarioDefinition> {
 /** What to say of a file that is no script: an agent file (`researcher.md`) is run by its name. */
 function notAScenario(file: string): string {
   const agentFile = extname(file) === '.md' ? `; to run the agent of an agent file, give its name and folder: troupe run ${basename(file, '.md')} --agents ${dirname(file)} --task TEXT` : '';
-  return `cannot load scenario ${file}: a scenario is a .ts, .js or .mjs file${agentFile}`;
+  return `cannot load scenario ${file}: a scenario is a .ts, .mts, .js or .mjs file${agentFile}`;
 }
 
 function asScenario(value: unknown, file: string): ScenarioDefinition {

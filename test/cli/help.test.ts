@@ -25,6 +25,13 @@ describe.concurrent('troupe --help', () => {
     for (const text of mentions) expect(stdout).toContain(text);
   });
 
+  // The command loads a .mts scenario (what its CommonJS hint asks a scenario to be named), so its help says so.
+  it('troupe run --help names every scenario ending the command reads as a file: .ts, .mts, .js and .mjs', async () => {
+    const { stdout } = await troupe(['run', '--help']);
+    expect(stdout).toContain('a scenario file (.ts, .mts, .js, .mjs) or an agent name');
+    expect(stdout).toContain('A target with a path or a .ts, .mts, .js or .mjs ending is a scenario file');
+  });
+
   it('troupe --version prints the package version', async () => {
     const { code, stdout } = await troupe(['--version']);
     const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string };

@@ -156,7 +156,7 @@ describe.concurrent('troupe run: arguments it cannot use give one line and exit 
     [['run', 'examples/'], /^troupe: cannot read scenario examples\/: not a file\n$/],
     [
       ['run', 'examples/agent-files/agents/researcher.md'],
-      /^troupe: cannot load scenario examples\/agent-files\/agents\/researcher\.md: a scenario is a \.ts, \.js or \.mjs file; to run the agent of an agent file, give its name and folder: troupe run researcher --agents examples\/agent-files\/agents --task TEXT\n$/,
+      /^troupe: cannot load scenario examples\/agent-files\/agents\/researcher\.md: a scenario is a \.ts, \.mts, \.js or \.mjs file; to run the agent of an agent file, give its name and folder: troupe run researcher --agents examples\/agent-files\/agents --task TEXT\n$/,
     ],
     [['run', 'test/cli/fixtures/badOptions.mjs'], /^troupe: test\/cli\/fixtures\/badOptions\.mjs: options\.store is set by the command; use --store\n$/],
     [['run', 'test/cli/fixtures/notAScenario.mjs'], /^troupe: test\/cli\/fixtures\/notAScenario\.mjs must export default a function \(runtime\) => result, or an object/],

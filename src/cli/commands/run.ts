@@ -5,9 +5,9 @@ import { isScenarioPath, loadScenario } from '../Scenario.js';
 import { watchRun } from '../watchRun.js';
 
 const EXAMPLES = `
-A target with a path or a .ts/.js/.mjs ending is a scenario file: its default export is a function
-(runtime) => result, or { agents?, model?, tools?, options?, run(runtime) }; options are runtime
-options, such as a simulated clock (--seed and --max-parallel win). It runs on its own (scripted) model
+A target with a path or a .ts, .mts, .js or .mjs ending is a scenario file: its default export is a
+function (runtime) => result, or { agents?, model?, tools?, options?, run(runtime) }; options are
+runtime options, such as a simulated clock (--seed and --max-parallel win). It runs on its own (scripted) model
 unless --model or --base-url asks for a real one. Any other target is an agent name (from ./agents or
 --agents DIR), run on --task with a real model: OPENAI_API_KEY or --base-url.
 
@@ -23,7 +23,7 @@ Examples:
 export function runCommand(): Command {
   const command = new Command('run')
     .description('run a scenario file, or one agent on a task, watching it live')
-    .argument('<target>', 'a scenario file (.ts, .js, .mjs) or an agent name');
+    .argument('<target>', 'a scenario file (.ts, .mts, .js, .mjs) or an agent name');
   return addRunOptions(command, 'optional')
     .addHelpText('after', EXAMPLES)
     .action(async (target: string, flags: RunFlags) => {

@@ -314,6 +314,19 @@ describe('troupe run <agent> on a real model', () => {
   });
   afterEach(() => server.close());
 
+  it('names why the file of the agent asked for was refused, rather than calling the agent unknown; exit 2, no request', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir.path, 'greeter.md'), agentFile('greeter', ['maxTurns: many']));
+    const { code, stdout, stderr } = await troupe(['run', 'greeter', '--task', 'Greet Ada.', '--agents', dir.path, '--base-url', server.baseURL, '--store', store('refused')]);
+    dir.remove();
+
+    expect({ code, stdout }).toEqual({ code: 2, stdout: '' });
+    // Its last line (the warnings of the folder's files come first).
+    expect(stderr).toMatch(/(^|\n)troupe: the agent file of "greeter" was refused: .*greeter\.md: maxTurns: [^\n]+\n$/);
+    expect(stderr).not.toContain('unknown agent');
+    expect(server.requests).toEqual([]);
+  });
+
   it('runs an agent from an agent file on an OpenAI-compatible server given by --base-url', async () => {
     const dir = tempDir();
     writeFileSync(join(dir.path, 'greeter.md'), agentFile('greeter', [], 'You greet people in one sentence.'));

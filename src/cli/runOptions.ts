@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, statSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { basename, dirname, resolve } from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { ConfigurationError, CorruptStoreError } from '../errors.js';
 import { isReadOnlyStoreFile, JsonFileMemory, readStoreFile } from '../memory/JsonFileMemory.js';
@@ -175,6 +175,15 @@ function makeStoreFolder(folder: string): void {
     const why = code === 'EEXIST' || code === 'ENOTDIR' ? 'a file of that name is there' : code === 'EACCES' ? 'permission denied' : oneLine(error);
     throw new CommandError(`cannot use store ${DEFAULT_STORE}: its folder ${dirname(DEFAULT_STORE)} cannot be made (${why}); give another --store`);
   }
+}
+
+/**
+ * The {@link CommandError} for an agent the runtime does not have although a file of its name is in its folders: the
+ * file was refused (a bad field), and its error says why. Undefined when no such file was refused.
+ */
+export function refusedAgentFile(runtime: Runtime, name: string): CommandError | undefined {
+  const refused = runtime.agentFileErrors.find((error) => basename(error.file) === `${name}.md`);
+  return refused && new CommandError(`the agent file of "${name}" was refused: ${oneLine(refused)}`);
 }
 
 /** The session store to read: it must exist. */

@@ -182,5 +182,15 @@ describe('troupe sessions', () => {
       });
       expect(server.requests).toHaveLength(0);
     });
+
+    it("names why the file of the session's agent was refused, rather than saying it is not defined, before asking the model", async () => {
+      const refused = join(scratch.path, 'refused-agents');
+      mkdirSync(refused);
+      writeFileSync(join(refused, 'helper.md'), '---\nname: helper\ndescription: Helps.\nmaxTurns: many\n---\nCount.\n');
+      const { code, stderr } = await troupe(['sessions', 'resume', helper.id, '--task', 'Go on.', '--store', store, '--agents', refused, '--base-url', server.baseURL]);
+      expect(code).toBe(2);
+      expect(stderr).toMatch(/(^|\n)troupe: the agent file of "helper" was refused: .*helper\.md: maxTurns: [^\n]+\n$/);
+      expect(server.requests).toHaveLength(0);
+    });
   });
 });

@@ -1,7 +1,6 @@
-import { basename } from 'node:path';
 import { Command } from 'commander';
 import { CommandError, EXIT, oneLine } from '../CommandError.js';
-import { addRunOptions, discard, missingModel, realModel, requireModel, runtimeFor, type RunFlags } from '../runOptions.js';
+import { addRunOptions, discard, missingModel, realModel, refusedAgentFile, requireModel, runtimeFor, type RunFlags } from '../runOptions.js';
 import { isScenarioPath, loadScenario } from '../Scenario.js';
 import { watchRun } from '../watchRun.js';
 
@@ -55,9 +54,7 @@ async function runAgent(name: string, flags: RunFlags): Promise<void> {
   if (!runtime.agentNames.includes(name)) {
     await discard(runtime);
     // A file of that name that was refused is why the agent is missing: say so, not that nobody defines it.
-    const refused = runtime.agentFileErrors.find((error) => basename(error.file) === `${name}.md`);
-    if (refused) throw new CommandError(`the agent file of "${name}" was refused: ${oneLine(refused)}`);
-    throw new CommandError(`unknown agent "${name}": the agents here are ${runtime.agentNames.join(', ')} (from ./agents and --agents DIR)`);
+    throw refusedAgentFile(runtime, name) ?? new CommandError(`unknown agent "${name}": the agents here are ${runtime.agentNames.join(', ')} (from ./agents and --agents DIR)`);
   }
   await watchRun(runtime, flags, () => runtime.run(name, task));
 }

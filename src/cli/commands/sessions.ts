@@ -4,7 +4,7 @@ import { SessionStore, type SessionRecord } from '../../memory/SessionStore.js';
 import type { ChatMessage } from '../../models/Model.js';
 import { clip, counted, firstLine, formatDuration, formatFigures } from '../../views/liveFormat.js';
 import { CommandError } from '../CommandError.js';
-import { addRunOptions, DEFAULT_STORE, discard, existingStore, requireModel, runtimeFor, type RunFlags } from '../runOptions.js';
+import { addRunOptions, DEFAULT_STORE, discard, existingStore, refusedAgentFile, requireModel, runtimeFor, type RunFlags } from '../runOptions.js';
 import { table } from '../table.js';
 import { watchRun } from '../watchRun.js';
 
@@ -214,7 +214,7 @@ async function resumeSession(id: string, flags: RunFlags): Promise<void> {
   }
   if (!runtime.agentNames.includes(session.agentType)) {
     await discard(runtime);
-    throw new CommandError(
+    throw refusedAgentFile(runtime, session.agentType) ?? new CommandError(
       `the session's agent "${session.agentType}" is not defined here: give its file with --agents DIR (an agent a scenario ` +
         `defines in code is resumed from code, with runtime.resume)`,
     );

@@ -144,6 +144,10 @@ function parseEvent(file: string, number: number, value: unknown): TroupeEvent {
     throw new CorruptRecordingError(file, number, 'it is the result line that `troupe run --json` ends with, not an event: save a run with --trace FILE (or createRuntime({ record })) to read it back');
   }
   if (typeof type === 'string' && !EVENT_TYPES.has(type)) throw new CorruptRecordingError(file, number, `it is not an event (no event has the type ${JSON.stringify(type)})`);
+  // A first line without a type is another file's JSON (a session store, a package.json), not a trace.
+  if (number === 1 && type === undefined) {
+    throw new CorruptRecordingError(file, number, 'it is neither a recording header nor an event (it has no type): it is not a troupe trace');
+  }
   const issue = parsed.error.issues[0];
   throw new CorruptRecordingError(file, number, `it is not an event (${issue?.path.join('.') || 'type'}: ${issue?.message ?? 'invalid'})`);
 }

@@ -86,6 +86,13 @@ describe('recordings', () => {
     await expect(readRecording(file)).rejects.toMatchObject({ line: 2, reason: 'it is not an event (no event has the type "bogus")' });
   });
 
+  // A session store, a package.json: what a mistaken path most often names. Line 1 says so, not zod's list of types.
+  it('say of a first line with no type (another JSON file) that it is no troupe trace', async () => {
+    const file = join(dir.path, 'sessions.json');
+    writeFileSync(file, `${JSON.stringify({ schemaVersion: 1, __agent_sessions__: {} })}\n`);
+    await expect(readRecording(file)).rejects.toMatchObject({ line: 1, reason: 'it is neither a recording header nor an event (it has no type): it is not a troupe trace' });
+  });
+
   it('refuse a line that is not JSON (a last line cut short) or not an event, naming the line', async () => {
     const file = join(dir.path, 'cut.jsonl');
     const header = `{"type":"recording","schemaVersion":1,"runId":"r1"}`;

@@ -49,7 +49,7 @@ export function addRunOptions(command: Command, task: 'optional' | 'required'): 
     .option('--seed <n>', 'seeds ids and scripted randomness, for runs that repeat', whole)
     .option('--trace <file>', 'writes every event to this file as JSON lines, secrets redacted')
     .option('--inspect', 'shows the run in the Stately inspector: prints a page on 127.0.0.1 to open, kept after the run until Ctrl-C')
-    .option('--ui [port]', "shows the run in troupe's web inspector: prints a page on 127.0.0.1 (any free port, or PORT) to open, kept after the run until Ctrl-C", port)
+    .option('--ui [port]', "shows the run in troupe's web inspector: prints a page on 127.0.0.1 (any free port, or PORT) to open, kept after the run until Ctrl-C", uiPort)
     .addOption(new Option('--json', 'print every event as a JSON line, then the result').conflicts('quiet'))
     .option('--quiet', 'print only the result');
 }
@@ -237,6 +237,15 @@ function isFolder(path: string): boolean {
 
 function nonEmpty(value: string | undefined): string | undefined {
   return value === undefined || value.trim() === '' ? undefined : value;
+}
+
+/**
+ * Parses `--ui`'s optional port. Its value is optional, so commander takes the word after `--ui` for it: a target
+ * (or session id) given after the flag (`troupe run --ui team.ts`) lands here, and the message says to put `--ui` after it.
+ */
+function uiPort(value: string): number {
+  if (/^\s*\d+\s*$/.test(value)) return port(value);
+  throw new InvalidArgumentError(`must be a port number, 0 to 65535; --ui takes the word after it as its port: put --ui after the target or session id (… ${value} --ui)`);
 }
 
 /** Parses a port number, 0 to 65535 (`--ui PORT`; 0 is any free port). */

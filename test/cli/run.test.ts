@@ -151,6 +151,11 @@ describe.concurrent('troupe run: arguments it cannot use give one line and exit 
     [['run', 'examples/scenario.ts', '--json', '--quiet'], /^troupe: option '--json' cannot be used with option '--quiet' \(see --help\)\n$/],
     [['run', 'examples/scenario.ts', '--colour'], /^troupe: unknown option '--colour' \(see --help\)\n$/],
     [['run'], /^troupe: missing required argument 'target' \(see --help\)\n$/],
+    // --ui's port is optional, so the word after it is taken for one: a target there is not a port, and the message says where --ui goes.
+    [
+      ['run', '--ui', 'examples/scenario.ts'],
+      /^troupe: option '--ui \[port\]' argument 'examples\/scenario\.ts' is invalid\. must be a port number, 0 to 65535; --ui takes the word after it as its port: put --ui after the target or session id \(… examples\/scenario\.ts --ui\) \(see --help\)\n$/,
+    ],
     [['launch'], /^troupe: unknown command 'launch' \(see --help\)\n$/],
     [['run', 'examples/missing.ts'], /^troupe: cannot read scenario examples\/missing\.ts: no such file\n$/],
     [['run', 'examples/'], /^troupe: cannot read scenario examples\/: not a file\n$/],

@@ -39,13 +39,16 @@ export function routeMessage(
 /**
  * The supervisor's `route` as the runtime provides it when no inspector watches: the route is reported at once, then
  * each receiver it wakes is sent its `MESSAGE` straight from the action, in the order an `enqueueActions` would have
- * sent them after the step (which costs a dozen closures and an action to resolve per message).
+ * sent them after the step (which costs a dozen closures and an action to resolve per message), unless it ended as the
+ * route was reported.
  */
 export function routeAtOnce(report: (report: RouteReport) => void) {
   return ({ context, event }: { context: SupervisorContext; event: SupervisorEvent }): void => {
     if (event.type !== 'MESSAGE.SEND') return;
     let woken: [AgentActorRef, MessageEvent][] | undefined;
     report(routeMessage(context, event.message, (actor, message) => (woken ??= []).push([actor, message])));
-    for (const [actor, message] of woken ?? []) actor.send(message);
+    // A receiver that code stopped as it heard of the route (an `events$` handler on `message.delivered`) has ended:
+    // its copy is in its inbox, and the slot it was given went back as it ended.
+    for (const [actor, message] of woken ?? []) if (actor.getSnapshot().status === 'active') actor.send(message);
   };
 }

@@ -17,7 +17,10 @@ export interface MessageReceipt {
 export interface SendOptions {
   /** Wait for the reply: the calling tool's result becomes the reply (or a timeout error). */
   expectReply?: boolean;
-  /** How long to wait for the reply, on the runtime's clock (default: for ever). */
+  /**
+   * How long to wait for the reply, on the runtime's clock (default: for ever). Only with `expectReply`: without it the
+   * send is refused (a `ConfigurationError`, the message not sent) rather than the limit dropped.
+   */
   timeoutMs?: number;
 }
 

@@ -23,6 +23,9 @@ export class CallerMessaging implements Messaging {
 
   async send(to: string, content: string, options: SendOptions = {}): Promise<MessageReceipt | ToolSignal> {
     this.check(to, content);
+    if (!options.expectReply && options.timeoutMs !== undefined) {
+      throw new ConfigurationError('timeoutMs is how long to wait for the reply: give expectReply: true with it, or leave it out. The message was not sent.');
+    }
     if (!options.expectReply) return this.messenger.deliver(this.caller.agentId, to, content, this.out);
     this.oneWait('send_message');
     const message = this.messenger.make(this.caller.agentId, to, content);

@@ -19,6 +19,10 @@ export const sendMessage = defineTool({
   }),
   kind: 'other',
   execute: async ({ to, content, expect_reply, timeout_ms }, { messaging }) => {
+    // A time limit without a wait would be dropped without a word: the model meant to wait for the reply.
+    if (timeout_ms !== undefined && expect_reply !== true) {
+      throw new Error('timeout_ms is how long to wait for the reply: send with expect_reply: true to wait, or without timeout_ms. The message was not sent.');
+    }
     const sent = await messaging.send(to, content, { expectReply: expect_reply, timeoutMs: timeout_ms });
     return isToolSignal(sent) ? sent : describeReceipt(sent);
   },

@@ -57,6 +57,38 @@ describe('waits that end without their message', () => {
   });
 });
 
+describe('a time limit without a wait', () => {
+  it('messaging.send with timeoutMs but no expectReply is refused with a ConfigurationError, and nothing is sent', async () => {
+    const clock = simulatedClock();
+    const tell = defineTool({
+      name: 'tell',
+      description: 'Tells pro.',
+      parameters: z.object({}),
+      kind: 'other',
+      execute: async (_args, { messaging }) => {
+        try {
+          await messaging.send('pro', 'Argue.', { timeoutMs: 500 });
+          return 'sent';
+        } catch (error) {
+          return `${(error as Error).name}: ${(error as Error).message}`;
+        }
+      },
+    });
+    const model = new ScriptedModel((request) => (lastMessage(request).role === 'user' && request.agentName === 'judge' ? callTools(toolCall('tell', {}, 't')) : 'done'), { latencyMs: 10 });
+    const runtime = createRuntime({ model, agents: [resident('pro'), worker('judge', ['tell'])], tools: [tell], clock, projectAgentDir: false });
+    runtime.spawn('pro', 'Wait.');
+    await runtime.runUntilIdle();
+
+    const [result] = await Promise.all([runtime.run('judge', 'Judge.'), runtime.runUntilIdle()]);
+
+    expect(result).toMatchObject({ status: 'completed', toolCallsExecuted: 1 });
+    const last = model.calls.filter((request) => request.agentName === 'judge').at(-1)!;
+    expect(toolMessageFor(last, 't')?.content).toMatch(/^ConfigurationError: timeoutMs is how long to wait for the reply: give expectReply: true/);
+    expect(runtime.metrics().total.messagesOut).toBe(0);
+    await runtime.shutdown();
+  });
+});
+
 describe('one call, one wait', () => {
   it('a tool of its own that asks for a second reply in the same call is refused, rather than lose the first reply', async () => {
     const clock = simulatedClock();

@@ -142,6 +142,32 @@ describe('request and reply', () => {
     await runtime.shutdown();
   });
 
+  it('send_message with timeout_ms but no expect_reply is refused with an error result, and nothing is sent', async () => {
+    const clock = simulatedClock();
+    const model = new ScriptedModel(
+      (request) => {
+        if (request.agentName === 'mute') return 'noted';
+        return lastMessage(request).role === 'user' ? callTools(toolCall('send_message', { to: 'mute', content: 'ping', timeout_ms: 500 }, 'ask')) : 'told';
+      },
+      { latencyMs: 100 },
+    );
+    const runtime = createRuntime({ model, agents: [resident('mute'), worker('asker', ['send_message'])], clock, projectAgentDir: false });
+    const events = collect(runtime.events$);
+    const mute = runtime.spawn('mute', 'Stay silent.');
+
+    const asker = runtime.spawn('asker', 'Ping.');
+    await runtime.runUntilIdle();
+
+    expect(await asker.result).toMatchObject({ status: 'completed', output: 'told' });
+    expect(toolMessageFor(callsOf(model, asker.id)[1]!, 'ask')).toMatchObject({
+      isError: true,
+      content: expect.stringMatching(/timeout_ms is how long to wait for the reply: send with expect_reply: true .*The message was not sent\./),
+    });
+    expect(ofType(events, 'message.sent')).toEqual([]);
+    runtime.stop(mute.id);
+    await runtime.shutdown();
+  });
+
   it('code answers an agent’s send_message to runtime with runtime.send and replyTo: the reply is the tool’s result', async () => {
     const clock = simulatedClock();
     const model = new ScriptedModel(

@@ -79,11 +79,10 @@ export function isScenarioPath(target: string): boolean {
 let typescriptLoader: Promise<unknown> | undefined;
 
 /**
- * Loads a scenario file: TypeScript through tsx's loader (registered once, so the scenario's `troupe` is the same
- * module the command uses), JavaScript with `import()`. An unreadable file, one that does not load, or one whose
- * default export is not a scenario is a {@link CommandError}.
+ * The absolute path of a scenario file that can be read and is a script (.ts, .mts, .js, .mjs), or the
+ * {@link CommandError} that says why not; its code is not run.
  */
-export async function loadScenario(file: string): Promise<ScenarioDefinition> {
+export function scenarioPath(file: string): string {
   const path = resolve(file);
   try {
     accessSync(path, constants.R_OK);
@@ -92,6 +91,16 @@ export async function loadScenario(file: string): Promise<ScenarioDefinition> {
     throw new CommandError(`cannot read scenario ${file}: ${reason(error)}`);
   }
   if (!SCRIPT.test(path)) throw new CommandError(notAScenario(file));
+  return path;
+}
+
+/**
+ * Loads a scenario file: TypeScript through tsx's loader (registered once, so the scenario's `troupe` is the same
+ * module the command uses), JavaScript with `import()`. An unreadable file, one that does not load, or one whose
+ * default export is not a scenario is a {@link CommandError}.
+ */
+export async function loadScenario(file: string): Promise<ScenarioDefinition> {
+  const path = scenarioPath(file);
   let loaded: { default?: unknown };
   try {
     if (TYPESCRIPT.test(path)) {

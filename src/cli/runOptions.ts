@@ -60,9 +60,9 @@ export function addRunOptions(command: Command, task: 'optional' | 'required'): 
  * on stderr: the other agents still run. The runtime's code is loaded here, not when the
  * command starts, so `--help` and argument errors answer at once.
  */
-export async function runtimeFor(flags: RunFlags, base: RuntimeOptions): Promise<Runtime> {
+export async function runtimeFor(flags: RunFlags, base: RuntimeOptions, store = openStore(flags.store)): Promise<Runtime> {
   const { createRuntime } = await import('../createRuntime.js');
-  const options = runtimeOptions(flags, base);
+  const options = runtimeOptions(flags, base, store);
   // The web inspector first: its port may be one the user chose, and taken; then the run stops with that one line,
   // before a Stately inspector was started and its page printed.
   const ui = flags.ui === undefined || flags.ui === false ? undefined : await startWebUi(flags.ui === true ? 0 : flags.ui, 'troupe run');
@@ -92,12 +92,12 @@ export async function discard(runtime: Runtime): Promise<void> {
 }
 
 /** The runtime's options from the flags, over what a scenario brings. */
-function runtimeOptions(flags: RunFlags, base: RuntimeOptions): RuntimeOptions {
+function runtimeOptions(flags: RunFlags, base: RuntimeOptions, store: JsonFileMemory): RuntimeOptions {
   return {
     ...base,
     // `--agents` adds folders (as it does to ./agents): a scenario's own folders stay, before them.
     ...(flags.agents ? { agentDirs: [...(base.agentDirs ?? []), ...flags.agents] } : {}),
-    store: openStore(flags.store),
+    store,
     ...(flags.maxParallel !== undefined ? { maxParallel: flags.maxParallel } : {}),
     ...(flags.seed !== undefined ? { seed: flags.seed } : {}),
     ...(flags.trace !== undefined ? { trace: traceFile(flags.trace, flags.store ?? DEFAULT_STORE) } : {}),
@@ -157,9 +157,10 @@ export const missingModel: Model = {
 
 /**
  * The session store to write: `--store FILE`, or {@link DEFAULT_STORE} (its folder made when missing). A file there must
- * be a store troupe can use, checked before anything runs (see {@link checkedStore}).
+ * be a store troupe can use, checked before anything runs (see {@link checkedStore}): a scenario opens it before its
+ * file is loaded (its top-level code run).
  */
-function openStore(file: string | undefined): JsonFileMemory {
+export function openStore(file: string | undefined): JsonFileMemory {
   const path = resolve(file ?? DEFAULT_STORE);
   if (file === undefined) makeStoreFolder(dirname(path));
   else if (!isFolder(dirname(path))) throw new CommandError(`cannot use store ${file}: its folder ${dirname(file)} does not exist`);

@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import { CommandError, EXIT, oneLine } from '../CommandError.js';
-import { addRunOptions, discard, missingModel, realModel, refusedAgentFile, requireModel, runtimeFor, type RunFlags } from '../runOptions.js';
-import { isScenarioPath, loadScenario } from '../Scenario.js';
+import { addRunOptions, discard, missingModel, openStore, realModel, refusedAgentFile, requireModel, runtimeFor, type RunFlags } from '../runOptions.js';
+import { isScenarioPath, loadScenario, scenarioPath } from '../Scenario.js';
 import { watchRun } from '../watchRun.js';
 
 const EXAMPLES = `
@@ -33,10 +33,14 @@ export function runCommand(): Command {
 }
 
 async function runScenario(file: string, flags: RunFlags): Promise<void> {
+  // The store before the scenario is loaded: a store that cannot be used stops the run before the scenario's own code
+  // runs (a file that is no scenario is said first, and makes no store folder).
+  scenarioPath(file);
+  const store = openStore(flags.store);
   const scenario = await loadScenario(file);
   // A scenario brings its own (scripted) model; --model or --base-url ask for a real one instead.
   const model = flags.model !== undefined || flags.baseUrl !== undefined ? await requireModel(flags) : (scenario.model ?? (await realModel(flags)) ?? missingModel);
-  const runtime = await runtimeFor(flags, { ...scenario.options, model, agents: scenario.agents ?? [], tools: scenario.tools ?? [] });
+  const runtime = await runtimeFor(flags, { ...scenario.options, model, agents: scenario.agents ?? [], tools: scenario.tools ?? [] }, store);
   await watchRun(runtime, flags, async () => {
     try {
       return await scenario.run(runtime, flags.task === undefined ? {} : { task: flags.task });

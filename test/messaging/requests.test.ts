@@ -114,58 +114,50 @@ describe('request and reply', () => {
     await runtime.shutdown();
   });
 
-  it('send_message with expect_reply gets an error result once timeout_ms passes without a reply', async () => {
+  /**
+   * An asker whose first turn calls send_message with `args` to a resident that never replies (its latency 100 ms), and
+   * whose next turn answers `then`; runs until idle.
+   */
+  async function askTheMute(args: Record<string, unknown>, then: string) {
     const clock = simulatedClock();
     const model = new ScriptedModel(
       (request) => {
         if (request.agentName === 'mute') return 'noted';
-        return lastMessage(request).role === 'user' ? callTools(toolCall('send_message', { to: 'mute', content: 'ping', expect_reply: true, timeout_ms: 500 }, 'ask')) : 'gave up';
+        return lastMessage(request).role === 'user' ? callTools(toolCall('send_message', { to: 'mute', content: 'ping', ...args }, 'ask')) : then;
       },
       { latencyMs: 100 },
     );
     const runtime = createRuntime({ model, agents: [resident('mute'), worker('asker', ['send_message'])], clock, projectAgentDir: false });
     const events = collect(runtime.events$);
     const mute = runtime.spawn('mute', 'Stay silent.');
-
     const asker = runtime.spawn('asker', 'Ping.');
     await runtime.runUntilIdle();
-
-    expect(await asker.result).toMatchObject({ status: 'completed', output: 'gave up' });
-    const sent = ofType(events, 'message.sent').find((event) => event.agentId === asker.id)!.message;
-    expect(toolMessageFor(callsOf(model, asker.id)[1]!, 'ask')).toMatchObject({
-      isError: true,
-      content: `Error: no reply to ${sent.id} came within 500 ms.`,
-    });
-    // Sent at 100 ms (after its first turn), given up at 600 ms on the simulated clock.
-    expect(ofType(events, 'model.request').filter((event) => event.agentId === asker.id).map((event) => event.at)).toEqual([0, 600]);
+    const result = await asker.result;
+    const toolMessage = toolMessageFor(callsOf(model, asker.id)[1]!, 'ask');
     runtime.stop(mute.id);
     await runtime.shutdown();
+    return { asker, result, toolMessage, events };
+  }
+
+  it('send_message with expect_reply gets an error result once timeout_ms passes without a reply', async () => {
+    const { asker, result, toolMessage, events } = await askTheMute({ expect_reply: true, timeout_ms: 500 }, 'gave up');
+
+    expect(result).toMatchObject({ status: 'completed', output: 'gave up' });
+    const sent = ofType(events, 'message.sent').find((event) => event.agentId === asker.id)!.message;
+    expect(toolMessage).toMatchObject({ isError: true, content: `Error: no reply to ${sent.id} came within 500 ms.` });
+    // Sent at 100 ms (after its first turn), given up at 600 ms on the simulated clock.
+    expect(ofType(events, 'model.request').filter((event) => event.agentId === asker.id).map((event) => event.at)).toEqual([0, 600]);
   });
 
   it('send_message with timeout_ms but no expect_reply is refused with an error result, and nothing is sent', async () => {
-    const clock = simulatedClock();
-    const model = new ScriptedModel(
-      (request) => {
-        if (request.agentName === 'mute') return 'noted';
-        return lastMessage(request).role === 'user' ? callTools(toolCall('send_message', { to: 'mute', content: 'ping', timeout_ms: 500 }, 'ask')) : 'told';
-      },
-      { latencyMs: 100 },
-    );
-    const runtime = createRuntime({ model, agents: [resident('mute'), worker('asker', ['send_message'])], clock, projectAgentDir: false });
-    const events = collect(runtime.events$);
-    const mute = runtime.spawn('mute', 'Stay silent.');
+    const { result, toolMessage, events } = await askTheMute({ timeout_ms: 500 }, 'told');
 
-    const asker = runtime.spawn('asker', 'Ping.');
-    await runtime.runUntilIdle();
-
-    expect(await asker.result).toMatchObject({ status: 'completed', output: 'told' });
-    expect(toolMessageFor(callsOf(model, asker.id)[1]!, 'ask')).toMatchObject({
+    expect(result).toMatchObject({ status: 'completed', output: 'told' });
+    expect(toolMessage).toMatchObject({
       isError: true,
       content: expect.stringMatching(/timeout_ms is how long to wait for the reply: send with expect_reply: true .*The message was not sent\./),
     });
     expect(ofType(events, 'message.sent')).toEqual([]);
-    runtime.stop(mute.id);
-    await runtime.shutdown();
   });
 
   it('code answers an agent’s send_message to runtime with runtime.send and replyTo: the reply is the tool’s result', async () => {

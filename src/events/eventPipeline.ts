@@ -9,6 +9,14 @@ export interface EventInput {
   complete(): void;
 }
 
+/**
+ * A consumer of the runtime's own that reads what it needs of an event itself (its type, ids and numbers) and passes
+ * it on to user code only now and then: told of the event as it came in, and `redacted` gives the event as every
+ * other consumer sees it, redacted (once for all of them, on the first call). Call `redacted` while being told, not
+ * later.
+ */
+export type EventTap = (event: TroupeEvent, redacted: () => TroupeEvent) => void;
+
 /** The runtime's event pipeline: every event in, redacted out to every subscriber, and the metrics folded from them. */
 export interface EventPipeline {
   /**
@@ -23,6 +31,11 @@ export interface EventPipeline {
    * inspector), told in the order they subscribed and before any subscriber of `events$`.
    */
   readonly internal$: Observable<TroupeEvent>;
+  /**
+   * Adds a consumer of the runtime's own that is told of every event with the `internal$` subscribers, in the same
+   * order, before it is redacted (see {@link EventTap}); unsubscribing removes it.
+   */
+  tap(tap: EventTap): Subscription;
   /**
    * The metrics after each event, as snapshots (a fresh `total`, the live `agents`); a new subscriber gets the latest
    * at once (once there has been an event), as a `shareReplay` of one would give it.
@@ -40,58 +53,56 @@ export interface EventPipeline {
 
 /**
  * Builds the pipeline a runtime uses (and the benchmark measures): one input, each event redacted once by `redactor`
- * (when given), then handed to the runtime's own consumers (`internal$`) and to the subscribers of `events$`. The fold
- * allocates nothing per event; `metrics$` copies the run's `total` for each snapshot it hands out, and only while
+ * (when given), then handed to the runtime's own consumers (`internal$`, taps) and to the subscribers of `events$`. The
+ * fold allocates nothing per event; `metrics$` copies the run's `total` for each snapshot it hands out, and only while
  * someone listens. Everything downstream (subscribers, metrics, the `record` and `trace` files, handles' streams)
  * sees the redacted event.
+ *
+ * An event is redacted only when someone outside the runtime will see it: a subscriber of `internal$` (a trace, a
+ * record, the web inspector) or of `events$`, or a tap that asks (a handle's stream). The metrics and the launcher
+ * read an event's ids, names and numbers, never its text; those are made by the runtime and hold no secret, so they
+ * read the event as it came, and a run nobody watches redacts nothing (a tenth of a trader's turn went to redacting
+ * its eleven events). Should the ids or name of an agent hold a secret after all (a listed secret that is also an
+ * agent's name), the metrics fold the redacted events from then on, so they name agents as the events do.
  *
  * Agents hand their events to `input` from their actions rather than each being a stream merged in: a stream per agent
  * (an Observable on the actor's emitted events, a subscription to its end, an inner subscription of a merge) cost about
  * 7 KB allocated and 2 KB kept per agent, and the merge had to be sharded so that ending one of 100,000 was cheap.
  *
- * The runtime's own consumers are a list of subscribers called in turn, and `events$` is an RxJS `Subject` told only
+ * The runtime's own consumers are a list of functions called in turn, and `events$` is an RxJS `Subject` told only
  * while it has subscribers: Node loads RxJS's ES5 build, whose `Subject.next` makes an iterator and closures for every
  * event (about 0.25 KB with no subscriber at all), and the pipeline had two of them and a `map` (0.56 KB an event).
  */
 export function createEventPipeline(options: { redactor?: Redactor } = {}): EventPipeline {
   const { redactor } = options;
-  const own: Subscriber<TroupeEvent>[] = [];
+  const own = new OwnConsumers(redactor);
   const subject = new Subject<TroupeEvent>();
   let ended = false;
   const live = createMetrics();
+  const fold = metricsFold(live, redactor);
   let folding = false;
-  let folded = 0;
   // User code is told of events (a handle's stream from the launcher, `events$`) and may cause more as it is (it cancels
   // the agent whose `tool.call` it heard): those wait here until the event being handed out has reached every
   // consumer, so each consumer (a `record` file, a handle, a subscriber) gets the events in the order they happened. They
   // are folded into the metrics at once, as the runtime reads them while it carries on.
   let busy = false;
   let waiting: TroupeEvent[] | undefined;
-  const fold = (event: TroupeEvent) => {
-    foldEvent(live, event);
-    folded += 1;
-  };
-  const handOut = (event: TroupeEvent) => {
-    for (let i = 0; i < own.length; i++) own[i]!.next(event);
-    if (subject.observed) subject.next(event);
-  };
   const end = () => {
-    for (const subscriber of own.splice(0)) subscriber.complete();
+    own.end();
     subject.complete();
   };
   const input: EventInput = {
     next(event) {
       if (ended) return;
-      const redacted = redactor ? redactor.redact(event) : event;
-      if (folding) fold(redacted);
+      if (folding) fold(event);
       if (busy) {
-        (waiting ??= []).push(redacted);
+        (waiting ??= []).push(event);
         return;
       }
       busy = true;
       try {
-        handOut(redacted);
-        for (let i = 0; waiting !== undefined && i < waiting.length; i++) handOut(waiting[i]!);
+        own.tell(event, subject);
+        for (let i = 0; waiting !== undefined && i < waiting.length; i++) own.tell(waiting[i]!, subject);
       } finally {
         busy = false;
         waiting = undefined;
@@ -104,20 +115,20 @@ export function createEventPipeline(options: { redactor?: Redactor } = {}): Even
       if (!busy) end();
     },
   };
-  const internal$ = new Observable<TroupeEvent>((subscriber) => {
+  const internal$ = new Observable<TroupeEvent>((subscriber: Subscriber<TroupeEvent>) => {
     if (ended) {
       subscriber.complete();
       return;
     }
-    own.push(subscriber);
-    return () => {
-      const at = own.indexOf(subscriber);
-      if (at >= 0) own.splice(at, 1);
-    };
+    return own.join(
+      (_event, redacted) => subscriber.next(redacted()),
+      () => subscriber.complete(),
+    );
   });
+  const tap = (consumer: EventTap): Subscription => (ended ? Subscription.EMPTY : new Subscription(own.join(consumer)));
   const events$ = subject.asObservable();
   const metrics$ = new Observable<MetricsSnapshot>((subscriber) => {
-    if (folded > 0) subscriber.next(snapshotOf(live));
+    if (fold.count > 0) subscriber.next(snapshotOf(live));
     return events$.subscribe({
       next: () => subscriber.next(snapshotOf(live)),
       error: (error: unknown) => subscriber.error(error),
@@ -128,5 +139,75 @@ export function createEventPipeline(options: { redactor?: Redactor } = {}): Even
     folding = true;
     return new Subscription(() => (folding = false));
   };
-  return { input, events$, internal$, metrics$, live, fold: startFolding };
+  return { input, events$, internal$, tap, metrics$, live, fold: startFolding };
+}
+
+/**
+ * The runtime's own consumers of events (`internal$` subscribers and taps), told in the order they joined, then the
+ * subscribers of `events$`. An event is redacted on the first ask, once for all of them (hand-outs never overlap: the
+ * pipeline queues an event caused while another is handed out).
+ */
+class OwnConsumers {
+  private readonly taps: EventTap[] = [];
+  private readonly ends: (() => void)[] = [];
+  private current: TroupeEvent | undefined;
+  private currentRedacted: TroupeEvent | undefined;
+  private readonly redacted = (): TroupeEvent => (this.currentRedacted ??= this.redactor ? this.redactor.redact(this.current!) : this.current!);
+
+  constructor(private readonly redactor: Redactor | undefined) {}
+
+  /** Adds a consumer until the returned function is called or the pipeline ends (then `complete` is called, if given). */
+  join(tap: EventTap, complete?: () => void): () => void {
+    this.taps.push(tap);
+    if (complete) this.ends.push(complete);
+    return () => {
+      remove(this.taps, tap);
+      if (complete) remove(this.ends, complete);
+    };
+  }
+
+  /** Tells every consumer of `event`, then `subject`'s subscribers (redacted), if it has any. */
+  tell(event: TroupeEvent, subject: Subject<TroupeEvent>): void {
+    this.current = event;
+    this.currentRedacted = undefined;
+    const { taps } = this;
+    for (let i = 0; i < taps.length; i++) taps[i]!(event, this.redacted);
+    if (subject.observed) subject.next(this.redacted());
+    this.current = this.currentRedacted = undefined;
+  }
+
+  /** The pipeline ended: every consumer is completed, in the order it joined, and none is told of anything more. */
+  end(): void {
+    this.taps.length = 0;
+    for (const complete of this.ends.splice(0)) complete();
+  }
+}
+
+function remove<T>(list: T[], item: T): void {
+  const at = list.indexOf(item);
+  if (at >= 0) list.splice(at, 1);
+}
+
+/**
+ * Folds events into `live` in place, as they came: the metrics read ids, names and numbers, which hold no secret.
+ * Once an agent's ids or name turn out to hold one, the fold redacts every event from then on, so the metrics name
+ * agents as the events do. `count` is the number of events folded.
+ */
+function metricsFold(live: MetricsSnapshot, redactor: Redactor | undefined): ((event: TroupeEvent) => void) & { count: number } {
+  let secretIds = false;
+  const fold = (event: TroupeEvent) => {
+    if (redactor && !secretIds && (event.type === 'agent.spawned' || live.agents[event.agentId] === undefined)) {
+      secretIds = idsHoldSecrets(redactor, event);
+    }
+    foldEvent(live, secretIds ? redactor!.redact(event) : event);
+    fold.count += 1;
+  };
+  fold.count = 0;
+  return fold;
+}
+
+/** True when redacting an event changes its run id, agent ids or name: one of them holds a secret. */
+function idsHoldSecrets(redactor: Redactor, event: TroupeEvent): boolean {
+  const changed = (text: unknown) => typeof text === 'string' && redactor.redactText(text) !== text;
+  return changed(event.runId) || changed(event.agentId) || changed(event.parentId) || ('name' in event && changed(event.name));
 }

@@ -23,10 +23,12 @@ export class HandleStream {
     queueMicrotask(() => (this.early = null));
   }
 
-  /** Passes an event on. */
-  next(event: TroupeEvent): void {
-    this.early?.push(event);
-    if (this.subject.observed) this.subject.next(event);
+  /** Passes an event on (asked of `event` only when someone will see it). */
+  next(event: () => TroupeEvent): void {
+    if (this.early === null && !this.subject.observed) return;
+    const told = event();
+    this.early?.push(told);
+    if (this.subject.observed) this.subject.next(told);
   }
 
   /** Ends the stream: the agent ended. */

@@ -171,8 +171,11 @@ export class Launcher {
   /** How many events the runtime has seen (what `runUntilIdle` watches for progress). */
   eventsSeen = 0;
 
-  /** Hands each event to the handles watching its agent or an ancestor, and keeps sessions in step. */
-  observe(event: TroupeEvent): void {
+  /**
+   * Keeps sessions in step with each event and hands it, redacted, to the handles watching its agent or an ancestor (a
+   * tap of the event pipeline: it reads the event's type and ids as they came).
+   */
+  observe(event: TroupeEvent, redacted: () => TroupeEvent): void {
     this.eventsSeen += 1;
     if (event.type === 'agent.started' && !this.groups.has(event.agentId)) {
       this.parts.sessions.started(event.agentId);
@@ -183,7 +186,7 @@ export class Launcher {
     const table = this.parts.table();
     let id: string | null = event.agentId;
     while (id !== null) {
-      this.watchers.get(id)?.next(event);
+      this.watchers.get(id)?.next(redacted);
       id = table.record(id)?.parentId ?? null;
     }
   }

@@ -115,7 +115,7 @@ export function buildParts(options: RuntimeOptions) {
   const trace: EventRecording | undefined = options.trace ? traceEvents(internal$, options.trace, { runId }) : undefined;
   const subscriptions: Subscription[] = [
     pipeline.fold(),
-    internal$.subscribe((event) => launcher.observe(event)),
+    pipeline.tap((event, redacted) => launcher.observe(event, redacted)),
   ];
   const recording = recordingAfter(trace, subscriptions, options.record, () => recordEvents(internal$, options.record!, { runId }));
   if (inspection.ui) subscriptions.push(inspection.ui.watch(internal$));

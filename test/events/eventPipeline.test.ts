@@ -139,4 +139,65 @@ describe('the event pipeline', () => {
     expect(ends).toEqual(['trace', 'user', 'late trace', 'late user']);
     expect(seen).toEqual([]);
   });
+  it('redacts an event only when someone outside the runtime will see it, once for all, and taps read it as it came', () => {
+    let redactions = 0;
+    class Counting extends Redactor {
+      override redact<T>(value: T): T {
+        redactions += 1;
+        return super.redact(value);
+      }
+    }
+    const pipeline = createEventPipeline({ redactor: new Counting({ secrets: [SECRET], env: false }) });
+    pipeline.fold();
+    const tapped: TroupeEvent[] = [];
+    const asked: TroupeEvent[] = [];
+    pipeline.tap((event, redacted) => {
+      tapped.push(event);
+      if (event.at === 3) asked.push(redacted(), redacted());
+    });
+    const header = { runId: 'run', agentId: 'agent:worker:1', parentId: null, toolCallId: null };
+    const call = (at: number): TroupeEvent => ({ type: 'tool.call', ...header, at, callId: `c${at}`, tool: 'fetch', arguments: `{"token":"${SECRET}"}` });
+    pipeline.input.next({ type: 'agent.spawned', ...header, at: 0, name: 'worker', depth: 0, task: 'Work.' });
+
+    // Folded and tapped, seen by no one outside: nothing redacted.
+    pipeline.input.next(call(1));
+    expect(redactions).toBe(0);
+    expect(tapped[1]).toMatchObject({ arguments: `{"token":"${SECRET}"}` });
+
+    // A subscriber of events$: redacted once, and the tap still reads it as it came.
+    const seen: TroupeEvent[] = [];
+    const watching = pipeline.events$.subscribe((event) => seen.push(event));
+    pipeline.input.next(call(2));
+    expect(redactions).toBe(1);
+    expect(seen[0]).toMatchObject({ arguments: '{"token":"[redacted]"}' });
+    expect(tapped[2]).toMatchObject({ arguments: `{"token":"${SECRET}"}` });
+
+    // A tap that asks and a subscriber: the same redacted event, made once.
+    pipeline.input.next(call(3));
+    expect(redactions).toBe(2);
+    expect(asked[0]).toBe(seen[1]);
+    expect(asked[1]).toBe(seen[1]);
+    watching.unsubscribe();
+    pipeline.input.next(call(4));
+    expect(redactions).toBe(2);
+    expect(pipeline.live.agents['agent:worker:1']).toBeDefined();
+  });
+
+  it('folds the metrics from redacted events once an agent\'s id or name holds a secret, so they name it as the events do', async () => {
+    const secretName = 'worker-hunter22';
+    const worker = defineAgent({ name: secretName, description: 'Works.', systemPrompt: 'Work.' });
+    const runtime = createRuntime({ model: scripted(['done']), agents: [worker], secrets: [secretName], projectAgentDir: false });
+    const ids = new Set<string>();
+    runtime.events$.subscribe((event) => ids.add(event.agentId));
+
+    const result = await runtime.run(secretName, 'Work.');
+    const metrics = runtime.metrics();
+    await runtime.shutdown();
+
+    expect(result.status).toBe('completed');
+    expect(Object.keys(metrics.agents)).toEqual([...ids]);
+    expect(Object.keys(metrics.agents)[0]).toMatch(/^agent:\[redacted\]:/);
+    expect(JSON.stringify(metrics)).not.toContain(secretName);
+    expect(metrics.total.agentsCompleted).toBe(1);
+  });
 });

@@ -324,6 +324,30 @@ describe('events and metrics', () => {
     await runtime.shutdown();
   });
 
+  it("a handle's events$ subscribed later, or again, sees its agent's events from then on, and none after it unsubscribes", async () => {
+    const resident = defineAgent({ name: 'resident', description: 'Lives on.', systemPrompt: 'Answer.', resident: true });
+    const runtime = createRuntime({ model: new ScriptedModel(() => 'noted'), agents: [resident], clock: simulatedClock() });
+    const handle = runtime.spawn('resident', 'Wait for mail.');
+    const other = runtime.spawn('resident', 'Wait too.');
+    await runtime.runUntilIdle(); // past the tick in which they were spawned: nothing kept for a late subscriber
+    const seen = (events: TroupeEvent[]) => events.filter((event) => event.type === 'message.delivered').map((event) => event.agentId);
+
+    const first = collect(handle.events$);
+    runtime.send(handle.id, 'one');
+    runtime.send(other.id, 'one');
+    await runtime.runUntilIdle();
+    const second = collect(handle.events$);
+    const watching = handle.events$.subscribe(() => {});
+    watching.unsubscribe();
+    runtime.send(handle.id, 'two');
+    await runtime.runUntilIdle();
+
+    expect(seen(first)).toEqual([handle.id, handle.id]);
+    expect(seen(second)).toEqual([handle.id]);
+    expect(first.every((event) => event.agentId === handle.id)).toBe(true);
+    await runtime.shutdown();
+  });
+
   it('uses an agent definition model and temperature over the runtime model', async () => {
     const own = scripted(['from own model']);
     const shared = scripted(['from shared']);

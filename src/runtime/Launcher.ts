@@ -102,6 +102,11 @@ export const RESIDENT_MAX_TURNS = 1_000;
  */
 export class Launcher {
   private readonly watchers = new Map<string, HandleStream>();
+  /** How many of `watchers` want events now (see {@link HandleStream}): none, and no event is looked up for them. */
+  private wantingWatchers = 0;
+  private readonly wanting = (wanting: boolean) => {
+    this.wantingWatchers += wanting ? 1 : -1;
+  };
   private readonly live = new Map<string, LiveRun>();
   /** Live runs by agent name: an agent made during the run is only removed once none of its runs is live. */
   private readonly liveRuns = new Map<string, number>();
@@ -182,7 +187,7 @@ export class Launcher {
       this.parts.limits.running(event.agentId);
     }
     if (event.type === 'model.response' && this.parts.checkpoints) this.checkpoint(event.agentId);
-    if (this.watchers.size === 0) return;
+    if (this.wantingWatchers === 0) return;
     const table = this.parts.table();
     let id: string | null = event.agentId;
     while (id !== null) {
@@ -276,7 +281,7 @@ export class Launcher {
       sessions.checkpoint(id, [...history, { role: 'user', content: request.task }]);
     }
     this.parts.postOffice.open(id, agent.name, inbox, topics);
-    const watcher = request.watch ? new HandleStream() : undefined;
+    const watcher = request.watch ? new HandleStream(this.wanting) : undefined;
     if (watcher) this.watchers.set(id, watcher);
     const approval = request.approval ? { requestId: `approval:${this.parts.random.key()}`, ...request.approval } : undefined;
     if (approval) {

@@ -63,24 +63,44 @@ export function createCallModel(environment: AgentEnvironment) {
  * One model turn (see {@link createCallModel}): what the agent's worker runs for `MODEL.CALL`. `retrying` is told of
  * each retry before its wait. The call's AbortSignal is read from `stop` only when something needs it (the model's
  * request, a retry's wait, an MCP server's start): a `Stop` makes none for a model that never looks.
+ *
+ * Promise chains rather than async functions: every agent waiting for its model kept two suspended (about 0.6 KB alive
+ * each while it waited, and their awaits' reactions made per call). It never throws: what fails is a rejection.
  */
-export async function callModel(
+export function callModel(
   environment: AgentEnvironment,
   input: CallModelInput,
   stop: { readonly signal: AbortSignal },
   retrying: () => void,
 ): Promise<ModelTurn> {
-  const agent = environment.resolve(input.agentName, input.agentId);
-  const starting = environment.toolsReady?.(agent);
-  if (starting) await Promise.race([starting, whenAborted(stop.signal)]); // an MCP server's first start, at most its timeoutMs
+  try {
+    const agent = environment.resolve(input.agentName, input.agentId);
+    const starting = environment.toolsReady?.(agent);
+    // An MCP server's first start, at most its timeoutMs.
+    if (starting) return Promise.race([starting, whenAborted(stop.signal)]).then(() => askModel(environment, agent, input, stop, retrying));
+    return askModel(environment, agent, input, stop, retrying);
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+/** The turn once the agent's tools are ready: counted against the budgets, then asked of the model, its reply read. */
+function askModel(
+  environment: AgentEnvironment,
+  agent: ResolvedAgent,
+  input: CallModelInput,
+  stop: { readonly signal: AbortSignal },
+  retrying: () => void,
+): Promise<ModelTurn> {
   const spent = environment.reserveTurn(input.agentId);
   if (spent !== undefined) throw new BudgetSpentError(spent.owner, spent.limit); // the model is not called
   const { clock } = environment;
   const startedAt = clock.now();
   const request = new TurnRequest(environment, agent, input, stop) as unknown as ModelRequest;
-  const reply = await completeWithRetries(environment, agent, request, input, retrying);
   // The name asked for: the definition's (`model: 'my-model'`, sent as `request.model`), else the model's own.
-  return readReply(reply, agent.modelName ?? agent.model.name, environment, clock.now() - startedAt);
+  return completeWithRetries({ environment, agent, request, input, retrying }, 1).then((reply) =>
+    readReply(reply, agent.modelName ?? agent.model.name, environment, clock.now() - startedAt),
+  );
 }
 
 /**
@@ -131,38 +151,46 @@ class TurnRequest {
   }
 }
 
+/** What each try of one model turn needs. */
+interface TurnTries {
+  environment: AgentEnvironment;
+  agent: ResolvedAgent;
+  request: ModelRequest;
+  input: CallModelInput;
+  retrying: () => void;
+}
+
 /** Asks the model, trying again after a wait while the failure is retryable and tries are left. */
-async function completeWithRetries(
-  environment: AgentEnvironment,
-  agent: ResolvedAgent,
-  request: ModelRequest,
-  input: CallModelInput,
-  retrying: () => void,
-): Promise<ModelReply> {
-  const policy = input.retry ?? DEFAULT_RETRY;
-  const { clock } = environment;
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      return await agent.model.complete(request);
-    } catch (error) {
-      if (request.signal.aborted) throw new AbortedError('The model call was aborted.');
-      // Whatever the model threw (an Error, a string, undefined) fails the agent with a message that names the model,
-      // the agent and the cause; the cause's code, side, status and retryable are kept (see errorInfo).
-      const model = agent.modelName ?? agent.model.name;
-      const failure = new ModelCallError({ model, agentName: input.agentName, agentId: input.agentId, attempt, cause: error });
-      if (attempt >= policy.attempts || !isRetryable(error)) throw failure;
-      const delayMs = retryDelay(policy, attempt, () => environment.random(input.agentId).next(), error.retryAfterMs);
-      environment.announce(
-        stampEvent(input.header, clock.now(), { type: 'model.retry', attempt, delayMs, error: errorInfo(failure, 'model') }),
-      );
-      retrying();
-      try {
-        await sleep(clock, delayMs, request.signal);
-      } catch {
-        throw new AbortedError('The model call was aborted.');
-      }
-    }
+function completeWithRetries(turn: TurnTries, attempt: number): Promise<ModelReply> {
+  let reply: Promise<ModelReply>;
+  try {
+    reply = Promise.resolve(turn.agent.model.complete(turn.request));
+  } catch (error) {
+    reply = Promise.reject(error); // a model that throws rather than rejects fails (or is retried) the same way
   }
+  return reply.catch((error: unknown) => retryAfter(turn, attempt, error));
+}
+
+/** A try failed with `error`: the turn fails, or the next try comes after its wait. */
+function retryAfter(turn: TurnTries, attempt: number, error: unknown): Promise<ModelReply> {
+  const { environment, agent, request, input } = turn;
+  if (request.signal.aborted) throw new AbortedError('The model call was aborted.');
+  // Whatever the model threw (an Error, a string, undefined) fails the agent with a message that names the model, the
+  // agent and the cause; the cause's code, side, status and retryable are kept (see errorInfo).
+  const model = agent.modelName ?? agent.model.name;
+  const failure = new ModelCallError({ model, agentName: input.agentName, agentId: input.agentId, attempt, cause: error });
+  const policy = input.retry ?? DEFAULT_RETRY;
+  if (attempt >= policy.attempts || !isRetryable(error)) throw failure;
+  const delayMs = retryDelay(policy, attempt, () => environment.random(input.agentId).next(), error.retryAfterMs);
+  const { clock } = environment;
+  environment.announce(stampEvent(input.header, clock.now(), { type: 'model.retry', attempt, delayMs, error: errorInfo(failure, 'model') }));
+  turn.retrying();
+  return sleep(clock, delayMs, request.signal).then(
+    () => completeWithRetries(turn, attempt + 1),
+    () => {
+      throw new AbortedError('The model call was aborted.');
+    },
+  );
 }
 
 function readReply(reply: ModelReply, modelName: string, environment: AgentEnvironment, durationMs: number): ModelTurn {

@@ -7,7 +7,9 @@ import {
   defineAgent,
   InMemoryMemory,
   InvalidAgentError,
+  type Model,
   ModelError,
+  type ModelReply,
   type ModelRequest,
   type RetryOptions,
   type TroupeEvent,
@@ -104,6 +106,33 @@ describe('an agent whose model calls fail', () => {
     });
     expect(ofType(events, 'agent.failed')[0]?.error).toEqual(result.error);
     expect(ofType(events, 'model.retry').map((event) => event.attempt)).toEqual([1, 2]);
+    await runtime.shutdown();
+  });
+
+  it('treats a model whose complete throws, rather than rejects, as one that rejects: retried, then failed with the cause', async () => {
+    const clock = simulatedClock();
+    let calls = 0;
+    // Not an async function: the error is thrown before any promise exists.
+    const throwing: Model = {
+      name: 'thrower',
+      complete(): Promise<ModelReply> {
+        calls += 1;
+        if (calls === 1) throw new ModelError('Overloaded.', { status: 529 });
+        if (calls === 2) return Promise.resolve({ content: 'Done.' });
+        throw new TypeError('broken client');
+      },
+    };
+    const runtime = createRuntime({ model: throwing, agents: [worker()], clock, projectAgentDir: false });
+    const events = collect(runtime.events$);
+
+    const first = await advanceUntilSettled(clock, runtime.run('worker', 'Go.'));
+    const second = await advanceUntilSettled(clock, runtime.run('worker', 'Go again.'));
+
+    expect(first).toMatchObject({ status: 'completed', output: 'Done.' });
+    expect(ofType(events, 'model.retry')).toHaveLength(1);
+    expect(second).toMatchObject({ status: 'failed', reason: 'error' });
+    expect(second.error?.message).toContain('broken client');
+    expect(calls).toBe(3);
     await runtime.shutdown();
   });
 

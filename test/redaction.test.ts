@@ -5,9 +5,9 @@ import { inspect } from 'node:util';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ConfigurationError, createRuntime, defineTool, JsonFileMemory, MIN_SECRET_LENGTH, ModelError, OpenAIModel, REDACTED, Redactor } from 'troupe';
+import { ConfigurationError, createRuntime, defineAgent, defineTool, JsonFileMemory, MIN_SECRET_LENGTH, ModelError, OpenAIModel, REDACTED, Redactor } from 'troupe';
 import { callTools, ScriptedModel, toolCall } from 'troupe/testing';
-import { collect, ofType, scripted, worker } from './stubs.js';
+import { collect, ofType, scripted, simulatedClock, worker } from './stubs.js';
 import { modelRequest } from './support/modelRequest.js';
 import { startOpenAIServer, type OpenAIServer } from './support/openaiServer.js';
 import { eachTestTempDir } from './support/tempDir.js';
@@ -201,6 +201,26 @@ describe('a runtime with secrets', () => {
       message: `The model call of agent "worker" to model "bare" failed: token ${REDACTED} expired`,
     });
     expect(JSON.stringify([result, events])).not.toContain(SECRET);
+  });
+
+  it("keeps secrets out of a handle's events$: what it kept from the tick of the spawn, and what a later subscriber sees", async () => {
+    // The launcher reads events as they came (a tap of the pipeline) and gives a handle's stream the redacted one.
+    const resident = defineAgent({ name: 'resident', description: 'Lives on.', systemPrompt: 'Answer.', resident: true });
+    const model = new ScriptedModel(() => `noted; the password is ${SECRET}`); // a model repeats what it was told
+    const runtime = createRuntime({ model, agents: [resident], secrets: [SECRET], clock: simulatedClock(), projectAgentDir: false });
+    const handle = runtime.spawn('resident', `Wait for mail; the password is ${SECRET}.`);
+    const fromTheStart = collect(handle.events$);
+    await runtime.runUntilIdle(); // past the tick of the spawn: a later subscriber gets only what comes from then on
+    const later = collect(handle.events$);
+
+    runtime.send(handle.id, `the password is ${SECRET}`);
+    await runtime.runUntilIdle();
+    await runtime.shutdown();
+
+    expect(ofType(fromTheStart, 'agent.spawned')[0]?.task).toBe(`Wait for mail; the password is ${REDACTED}.`);
+    expect(ofType(later, 'message.delivered').map((event) => event.agentId)).toEqual([handle.id]);
+    expect(ofType(later, 'model.response').map((event) => event.content)).toEqual([`noted; the password is ${REDACTED}`]);
+    expect(JSON.stringify([fromTheStart, later])).not.toContain(SECRET);
   });
 
   it('redacts the messages of messages$ and their events', async () => {

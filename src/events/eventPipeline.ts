@@ -17,7 +17,7 @@ export interface EventInput {
  */
 export type EventTap = (event: TroupeEvent, redacted: () => TroupeEvent) => void;
 
-/** The runtime's event pipeline: every event in, redacted out to every subscriber, and the metrics folded from them. */
+/** The runtime's event pipeline: every event in, folded into the metrics, and redacted out to every subscriber. */
 export interface EventPipeline {
   /**
    * Where every event goes in: the runtime's own, and every agent's and group's (their actions hand them here, in the
@@ -27,8 +27,8 @@ export interface EventPipeline {
   /** Every event, redacted; hot. Its subscribers are told after every subscriber of {@link EventPipeline.internal$}. */
   readonly events$: Observable<TroupeEvent>;
   /**
-   * The same events for the runtime's own consumers (a trace file, the metrics, the launcher, a record file, the web
-   * inspector), told in the order they subscribed and before any subscriber of `events$`.
+   * The same events, redacted, for the runtime's own consumers (a trace file, a record file, the web inspector), told
+   * with the taps in the order they joined and before any subscriber of `events$`.
    */
   readonly internal$: Observable<TroupeEvent>;
   /**
@@ -52,11 +52,11 @@ export interface EventPipeline {
 }
 
 /**
- * Builds the pipeline a runtime uses (and the benchmark measures): one input, each event redacted once by `redactor`
- * (when given), then handed to the runtime's own consumers (`internal$`, taps) and to the subscribers of `events$`. The
- * fold allocates nothing per event; `metrics$` copies the run's `total` for each snapshot it hands out, and only while
- * someone listens. Everything downstream (subscribers, metrics, the `record` and `trace` files, handles' streams)
- * sees the redacted event.
+ * Builds the pipeline a runtime uses (and the benchmark measures): one input, each event folded into the metrics, then
+ * handed to the runtime's own consumers (`internal$`, taps) and to the subscribers of `events$`. The fold allocates
+ * nothing per event; `metrics$` copies the run's `total` for each snapshot it hands out, and only while someone
+ * listens. Everything that leaves the runtime (subscribers, the `record` and `trace` files, the web inspector, handles'
+ * streams) sees the event redacted by `redactor` (when given), the same redacted event for all.
  *
  * An event is redacted only when someone outside the runtime will see it: a subscriber of `internal$` (a trace, a
  * record, the web inspector) or of `events$`, or a tap that asks (a handle's stream). The metrics and the launcher

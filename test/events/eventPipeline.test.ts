@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createRuntime, defineAgent, readRecording, type TroupeEvent } from 'troupe';
-import { callTools, toolCall } from 'troupe/testing';
+import { callTools, ScriptedModel, toolCall } from 'troupe/testing';
 import { createEventPipeline } from '../../src/events/eventPipeline.js';
 import { Redactor } from '../../src/redaction.js';
-import { hang, scripted } from '../stubs.js';
+import { hang, scripted, simulatedClock } from '../stubs.js';
 
 const SECRET = 'pipeline-test-secret';
 
@@ -199,5 +199,28 @@ describe('the event pipeline', () => {
     expect(Object.keys(metrics.agents)[0]).toMatch(/^agent:\[redacted\]:/);
     expect(JSON.stringify(metrics)).not.toContain(secretName);
     expect(metrics.total.agentsCompleted).toBe(1);
+  });
+
+  it('folds redacted events from the first agent whose name holds a secret, however late it comes, and keeps it under its parent', async () => {
+    const secretName = 'helper-hunter22';
+    const lead = defineAgent({ name: 'lead', description: 'Leads.', systemPrompt: 'Lead.', resident: true });
+    const helper = defineAgent({ name: secretName, description: 'Helps.', systemPrompt: 'Help.' });
+    const runtime = createRuntime({ model: new ScriptedModel(() => 'done'), agents: [lead, helper], secrets: [secretName], clock: simulatedClock(), projectAgentDir: false });
+    const ids = new Set<string>();
+    runtime.events$.subscribe((event) => ids.add(event.agentId));
+    const parent = runtime.spawn('lead', 'Wait for mail.');
+    await runtime.runUntilIdle(); // the lead's events folded as they came: its ids and name hold no secret
+
+    const result = await runtime.run(secretName, 'Help.', { parentId: parent.id });
+    const metrics = runtime.metrics();
+    await runtime.shutdown();
+
+    expect(result.status).toBe('completed');
+    expect(Object.keys(metrics.agents)).toEqual([...ids]);
+    expect(JSON.stringify(metrics)).not.toContain(secretName);
+    const helperId = Object.keys(metrics.agents).find((id) => id !== parent.id)!;
+    expect(helperId).toMatch(/^agent:\[redacted\]:/);
+    expect(metrics.agents[helperId]).toMatchObject({ name: '[redacted]', parentId: parent.id, depth: 1, state: 'completed' });
+    expect(metrics.agents[parent.id]?.subtree.modelCalls).toBe(2); // its own turn and the helper's
   });
 });

@@ -148,7 +148,9 @@ export function createEventPipeline(options: { redactor?: Redactor } = {}): Even
  * pipeline queues an event caused while another is handed out).
  */
 class OwnConsumers {
-  private readonly taps: EventTap[] = [];
+  // Replaced, never changed, as consumers join and leave: a hand-out goes through the list as it was when it began, so
+  // one that leaves while told (an `internal$` subscriber that unsubscribes in its `next`) does not make the next skip it.
+  private taps: readonly EventTap[] = [];
   private readonly ends: (() => void)[] = [];
   private current: TroupeEvent | undefined;
   private currentRedacted: TroupeEvent | undefined;
@@ -158,11 +160,15 @@ class OwnConsumers {
 
   /** Adds a consumer until the returned function is called or the pipeline ends (then `complete` is called, if given). */
   join(tap: EventTap, complete?: () => void): () => void {
-    this.taps.push(tap);
+    this.taps = [...this.taps, tap];
     if (complete) this.ends.push(complete);
     return () => {
-      remove(this.taps, tap);
-      if (complete) remove(this.ends, complete);
+      const at = this.taps.indexOf(tap);
+      if (at >= 0) this.taps = this.taps.toSpliced(at, 1);
+      if (complete) {
+        const index = this.ends.indexOf(complete);
+        if (index >= 0) this.ends.splice(index, 1);
+      }
     };
   }
 
@@ -178,14 +184,9 @@ class OwnConsumers {
 
   /** The pipeline ended: every consumer is completed, in the order it joined, and none is told of anything more. */
   end(): void {
-    this.taps.length = 0;
+    this.taps = [];
     for (const complete of this.ends.splice(0)) complete();
   }
-}
-
-function remove<T>(list: T[], item: T): void {
-  const at = list.indexOf(item);
-  if (at >= 0) list.splice(at, 1);
 }
 
 /**

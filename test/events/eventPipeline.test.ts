@@ -123,6 +123,22 @@ describe('the event pipeline', () => {
     }
   });
 
+  it('tells the next consumer of an event when the one before it leaves as it is told, and not the one that left', () => {
+    const pipeline = createEventPipeline();
+    const told: string[] = [];
+    const leaving = pipeline.internal$.subscribe((event) => {
+      told.push(`leaving ${event.at}`);
+      leaving.unsubscribe();
+    });
+    pipeline.internal$.subscribe((event) => told.push(`trace ${event.at}`));
+    pipeline.tap((event) => told.push(`tap ${event.at}`));
+
+    pipeline.input.next(started(1));
+    pipeline.input.next(started(2));
+
+    expect(told).toEqual(['leaving 1', 'trace 1', 'tap 1', 'trace 2', 'tap 2']);
+  });
+
   it('completes its own consumers, then events$, once; later events go nowhere and a late subscriber completes at once', () => {
     const pipeline = createEventPipeline();
     const ends: string[] = [];

@@ -61,7 +61,7 @@ export interface EventPipeline {
  * An event is redacted only when someone outside the runtime will see it: a subscriber of `internal$` (a trace, a
  * record, the web inspector) or of `events$`, or a tap that asks (a handle's stream). The metrics and the launcher
  * read an event's ids, names and numbers, never its text; those are made by the runtime and hold no secret, so they
- * read the event as it came, and a run nobody watches redacts nothing (a tenth of a trader's turn went to redacting
+ * read the event as it came, and a run nobody watches redacts nothing (4 % of a trader's turn went to redacting
  * its eleven events). Should the ids or name of an agent hold a secret after all (a listed secret that is also an
  * agent's name), the metrics fold the redacted events from then on, so they name agents as the events do.
  *

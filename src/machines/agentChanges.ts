@@ -64,7 +64,7 @@ function slotGivenUp(change: Partial<AgentContext>): Partial<AgentContext> {
 /** After a batch that called `finish` too early: the batch recorded, then the reminder of the required tools. */
 function withBatchAndReminder(context: AgentContext, done: BatchEnd): Pick<AgentContext, 'messages' | 'own' | 'required'> {
   const next = withBatch(context, done);
-  return { ...next, messages: [...next.messages, requiredReminder(next.required, true)] };
+  return { ...next, messages: next.messages.concat(requiredReminder(next.required, true)) };
 }
 
 /**
@@ -87,7 +87,7 @@ export function agentChanges(make: ChangeMaker) {
     /** A final answer given too early: recorded, then the agent is told which required tools it has not called. */
     remindRequired: make((context, turn: ModelTurn) => {
       const { messages, own } = withTurn(context, turn);
-      return { messages: [...messages, requiredReminder(context.required, false)], own };
+      return { messages: messages.concat(requiredReminder(context.required, false)), own };
     }),
     /** `finish` called too early: the batch recorded, then the same reminder. */
     remindAfterFinish: make((context, done: BatchEnd) => withBatchAndReminder(context, done)),

@@ -73,7 +73,7 @@ export function withTurn(context: AgentContext, turn: ModelTurn): Pick<AgentCont
       : { role: 'assistant', content: turn.content };
   const limit = context.input.historyLimit;
   return {
-    messages: limit === undefined ? [...context.messages, reply] : windowed(context.messages, reply, limit),
+    messages: limit === undefined ? context.messages.concat(reply) : windowed(context.messages, reply, limit),
     own: {
       ...context.own,
       inputTokens: context.own.inputTokens + turn.inputTokens,
@@ -92,10 +92,13 @@ export function windowed(messages: readonly ChatMessage[], reply: ChatMessage, l
   const system = messages[0]?.role === 'system' ? 1 : 0;
   let start = Math.max(system, messages.length + 1 - limit);
   while (start < messages.length && messages[start]!.role === 'tool') start += 1;
-  // One array, filled in order (a slice then a spread behind the system prompt made two).
-  const kept: ChatMessage[] = system === 1 ? [messages[0]!] : [];
-  for (let index = start; index < messages.length; index += 1) kept.push(messages[index]!);
-  kept.push(reply);
+  // One array of the size it needs, filled in order (a slice then a spread behind the system prompt made two, and
+  // pushes leave room to grow: see `withToolMessages`).
+  const kept = new Array<ChatMessage>(system + messages.length - start + 1);
+  let at = 0;
+  if (system === 1) kept[at++] = messages[0]!;
+  for (let index = start; index < messages.length; index += 1) kept[at++] = messages[index]!;
+  kept[at] = reply;
   return kept;
 }
 
@@ -118,9 +121,14 @@ export function withBatch(context: AgentContext, done: BatchEnd): Pick<AgentCont
   };
 }
 
-/** The conversation with one turn's tool messages appended. */
+/**
+ * The conversation with one turn's tool messages appended. Conversations are made with `concat`, which makes its
+ * result exactly as long as it is, where a spread or pushes leave room to grow (ten messages took 29 slots): a
+ * conversation stays alive until the agent's next turn, so in a run of many agents that room is copied by every young
+ * collection and then kept in the old generation.
+ */
 export function withToolMessages(messages: ChatMessage[], answers: readonly ToolMessage[]): ChatMessage[] {
-  return [...messages, ...answers];
+  return messages.concat(answers);
 }
 
 /** An agent's output: its answer or failure, its own figures and its conversation. */
@@ -211,7 +219,7 @@ export function withMail(
   answers: readonly { callId: string; content: string; isError: boolean }[],
   mail: readonly Message[],
 ): ChatMessage[] {
-  const next = [...messages];
+  const next = messages.slice(); // exact in size, as `concat` below (see withToolMessages)
   for (const answer of answers) {
     for (let index = next.length - 1; index >= 0; index -= 1) {
       const message = next[index]!;
@@ -223,7 +231,6 @@ export function withMail(
       }
     }
   }
-  for (const message of mail) next.push({ role: 'user', content: renderMessage(message) });
-  return next;
+  return mail.length === 0 ? next : next.concat(mail.map((message): ChatMessage => ({ role: 'user', content: renderMessage(message) })));
 }
 

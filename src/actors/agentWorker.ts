@@ -46,7 +46,7 @@ export class AgentWork {
   /** Starts what the agent asks for. */
   handle(request: WorkerRequest): void {
     if (request.type === 'MODEL.CALL') this.callModel(request.input);
-    else if (request.type === 'TOOLS.RUN') this.stopTools = this.parts.runTools(request.input, this.reply);
+    else if (request.type === 'TOOLS.RUN') this.runTools(request.input);
   }
 
   /** Aborts what still runs; nothing is sent back after this. */
@@ -66,6 +66,19 @@ export class AgentWork {
         (output) => this.settled(stop, { type: 'MODEL.DONE', output }),
         (error: unknown) => this.settled(stop, { type: 'MODEL.FAILED', error }),
       );
+  }
+
+  /**
+   * Starts a batch, and forgets how to stop it once it has ended (its end says so before the agent hears of it, so a
+   * next batch the agent starts at once is kept): an ended batch has nothing to stop, and kept until the next batch
+   * (a resident's next turn) it would keep its calls, stop and closures alive across the turns of every other agent.
+   */
+  private runTools(input: RunToolsInput): void {
+    const stop = this.parts.runTools(input, (event) => {
+      if ((event.type === 'TOOLS.DONE' || event.type === 'TOOLS.FAILED') && this.stopTools === stop) this.stopTools = undefined;
+      this.reply(event);
+    });
+    this.stopTools = stop;
   }
 
   private settled(stop: Stop, answer: WorkerReply): void {

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { createActor, setup, spawnChild, stopChild, type EventObject } from 'xstate';
 import { AgentWorks, agentWorker, type WorkerParts, type WorkerReply, type WorkerRequest } from '../../src/actors/agentWorker.js';
 import type { CallModelInput, ModelTurn } from '../../src/actors/callModel.js';
+import type { ToolProgress } from '../../src/actors/runTools.js';
 
 const input: CallModelInput = {
   agentId: 'agent:a:1',
@@ -166,5 +167,31 @@ describe('AgentWorks', () => {
     expect(stopped).toBe(0);
     works.stop('agent:a:1');
     expect(stopped).toBe(1);
+  });
+
+  it('forgets a batch that has ended, yet stops the next one its agent starts as it hears of the end', () => {
+    const stops: string[] = [];
+    const ends = new Map<string, (event: ToolProgress) => void>();
+    const batch = (agentId: string) => ({ agentId, agentName: 'a', depth: 0, messages: [], toolCalls: [], header: input.header });
+    const parts: WorkerParts = {
+      callModel: () => new Promise(() => {}),
+      runTools: (tools, sendBack) => {
+        const name = `${tools.agentId} batch ${[...ends.keys()].filter((key) => key.startsWith(tools.agentId)).length + 1}`;
+        ends.set(name, sendBack);
+        return () => void stops.push(name);
+      },
+    };
+    const works = new AgentWorks(parts);
+    const done: ToolProgress = { type: 'TOOLS.DONE', messages: [], ended: 0, failed: 0 };
+    // Agent a waits after its batch; agent b starts its next batch as it hears of the first one's end.
+    const a = { send: () => {} };
+    const b = { send: (event: WorkerReply) => event.type === 'TOOLS.DONE' && ends.size < 3 && works.handle('b', b, { type: 'TOOLS.RUN', input: batch('b') }) };
+    works.handle('a', a, { type: 'TOOLS.RUN', input: batch('a') });
+    works.handle('b', b, { type: 'TOOLS.RUN', input: batch('b') });
+    ends.get('a batch 1')!(done);
+    ends.get('b batch 1')!(done);
+    works.stop('a');
+    works.stop('b');
+    expect(stops).toEqual(['b batch 2']); // nothing kept of an ended batch, to be stopped with its agent
   });
 });

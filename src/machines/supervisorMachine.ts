@@ -3,7 +3,7 @@ import type { AgentActorRef, AgentInput, AgentOutcome } from './agentMachine.js'
 import { AgentTable, type AgentRecord } from './agentTable.js';
 import { SpawnLogic } from './SpawnLogic.js';
 import { turnBegun } from './agentClock.js';
-import { routeMessage } from './routing.js';
+import { messageEventFor, routeMessage } from './routing.js';
 import { agentParentLogic } from './agentParent.js';
 import { abandonWait, beginWait, endWait, giveWakeSlot, park } from './slots.js';
 import type { AgentRun } from './agentQueue.js';
@@ -111,7 +111,10 @@ export const supervisorMachine = setup({
      */
     route: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'MESSAGE.SEND') return;
-      const report = routeMessage(context, event.message, (actor, message) => enqueue.sendTo(actor, message));
+      const report = routeMessage(context, event.message, (actor, copy, id) => {
+        const message = messageEventFor(context, id, actor, copy);
+        if (message) enqueue.sendTo(actor, message);
+      });
       enqueue({ type: 'reportRoute', params: { report } } as never);
     }),
     cancelSubtree: ({ context }, { id, error }: { id: string; error?: string }) => {

@@ -24,7 +24,7 @@ import { agentMachine, type AgentOutcome } from '../machines/agentMachine.js';
 import { groupMachine, type GroupContext, type GroupEvent } from '../machines/groupMachine.js';
 import type { AgentTable } from '../machines/agentTable.js';
 import type { AgentContext } from '../machines/agentTypes.js';
-import { routeAtOnce } from '../machines/routing.js';
+import { routeAtOnce, WakeLine } from '../machines/routing.js';
 import { parkAtOnce, quietSlotNotices } from '../machines/slots.js';
 import { batchEndGuards, budgetActions, budgetGuards, mailGuards, slotGuards, workActions } from '../machines/agentSetup.js';
 import { endAtOnce, isActorEnd, spawnAtOnce, supervisorMachine, type SupervisorActorRef, type SupervisorContext, type SupervisorEvent } from '../machines/supervisorMachine.js';
@@ -515,7 +515,7 @@ function supervisorLine(supervisor: () => SupervisorActorRef, atOnce: boolean, c
     const snapshot = supervisor().getSnapshot();
     return snapshot.value === 'open' ? snapshot.context : undefined;
   };
-  const routeNow = routeAtOnce(routed);
+  const routeNow = routeAtOnce(routed, new WakeLine(() => supervisor().getSnapshot().context));
   /** Runs `work` as the supervisor's step would: what it sends the supervisor meanwhile waits for it to end. */
   const report = <T>(work: () => T): T => {
     reporting += 1;

@@ -52,14 +52,15 @@ export async function executePlan(
       pump();
     };
 
-    const pump = (): void => {
-      while (running < limit && ready.length > 0 && !signal?.aborted) {
+    const pump = paced(
+      () => running < limit && ready.length > 0 && !signal?.aborted,
+      () => {
         const index = ready.shift() as number;
         running++;
         startSettled(run, index, () => settle(index));
-      }
-      if (running === 0) resolve();
-    };
+      },
+      () => running === 0 && resolve(),
+    );
 
     pump();
   });
@@ -89,7 +90,11 @@ function isFree(dependsOn: readonly (readonly number[])[]): boolean {
   return true;
 }
 
-/** Runs calls 0 … n − 1, at most `limit` at a time, each started in index order as a slot frees; none once `signal` aborts. */
+/**
+ * Runs calls 0 … n − 1, at most `limit` at a time, each started in index order as a slot frees; none once `signal`
+ * aborts. With free slots, the first starts at once and each next one a microtask after the one before (see
+ * {@link paced}).
+ */
 function runFree(n: number, run: (index: number) => Promise<void>, limit: number, signal: ExecutePlanOptions['signal']): Promise<void> {
   return new Promise<void>((resolve) => {
     let next = 0;
@@ -98,15 +103,46 @@ function runFree(n: number, run: (index: number) => Promise<void>, limit: number
       running--;
       pump();
     };
-    const pump = (): void => {
-      while (running < limit && next < n && !signal?.aborted) {
+    const pump = paced(
+      () => running < limit && next < n && !signal?.aborted,
+      () => {
         running++;
         startSettled(run, next++, settle);
-      }
-      if (running === 0) resolve();
-    };
+      },
+      () => running === 0 && resolve(),
+    );
     pump();
   });
+}
+
+/**
+ * A pump that starts calls one at a time: each call of `pump()` starts one call if `canStart()`, and while more can
+ * start, the next one a microtask later (one such microtask waiting at a time); `idle` is called after each call of
+ * `pump()` that leaves nothing to wait for.
+ *
+ * Started in one loop, a wide turn's calls each began before any went on: with 10,000 `assign_task` calls, every
+ * sub-agent's first step came before any one's second, so all 10,000 were under way at once and what each held
+ * between its steps outlived the young collections and was promoted. A microtask apart, a call's work goes on
+ * between the starts, and only about as many calls are under way at once as a call takes microtask steps. They still
+ * all start in the same instant (a simulation's times do not change), in the same order.
+ */
+function paced(canStart: () => boolean, start: () => void, idle: () => void): () => void {
+  let queued = false;
+  const later = (): void => {
+    queued = false;
+    pump();
+  };
+  const pump = (): void => {
+    if (canStart()) {
+      start();
+      if (!queued && canStart()) {
+        queued = true;
+        queueMicrotask(later);
+      }
+    }
+    idle();
+  };
+  return pump;
 }
 
 /** Starts one call; `after` runs once it settles, however it settles, and the returned promise fulfils after that. */

@@ -59,10 +59,14 @@ describe('executePlan', () => {
     expect(run).not.toHaveBeenCalled();
   });
 
-  it('starts every independent call at once when there is no limit', async () => {
+  it('starts every independent call when there is no limit: the first at once, each next a microtask later', async () => {
     const { run, started, calls } = controlledRun();
     const done = executePlan(plan([[], [], []]), run, {});
-    expect(started).toEqual([0, 1, 2]);
+    expect(started).toEqual([0]);
+    await Promise.resolve();
+    expect(started).toEqual([0, 1]);
+    await Promise.resolve();
+    expect(started).toEqual([0, 1, 2]); // none has settled: all run at once
     for (const call of calls.values()) call.resolve();
     await done;
   });
@@ -70,6 +74,7 @@ describe('executePlan', () => {
   it('starts a call only once its dependencies have settled', async () => {
     const { run, started, finish } = controlledRun();
     const state = track(executePlan(plan([[], [], [0, 1]]), run, {}));
+    await flush();
     expect(started).toEqual([0, 1]);
     await finish(0);
     expect(started).toEqual([0, 1]);
@@ -106,6 +111,7 @@ describe('executePlan', () => {
   it('never runs more than maxConcurrency calls and starts ready calls in index order', async () => {
     const { run, started, calls } = controlledRun();
     const done = executePlan(plan([[], [], [], [], []]), run, { maxConcurrency: 2 });
+    await flush();
     expect(started).toEqual([0, 1]);
     calls.get(1)?.resolve();
     await flush();
@@ -135,6 +141,7 @@ describe('executePlan', () => {
   it('rounds a fractional maxConcurrency down', async () => {
     const { run, started, calls } = controlledRun();
     const done = executePlan(plan([[], [], []]), run, { maxConcurrency: 2.5 });
+    await flush();
     expect(started).toEqual([0, 1]);
     for (let i = 0; i < 3; i++) {
       calls.get(i)?.resolve();
@@ -154,6 +161,7 @@ describe('executePlan', () => {
     const { run, started, calls } = controlledRun();
     const controller = new AbortController();
     const state = track(executePlan(plan([[], [], [0], [1]]), run, { signal: controller.signal }));
+    await flush();
     expect(started).toEqual([0, 1]);
     controller.abort();
     calls.get(0)?.resolve();
@@ -170,6 +178,7 @@ describe('executePlan', () => {
     const { run, started, finish } = controlledRun();
     const controller = new AbortController();
     const state = track(executePlan(plan([[], [], [], []]), run, { maxConcurrency: 2, signal: controller.signal }));
+    await flush();
     expect(started).toEqual([0, 1]);
     await finish(0);
     expect(started).toEqual([0, 1, 2]);
@@ -178,6 +187,19 @@ describe('executePlan', () => {
     expect(started).toEqual([0, 1, 2]);
     expect(state.done).toBe(false);
     await finish(2);
+    expect(state.done).toBe(true);
+  });
+
+  it('starts nothing more once aborted between two paced starts', async () => {
+    const { run, started, calls } = controlledRun();
+    const controller = new AbortController();
+    const state = track(executePlan(plan([[], [], []]), run, { signal: controller.signal }));
+    expect(started).toEqual([0]);
+    controller.abort();
+    await flush();
+    expect(started).toEqual([0]);
+    calls.get(0)?.resolve();
+    await flush();
     expect(state.done).toBe(true);
   });
 

@@ -122,6 +122,11 @@ export interface AgentEnvironment {
   inRealTime?<T>(work: () => T | Promise<T>): Promise<T>;
   /** Puts an event into the runtime's stream (what `runTools` announces of each tool call). */
   announce(event: TroupeEvent): void;
+  /**
+   * True when an event announced now would reach someone outside the runtime (see `EventInput.watched`): an event
+   * only people read (`tool.plan`) is made only then.
+   */
+  watched(): boolean;
   /** The runtime's `toolPolicy`, when it has one. */
   readonly toolPolicy?: ToolPolicy;
   /**
@@ -166,6 +171,7 @@ export const missingEnvironment: AgentEnvironment = {
   },
   random: notProvided,
   announce: () => {},
+  watched: () => false,
   dropWait: () => {},
   reserveTurn: () => undefined,
   prices: {},

@@ -192,11 +192,13 @@ async function runBatch(batch: Batch): Promise<ToolMessage[]> {
 }
 
 /**
- * Announces the turn's plan (`tool.plan`) before its calls run. Only for more than one call that may run: a single
- * call orders nothing, and most turns (a trader's, a worker's) have one, so they pay nothing for it.
+ * Announces the turn's plan (`tool.plan`) before its calls run. Only for more than one call that may run (a single
+ * call orders nothing, and most turns, a worker's, have one), and only when someone watches the events: nothing in
+ * the runtime reads it, and its explanation (the stages, and why each call waits, in words) cost a trader's turn of
+ * two calls about 2 KB.
  */
 function announcePlan({ agent, input, environment, clock, signal }: Batch, ready: readonly { ready: ReadyCall }[], plan: ToolPlan): void {
-  if (signal.aborted) return;
+  if (signal.aborted || !environment.watched()) return;
   const calls = ready.map((entry) => entry.ready.planned);
   const ids = ready.map((entry) => entry.ready.call.id);
   const explained = explainPlan(calls, plan, ids, agent.maxToolConcurrency);

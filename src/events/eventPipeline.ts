@@ -7,6 +7,12 @@ import { createMetrics, foldEvent, snapshotOf, type MetricsSnapshot } from './me
 export interface EventInput {
   next(event: TroupeEvent): void;
   complete(): void;
+  /**
+   * True when an event put in now would reach someone outside the runtime: a subscriber of `events$` or `internal$`
+   * (a trace, a record, the web inspector), or a tap that passes events on now (a handle's stream). An event only
+   * people read, such as `tool.plan`, is made only then.
+   */
+  watched(): boolean;
 }
 
 /**
@@ -33,9 +39,10 @@ export interface EventPipeline {
   readonly internal$: Observable<TroupeEvent>;
   /**
    * Adds a consumer of the runtime's own that is told of every event with the `internal$` subscribers, in the same
-   * order, before it is redacted (see {@link EventTap}); unsubscribing removes it.
+   * order, before it is redacted (see {@link EventTap}); unsubscribing removes it. `passesOn` says whether it hands
+   * events to someone outside the runtime now (see {@link EventInput.watched}).
    */
-  tap(tap: EventTap): Subscription;
+  tap(tap: EventTap, passesOn: () => boolean): Subscription;
   /**
    * The metrics after each event, as snapshots (a fresh `total`, the live `agents`); a new subscriber gets the latest
    * at once (once there has been an event), as a `shareReplay` of one would give it.
@@ -50,6 +57,8 @@ export interface EventPipeline {
    */
   fold(): Subscription;
 }
+
+const ALWAYS = (): boolean => true;
 
 /**
  * Builds the pipeline a runtime uses (and the benchmark measures): one input, each event folded into the metrics, then
@@ -114,6 +123,7 @@ export function createEventPipeline(options: { redactor?: Redactor } = {}): Even
       ended = true;
       if (!busy) end();
     },
+    watched: () => !ended && (subject.observed || own.passOn()),
   };
   const internal$ = new Observable<TroupeEvent>((subscriber: Subscriber<TroupeEvent>) => {
     if (ended) {
@@ -122,10 +132,12 @@ export function createEventPipeline(options: { redactor?: Redactor } = {}): Even
     }
     return own.join(
       (_event, redacted) => subscriber.next(redacted()),
+      ALWAYS,
       () => subscriber.complete(),
     );
   });
-  const tap = (consumer: EventTap): Subscription => (ended ? Subscription.EMPTY : new Subscription(own.join(consumer)));
+  const tap = (consumer: EventTap, passesOn: () => boolean): Subscription =>
+    ended ? Subscription.EMPTY : new Subscription(own.join(consumer, passesOn));
   const events$ = subject.asObservable();
   const metrics$ = new Observable<MetricsSnapshot>((subscriber) => {
     if (fold.count > 0) subscriber.next(snapshotOf(live));
@@ -151,6 +163,8 @@ class OwnConsumers {
   // Replaced, never changed, as consumers join and leave: a hand-out goes through the list as it was when it began, so
   // one that leaves while told (an `internal$` subscriber that unsubscribes in its `next`) does not make the next skip it.
   private taps: readonly EventTap[] = [];
+  /** Whether each consumer passes events on outside the runtime now, in the order of `taps`. */
+  private passing: readonly (() => boolean)[] = [];
   private readonly ends: (() => void)[] = [];
   private current: TroupeEvent | undefined;
   private currentRedacted: TroupeEvent | undefined;
@@ -158,13 +172,20 @@ class OwnConsumers {
 
   constructor(private readonly redactor: Redactor | undefined) {}
 
-  /** Adds a consumer until the returned function is called or the pipeline ends (then `complete` is called, if given). */
-  join(tap: EventTap, complete?: () => void): () => void {
+  /**
+   * Adds a consumer until the returned function is called or the pipeline ends (then `complete` is called, if given);
+   * `passesOn` says whether it passes events on outside the runtime now.
+   */
+  join(tap: EventTap, passesOn: () => boolean, complete?: () => void): () => void {
     this.taps = [...this.taps, tap];
+    this.passing = [...this.passing, passesOn];
     if (complete) this.ends.push(complete);
     return () => {
       const at = this.taps.indexOf(tap);
-      if (at >= 0) this.taps = this.taps.toSpliced(at, 1);
+      if (at >= 0) {
+        this.taps = this.taps.toSpliced(at, 1);
+        this.passing = this.passing.toSpliced(at, 1);
+      }
       if (complete) {
         const index = this.ends.indexOf(complete);
         if (index >= 0) this.ends.splice(index, 1);
@@ -182,9 +203,17 @@ class OwnConsumers {
     this.current = this.currentRedacted = undefined;
   }
 
+  /** True when some consumer passes events on outside the runtime now. */
+  passOn(): boolean {
+    const { passing } = this;
+    for (let i = 0; i < passing.length; i++) if (passing[i]!()) return true;
+    return false;
+  }
+
   /** The pipeline ended: every consumer is completed, in the order it joined, and none is told of anything more. */
   end(): void {
     this.taps = [];
+    this.passing = [];
     for (const complete of this.ends.splice(0)) complete();
   }
 }

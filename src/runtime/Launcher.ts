@@ -173,6 +173,11 @@ export class Launcher {
     for (const wake of this.idleWaiters.splice(0)) wake();
   }
 
+  /** True while some handle's stream wants events: the launcher then passes them on to user code. */
+  get passesEventsOn(): boolean {
+    return this.wantingWatchers > 0;
+  }
+
   /** How many events the runtime has seen (what `runUntilIdle` watches for progress). */
   eventsSeen = 0;
 

@@ -115,7 +115,7 @@ export function buildParts(options: RuntimeOptions) {
   const trace: EventRecording | undefined = options.trace ? traceEvents(internal$, options.trace, { runId }) : undefined;
   const subscriptions: Subscription[] = [
     pipeline.fold(),
-    pipeline.tap((event, redacted) => launcher.observe(event, redacted)),
+    pipeline.tap((event, redacted) => launcher.observe(event, redacted), () => launcher.passesEventsOn),
   ];
   const recording = recordingAfter(trace, subscriptions, options.record, () => recordEvents(internal$, options.record!, { runId }));
   if (inspection.ui) subscriptions.push(inspection.ui.watch(internal$));
@@ -302,6 +302,7 @@ function environmentFor(parts: {
     notes: parts.notes,
     random: (agentId) => launcher.randomFor(agentId),
     announce: (event) => runtimeEvents.next(event),
+    watched: () => runtimeEvents.watched(),
     clock: parts.clock,
     inRealTime: (work) => parts.clock.inRealTime(work),
     dropWait: (agentId, callId) => postOffice.cancelWait(agentId, callId),

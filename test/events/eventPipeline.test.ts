@@ -131,12 +131,33 @@ describe('the event pipeline', () => {
       leaving.unsubscribe();
     });
     pipeline.internal$.subscribe((event) => told.push(`trace ${event.at}`));
-    pipeline.tap((event) => told.push(`tap ${event.at}`));
+    pipeline.tap((event) => told.push(`tap ${event.at}`), () => false);
 
     pipeline.input.next(started(1));
     pipeline.input.next(started(2));
 
     expect(told).toEqual(['leaving 1', 'trace 1', 'tap 1', 'trace 2', 'tap 2']);
+  });
+
+  it('is watched while someone outside the runtime would see an event: a subscriber, or a tap that passes events on', () => {
+    const pipeline = createEventPipeline();
+    pipeline.fold(); // the metrics are the runtime's own: nobody watches
+    let passing = false;
+    pipeline.tap(() => {}, () => passing);
+    expect(pipeline.input.watched()).toBe(false);
+    passing = true;
+    expect(pipeline.input.watched()).toBe(true);
+    passing = false;
+    const outside = pipeline.events$.subscribe(() => {});
+    expect(pipeline.input.watched()).toBe(true);
+    outside.unsubscribe();
+    const trace = pipeline.internal$.subscribe(() => {});
+    expect(pipeline.input.watched()).toBe(true);
+    trace.unsubscribe();
+    expect(pipeline.input.watched()).toBe(false);
+    pipeline.events$.subscribe(() => {});
+    pipeline.input.complete();
+    expect(pipeline.input.watched()).toBe(false); // ended: nothing is told any more
   });
 
   it('completes its own consumers, then events$, once; later events go nowhere and a late subscriber completes at once', () => {
@@ -167,10 +188,13 @@ describe('the event pipeline', () => {
     pipeline.fold();
     const tapped: TroupeEvent[] = [];
     const asked: TroupeEvent[] = [];
-    pipeline.tap((event, redacted) => {
-      tapped.push(event);
-      if (event.at === 3) asked.push(redacted(), redacted());
-    });
+    pipeline.tap(
+      (event, redacted) => {
+        tapped.push(event);
+        if (event.at === 3) asked.push(redacted(), redacted());
+      },
+      () => false,
+    );
     const header = { runId: 'run', agentId: 'agent:worker:1', parentId: null, toolCallId: null };
     const call = (at: number): TroupeEvent => ({ type: 'tool.call', ...header, at, callId: `c${at}`, tool: 'fetch', arguments: `{"token":"${SECRET}"}` });
     pipeline.input.next({ type: 'agent.spawned', ...header, at: 0, name: 'worker', depth: 0, task: 'Work.' });

@@ -91,6 +91,7 @@ export function testEnvironment(options: TestEnvironmentOptions = {}): TestEnvir
     toolSchemas: (agent, depth, agentId) => access.offered(agent, depth, agentId),
     toolFor: (agent, depth, toolName) => access.toolFor(agent, depth, toolName),
     plan: (tool, args) => access.plan(tool, args),
+    watched: () => true, // its events are kept in `events`
     delegation: notHere('Delegation'),
     messaging: notHere('Messaging'),
     random: (agentId) => {

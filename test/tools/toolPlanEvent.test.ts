@@ -1,8 +1,11 @@
 // Each turn of several tool calls is planned in the open: a tool.plan event with its stages and why each waiting call
 // waits, before the calls run; formatEvent and formatTimeline show it. A turn of one call has no plan event.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createRuntime, defineAgent, defineTool, formatEvent, formatTimeline, sleep, TroupeEvent, type RuntimeOptions } from 'troupe';
+import { createRuntime, defineAgent, defineTool, formatEvent, formatTimeline, readRecording, sleep, TroupeEvent, type RuntimeOptions } from 'troupe';
 import { callTools, toolCall, type ScriptStep } from 'troupe/testing';
 import { collect, ofType, scriptedPerAgent, simulatedClock } from '../stubs.js';
 
@@ -43,6 +46,26 @@ const look = (path: string, id: string) => toolCall('look', { path }, id);
 const edit = (path: string, id: string) => toolCall('edit', { path }, id);
 
 describe('the tool.plan event', () => {
+  it('is made for whoever watches: a handle\'s stream, a record file (nothing in the runtime reads it)', async () => {
+    const turn = callTools(look('src/a.ts', 'c1'), edit('src/a.ts', 'c2'));
+    const agent = defineAgent({ name: 'coder', description: 'Codes.', systemPrompt: 'Code.', tools: ['look', 'edit'] });
+    const tools = [fileTool('look', 'read'), fileTool('edit', 'write')];
+    // Only a handle's stream watches (no events$ subscriber).
+    const watched = createRuntime({ model: scriptedPerAgent({ coder: [turn, 'Done.'] }), agents: [agent], tools, clock: simulatedClock() });
+    const handle = watched.spawn('coder', 'Change the code.');
+    const seen = collect(handle.events$);
+    await watched.runUntilIdle();
+    await watched.shutdown();
+    expect(ofType(seen, 'tool.plan')).toMatchObject([{ stages: [['c1'], ['c2']] }]);
+    // Only a record file watches.
+    const file = join(mkdtempSync(join(tmpdir(), 'troupe-plan-')), 'run.jsonl');
+    const recorded = createRuntime({ model: scriptedPerAgent({ coder: [turn, 'Done.'] }), agents: [agent], tools, clock: simulatedClock(), record: file });
+    recorded.spawn('coder', 'Change the code.');
+    await recorded.runUntilIdle();
+    await recorded.shutdown();
+    expect(ofType((await readRecording(file)).events, 'tool.plan')).toMatchObject([{ stages: [['c1'], ['c2']] }]);
+  });
+
   it('gives the stages and, for each call that waits, the calls it waits for and the targets that overlap', async () => {
     const events = await run(callTools(look('src/a.ts', 'c1'), edit('src/**/*.ts', 'c2'), edit('docs/x.md', 'c3'), look('src/lib', 'c4')), { maxToolConcurrency: 4 });
 

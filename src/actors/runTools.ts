@@ -324,8 +324,9 @@ function callEnded(batch: Batch, call: ToolCall, output: unknown, started: numbe
  * What a running tool knows of its call (its {@link ToolContext}), one per call. The costly parts (the call's signal,
  * the delegation and messaging services, its notes) are made on first use, by getters that are the instance's own and
  * enumerable, as an object literal's would be: a tool may pass on a copy (`{ ...context, signal }`) or take parts out of
- * it. The getters are the same functions for every call (defined once, in the static block), so a wide turn pays for
- * no closure per call and every context shares one hidden class (a literal with getters is made in dictionary mode).
+ * it. The getters are the same functions for every call (defined once, in the static block), so every context shares
+ * one hidden class (a literal with getters is made in dictionary mode). What costs nothing to make is a plain field:
+ * the blackboard, and `announce`, a closure made with the context (a getter defined per call cost more than it).
  */
 class CallContext {
   readonly agentId: string;
@@ -333,10 +334,16 @@ class CallContext {
   readonly toolCallId: string;
   readonly clock: TroupeClock;
   readonly messages: readonly ChatMessage[];
+  /** The run's blackboard: the same object for every call, so a plain field rather than a getter. */
+  readonly blackboard: ToolContext['blackboard'];
+  /**
+   * A function of its own (a tool may take it out of the context and call it alone), made with the context: a closure
+   * costs less than defining a getter that would make it on first read.
+   */
+  readonly announce: ToolContext['announce'];
   // Private fields of the language: a tool that logs or serialises its context sees only what ToolContext names.
   readonly #batch: Batch;
   readonly #own: CallSignal;
-  #announce: ToolContext['announce'] | undefined;
 
   static #parts: [string, PropertyDescriptor][];
 
@@ -353,17 +360,9 @@ class CallContext {
       // Made on first use: most tools never delegate or message.
       delegation: part((context) => context.#batch.environment.delegation(new BatchCaller(context.#batch, context.toolCallId, context.#own))),
       messaging: part((context) => context.#batch.environment.messaging(new BatchCaller(context.#batch, context.toolCallId, context.#own))),
-      blackboard: part((context) => context.#batch.environment.blackboard),
       notes: part((context) => {
         const { agent, input, environment } = context.#batch;
         return environment.notes.forAgent({ agentName: agent.name, agentId: input.agentId, model: agent.model, signal: context.#own.signal });
-      }),
-      // A function of its own, made on first read: a tool may take it out of the context and call it alone.
-      announce: part((context) => {
-        if (context.#announce) return context.#announce;
-        const { input, environment, clock } = context.#batch;
-        context.#announce = (event) => environment.announce(stampEvent(input.header, clock.now(), event));
-        return context.#announce;
       }),
     });
   }
@@ -376,6 +375,9 @@ class CallContext {
     this.toolCallId = toolCallId;
     this.clock = batch.clock;
     this.messages = batch.input.messages;
+    const { environment, input, clock } = batch;
+    this.blackboard = environment.blackboard;
+    this.announce = (event) => environment.announce(stampEvent(input.header, clock.now(), event));
     // One defineProperty each: half what an object literal's getters cost, and a third of one defineProperties.
     const parts = CallContext.#parts;
     for (let i = 0; i < parts.length; i++) Object.defineProperty(this, parts[i]![0], parts[i]![1]);

@@ -8,7 +8,7 @@ import type { SupervisorContext, SupervisorEvent } from './supervisorTypes.js';
 export type MessageEvent = { type: 'MESSAGE'; message: Message; slot?: true };
 
 /** True when a message wakes the agent: it waits in `running.waiting`, and now has what it waits for. */
-function wakes(context: SupervisorContext, id: string, actor: AgentActorRef): boolean {
+export function wakes(context: SupervisorContext, id: string, actor: AgentActorRef): boolean {
   // Read from the state value itself: `matches` makes a state path and more for every message routed.
   const value = actor.getSnapshot().value as string | Record<string, unknown>;
   return typeof value === 'object' && value.running === 'waiting' && context.postOffice.ready(id);
@@ -67,8 +67,10 @@ export function routeAtOnce(report: (report: RouteReport) => void, line: WakeLin
 
 /**
  * The receivers that routed messages wake, woken in the order they were routed: the first at once (as it is routed,
- * the common message to one agent), each next one a microtask after the one before. Whether a receiver wakes, and with
- * a slot, is decided as it is woken (see {@link messageEventFor}): an earlier wake may have taken the last free slot,
+ * the common message to one agent), each next one a microtask after the one before. The runtime has one, watched or
+ * not: under an inspector the supervisor's `route` puts the receivers it wakes on it too (see `supervisorMachine`),
+ * so a run wakes them at the same moments, and gives the same events in the same order, either way. Whether a
+ * receiver wakes, and with a slot, is decided as it is woken (see {@link messageEventFor}): an earlier wake may have taken the last free slot,
  * or another message woken it already. A receiver that ended meanwhile (code stopped it as it heard of the route) is
  * skipped: its copy is in its inbox, and the slot it was given went back as it ended.
  *
@@ -89,7 +91,21 @@ export class WakeLine {
   constructor(
     /** The supervisor's context as the receiver is woken. */
     private readonly context: () => SupervisorContext,
+    /**
+     * How a receiver in line is woken when its turn comes; by default it is sent its `MESSAGE` (see
+     * {@link messageEventFor}) at once. Under an inspector the runtime asks the supervisor (`MESSAGE.WAKE`), whose
+     * step sends it, so the inspector draws it from the supervisor.
+     */
+    private readonly wake: (actor: AgentActorRef, copy: Message, id: string) => void = (actor, copy, id) => {
+      const event = messageEventFor(this.context(), id, actor, copy);
+      if (event) actor.send(event);
+    },
   ) {}
+
+  /** What an inspector shows of the line in the supervisor's context (which keeps it): how many wait in it. */
+  toJSON(): { inLine: number } {
+    return { inLine: this.ids.length - this.next };
+  }
 
   /** Puts a receiver of `copy` in line; {@link WakeLine.start} starts waking. */
   add(actor: AgentActorRef, copy: Message, id: string): void {
@@ -113,8 +129,6 @@ export class WakeLine {
     this.running = this.next < this.ids.length;
     if (this.running) queueMicrotask(this.step);
     else this.actors.length = this.copies.length = this.ids.length = this.next = 0;
-    if (actor.getSnapshot().status !== 'active') return;
-    const event = messageEventFor(this.context(), id, actor, copy);
-    if (event) actor.send(event);
+    if (actor.getSnapshot().status === 'active') this.wake(actor, copy, id);
   };
 }

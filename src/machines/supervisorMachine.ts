@@ -3,7 +3,7 @@ import type { AgentActorRef, AgentInput, AgentOutcome } from './agentMachine.js'
 import { AgentTable, type AgentRecord } from './agentTable.js';
 import { SpawnLogic } from './SpawnLogic.js';
 import { turnBegun } from './agentClock.js';
-import { messageEventFor, routeMessage } from './routing.js';
+import { messageEventFor, routeMessage, wakes } from './routing.js';
 import { agentParentLogic } from './agentParent.js';
 import { abandonWait, beginWait, endWait, giveWakeSlot, park } from './slots.js';
 import type { AgentRun } from './agentQueue.js';
@@ -107,15 +107,37 @@ export const supervisorMachine = setup({
     /**
      * Routes one message (see `routeMessage`): a copy into each receiver's inbox, and a `MESSAGE` event from the
      * supervisor to each receiver it wakes (to every receiver under an inspector, which sees the message pass from actor
-     * to actor). The runtime hears what happened (`reportRoute`); without an inspector it provides `routeAtOnce`.
+     * to actor). With the runtime's wake line (`context.wakeLine`) the receivers it wakes are woken through it, one at a
+     * time (`MESSAGE.WAKE`, `wakeReceiver`), as without an inspector. The runtime hears what happened (`reportRoute`);
+     * without an inspector it provides `routeAtOnce`.
      */
     route: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'MESSAGE.SEND') return;
+      const line = context.wakeLine;
+      let added = false;
       const report = routeMessage(context, event.message, (actor, copy, id) => {
+        // A receiver the message wakes waits its turn on the runtime's line, as it would without an inspector.
+        if (line && wakes(context, id, actor)) {
+          line.add(actor, copy, id);
+          added = true;
+          return;
+        }
         const message = messageEventFor(context, id, actor, copy);
         if (message) enqueue.sendTo(actor, message);
       });
       enqueue({ type: 'reportRoute', params: { report } } as never);
+      if (added) enqueue(() => line!.start());
+    }),
+    /**
+     * Wakes a receiver the runtime's wake line reached (see `WakeLine`): its `MESSAGE`, if it still wakes or an
+     * inspector watches, with a slot if one is free; nothing for one that ended meanwhile.
+     */
+    wakeReceiver: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'MESSAGE.WAKE') return;
+      const actor = context.agents.actor(event.id);
+      if (actor?.getSnapshot().status !== 'active') return;
+      const message = messageEventFor(context, event.id, actor, event.message);
+      if (message) enqueue.sendTo(actor, message);
     }),
     cancelSubtree: ({ context }, { id, error }: { id: string; error?: string }) => {
       // Children first, so no parent ends while one of its sub-agents could still report to it.
@@ -151,6 +173,7 @@ export const supervisorMachine = setup({
       agents: new AgentTable(input.slotNotices),
       postOffice: input.postOffice,
       inspected: input.inspected === true,
+      ...(input.wakeLine ? { wakeLine: input.wakeLine } : {}),
     };
     if (input.agentParent === true) context.agentParent = spawn('agentParent', { id: 'agents' });
     return context;
@@ -183,6 +206,7 @@ export const supervisorMachine = setup({
         CANCEL: { actions: { type: 'cancelSubtree', params: ({ event }) => ({ id: event.id, error: event.error }) } },
         STOP: { actions: { type: 'stopSubtree', params: ({ event }) => ({ id: event.id, error: event.error }) } },
         'MESSAGE.SEND': { actions: 'route' },
+        'MESSAGE.WAKE': { actions: 'wakeReceiver' },
         'SLOT.RELEASE': { actions: [{ type: 'releaseSlot', params: ({ event }) => event }, 'startQueued'] },
         'SLOT.REQUEST': { actions: [{ type: 'requestSlot', params: ({ event }) => event }, 'startQueued'] },
         WAKE: { actions: { type: 'wake', params: ({ event }) => event } },
@@ -197,6 +221,7 @@ export const supervisorMachine = setup({
       entry: 'cancelAll',
       on: {
         'MESSAGE.SEND': { actions: 'route' },
+        'MESSAGE.WAKE': { actions: 'wakeReceiver' },
         SPAWN: {
           actions: {
             type: 'reportOutcome',

@@ -7,6 +7,7 @@ import type { FailureReason } from '../events/events.js';
 import type { PostOffice } from '../messaging/PostOffice.js';
 import type { Message } from '../messaging/Message.js';
 import type { SpawnLogic } from './SpawnLogic.js';
+import type { WakeLine } from './routing.js';
 
 /** A request to spawn one agent (or to resume an ended one under its id). */
 export interface SpawnRequest {
@@ -53,6 +54,8 @@ export type SupervisorEvent =
   | { type: 'STOP'; id: string; error?: string }
   /** Route a message to its receivers' inboxes (a name, an id, a topic, or `runtime`). */
   | { type: 'MESSAGE.SEND'; message: Message }
+  /** Under an inspector, the runtime's wake line: wake agent `id`, which routed `message` woke, if it still wakes. */
+  | { type: 'MESSAGE.WAKE'; id: string; message: Message }
   /** Agent `id` waits for messages and gives its slot back. */
   | { type: 'SLOT.RELEASE'; id: string }
   /** Agent `id` woke from waiting and wants a slot to think. */
@@ -93,6 +96,11 @@ export interface SupervisorInput {
    * and `RESUME` events; the runtime gives `quietSlotNotices` when no inspector watches.
    */
   slotNotices?: SlotNotices;
+  /**
+   * The line the receivers a routed message wakes are woken through, one at a time (the runtime's). Without one, the
+   * supervisor's `route` sends each its `MESSAGE` right after its step.
+   */
+  wakeLine?: WakeLine;
 }
 
 /**
@@ -111,4 +119,6 @@ export interface SupervisorContext {
    * no inspector watches, so an agent's end costs no step of the supervisor (see `endAtOnce`).
    */
   agentParent?: AnyActorRef;
+  /** The line receivers are woken through, when the runtime gives one (see {@link SupervisorInput.wakeLine}). */
+  wakeLine?: WakeLine;
 }

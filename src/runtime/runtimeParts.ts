@@ -486,6 +486,8 @@ function supervisorFor(
         // and agents are told of most lent and returned slots without a step of theirs (see quietSlotNotices).
         agentParent: inspect === undefined,
         ...(inspect ? {} : { slotNotices: quietSlotNotices(clock) }),
+        // Watched, the supervisor's `route` wakes receivers through the same line as `routeAtOnce` does unwatched.
+        ...(inspect ? { wakeLine: line.wakeLine } : {}),
       },
       clock,
       ...(inspect ? { inspect } : {}),
@@ -516,7 +518,12 @@ function supervisorLine(supervisor: () => SupervisorActorRef, atOnce: boolean, c
     const snapshot = supervisor().getSnapshot();
     return snapshot.value === 'open' ? snapshot.context : undefined;
   };
-  const routeNow = routeAtOnce(routed, new WakeLine(() => supervisor().getSnapshot().context));
+  // Watched, a receiver's turn in line is a step of the supervisor, which sends it its `MESSAGE` (drawn from it).
+  const wakeLine = new WakeLine(
+    () => supervisor().getSnapshot().context,
+    atOnce ? undefined : (_actor, message, id) => supervisor().send({ type: 'MESSAGE.WAKE', id, message }),
+  );
+  const routeNow = routeAtOnce(routed, wakeLine);
   /** Runs `work` as the supervisor's step would: what it sends the supervisor meanwhile waits for it to end. */
   const report = <T>(work: () => T): T => {
     reporting += 1;
@@ -548,6 +555,7 @@ function supervisorLine(supervisor: () => SupervisorActorRef, atOnce: boolean, c
     },
     report,
     route,
+    wakeLine,
   };
 }
 

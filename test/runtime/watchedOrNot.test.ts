@@ -98,7 +98,40 @@ async function party$(inspected: boolean) {
   return { outcomes, events, replied };
 }
 
+const reader = defineAgent({ name: 'reader', description: 'Reads.', systemPrompt: 'Read.', subscribe: ['news'], resident: true });
+
+/**
+ * Sixty resident readers whose model answers at once (no latency: a turn goes on a microtask at a time), and one
+ * message to all of them: woken one at a time, the first readers end their turns before the last are woken.
+ */
+async function readers$(inspected: boolean) {
+  const model = new ScriptedModel(() => 'Read.');
+  const runtime = createRuntime({ model, agents: [reader], clock: new SimulatedClock(), seed: 3, maxParallel: 100, projectAgentDir: false, ...(inspected ? { inspect: () => {} } : {}) });
+  const events: string[] = [];
+  runtime.events$.subscribe((event: TroupeEvent) => events.push(JSON.stringify(event)));
+  for (let n = 0; n < 60; n++) runtime.spawn('reader', 'Read the news.');
+  await runtime.runUntilIdle();
+  await runtime.publish('news', 'extra');
+  const report = await runtime.runUntilIdle();
+  await runtime.shutdown();
+  return { events, waiting: report.waiting.length };
+}
+
 describe('a run watched by an inspector or not', () => {
+  it('wakes the receivers of a message one at a time either way: the same events in the same order', async () => {
+    const unwatched = await readers$(false);
+    const watched = await readers$(true);
+    expect(unwatched.waiting).toBe(60);
+    expect(unwatched.events.filter((event) => event.includes('"model.request"')).length).toBe(120);
+    // Woken a microtask apart, the first readers' turns end before the last readers are woken (in one loop, every
+    // reader was woken, and asked its model, before any turn ended): so the order depends on the line being used.
+    const second = unwatched.events.filter((event) => event.includes('"turn":2'));
+    const firstAnswer = second.findIndex((event) => event.includes('"model.response"'));
+    const lastRequest = second.findLastIndex((event) => event.includes('"model.request"'));
+    expect(firstAnswer).toBeLessThan(lastRequest);
+    expect(watched.events).toEqual(unwatched.events);
+  });
+
   it('routes messages, topics and replies alike, with the same events at the same simulated times', async () => {
     const unwatched = await party$(false);
     const watched = await party$(true);

@@ -50,6 +50,7 @@ describe("the supervisor's snapshots under an inspector", () => {
       agents: { agents: 1, active: 0, running: 0, queued: 0 },
       postOffice: { mailboxes: 0, topics: 0 },
       inspected: true,
+      wakeLine: { inLine: 0 }, // the receivers waiting to be woken, as a count
     });
   });
 });

@@ -74,11 +74,17 @@ export class AgentWork {
    * (a resident's next turn) it would keep its calls, stop and closures alive across the turns of every other agent.
    */
   private runTools(input: RunToolsInput): void {
-    const stop = this.parts.runTools(input, (event) => {
-      if ((event.type === 'TOOLS.DONE' || event.type === 'TOOLS.FAILED') && this.stopTools === stop) this.stopTools = undefined;
+    let stop: (() => void) | undefined;
+    let ended = false;
+    stop = this.parts.runTools(input, (event) => {
+      if (event.type === 'TOOLS.DONE' || event.type === 'TOOLS.FAILED') {
+        ended = true;
+        if (stop !== undefined && this.stopTools === stop) this.stopTools = undefined;
+      }
       this.reply(event);
     });
-    this.stopTools = stop;
+    // A batch that ended before it was handed back (its parts reported its end at once) has nothing to stop.
+    if (!ended) this.stopTools = stop;
   }
 
   private settled(stop: Stop, answer: WorkerReply): void {

@@ -72,7 +72,7 @@ export function routeAtOnce(report: (report: RouteReport) => void, line: WakeLin
  * so a run wakes them at the same moments, and gives the same events in the same order, either way. Whether a
  * receiver wakes, and with a slot, is decided as it is woken (see {@link messageEventFor}): an earlier wake may have
  * taken the last free slot, or another message woken it already. A receiver that ended meanwhile (code stopped it as
- * it heard of the route) is skipped: its copy is in its inbox, and the slot it was given went back as it ended.
+ * it heard of the route) is skipped: its copy is in its inbox (a slot is given only as a receiver is woken).
  *
  * Why one at a time: a price published to 10,000 waiting traders woke all of them in one loop, and each trader's
  * turn then went forward one microtask at a time, every trader's first step before any trader's second. So the state

@@ -194,4 +194,21 @@ describe('AgentWorks', () => {
     works.stop('b');
     expect(stops).toEqual(['b batch 2']); // nothing kept of an ended batch, to be stopped with its agent
   });
+
+  it('takes a batch that reports its end before it is handed back, and keeps nothing of it to stop', () => {
+    let stopped = 0;
+    const parts: WorkerParts = {
+      callModel: () => new Promise(() => {}),
+      runTools: (_, sendBack) => {
+        sendBack({ type: 'TOOLS.DONE', messages: [], ended: 0, failed: 0 });
+        return () => void (stopped += 1);
+      },
+    };
+    const works = new AgentWorks(parts);
+    const received: WorkerReply[] = [];
+    works.handle('a', { send: (event) => void received.push(event) }, { type: 'TOOLS.RUN', input: { agentId: 'a', agentName: 'a', depth: 0, messages: [], toolCalls: [], header: input.header } });
+    works.stop('a');
+    expect(received).toEqual([{ type: 'TOOLS.DONE', messages: [], ended: 0, failed: 0 }]);
+    expect(stopped).toBe(0);
+  });
 });

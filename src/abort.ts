@@ -36,22 +36,38 @@ export function whenRequestStopped(request: { readonly signal?: AbortSignal; rea
 }
 
 /**
- * A stop that costs no `AbortController` until someone asks for an AbortSignal: a flag and a reason, and one promise
- * that rejects when it stops, which every caller races (as {@link whenAborted} does for a signal). A tool batch makes
- * one per turn and most never need a signal: an `AbortController` and its listener cost more than the rest of the
- * batch's own bookkeeping.
+ * A stop that costs no `AbortController` until someone asks for an AbortSignal, nor a promise until someone asks for
+ * one: a flag and a reason. A tool batch makes one per turn and a model call one per turn, and most never need a
+ * signal: an `AbortController` and its listener cost more than the rest of the batch's own bookkeeping, and a promise
+ * made for every stop (with the reaction that keeps its rejection handled) was two of a trader turn's 45.
  */
 export class Stop {
   aborted = false;
   reason: unknown = undefined;
-  /** Rejects when it stops (with the reason when that is an Error, else an {@link AbortedError}); never resolves. */
-  readonly promise: Promise<never>;
-  private fail!: (error: unknown) => void;
+  private made: Promise<never> | undefined;
+  private fail: ((error: unknown) => void) | undefined;
   private controller: AbortController | undefined;
+  private listener: ((error: Error) => void) | undefined;
 
-  constructor() {
-    this.promise = new Promise<never>((_, reject) => (this.fail = reject));
-    this.promise.catch(() => {}); // raced by its callers; one that never stops, or nobody raced, is not an unhandled rejection
+  /**
+   * Rejects when it stops (with the reason when that is an Error, else an {@link AbortedError}); never resolves. Made
+   * on first use; one that never stops, or nobody raced, is not an unhandled rejection.
+   */
+  get promise(): Promise<never> {
+    if (this.made) return this.made;
+    this.made = new Promise<never>((_, reject) => (this.fail = reject));
+    this.made.catch(() => {});
+    if (this.aborted) this.fail!(this.error());
+    return this.made;
+  }
+
+  /**
+   * Calls `listener` once when it stops (at once if it has): what one owner of the stop waits on without a promise.
+   * One listener at a time; a new one replaces the last.
+   */
+  onStop(listener: (error: Error) => void): void {
+    if (this.aborted) listener(this.error());
+    else this.listener = listener;
   }
 
   /** An AbortSignal that follows this stop, made on first use. */
@@ -63,12 +79,22 @@ export class Stop {
     return this.controller.signal;
   }
 
-  /** Stops, once: the signal (if made) aborts, then the promise rejects. */
+  /** Stops, once: the signal (if made) aborts, then the promise (if made) rejects, then the listener is called. */
   abort(reason: unknown): void {
     if (this.aborted) return;
     this.aborted = true;
     this.reason = reason;
     this.controller?.abort(reason);
-    this.fail(reason instanceof Error ? reason : new AbortedError());
+    const { fail, listener } = this;
+    if (fail === undefined && listener === undefined) return;
+    this.listener = undefined;
+    const error = this.error();
+    fail?.(error);
+    listener?.(error);
+  }
+
+  /** What it stopped with, as an Error. */
+  private error(): Error {
+    return this.reason instanceof Error ? this.reason : new AbortedError();
   }
 }

@@ -101,9 +101,12 @@ export interface AgentEnvironment {
   toolFor(agent: ResolvedAgent, depth: number, toolName: string): Tool | ToolRefusal;
   /** How the planner should see one valid call (its kind and targets). */
   plan(tool: Tool, args: unknown): PlannedCall;
-  /** What a tool may do with other agents on the caller's behalf. */
+  /**
+   * What a tool may do with other agents on the caller's behalf. Asked for as each tool call starts (its context holds
+   * it), so it should be cheap and do its work only when a method is called.
+   */
   delegation(caller: Caller): Delegation;
-  /** What a tool may do with messages on the caller's behalf. */
+  /** What a tool may do with messages on the caller's behalf; asked for as each call starts, as `delegation` is. */
   messaging(caller: Caller): Messaging;
   /** The run's shared key-value store. */
   readonly blackboard: Blackboard;

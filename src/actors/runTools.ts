@@ -5,6 +5,7 @@ import { sleep, type TroupeClock } from '../clock.js';
 import { AbortedError, ToolTimeoutError, errorMessage } from '../errors.js';
 import { errorInfo, type ErrorInfo } from '../failure.js';
 import { stampEvent } from '../machines/agentContext.js';
+import type { AgentNotes } from '../memory/NoteStore.js';
 import type { Message } from '../messaging/Message.js';
 import type { ChatMessage, ToolCall } from '../models/Model.js';
 import type { Tool, ToolContext } from '../tools/defineTool.js';
@@ -82,10 +83,11 @@ interface Batch {
   input: RunToolsInput;
   environment: AgentEnvironment;
   clock: TroupeClock;
-  /** The batch's stop (an AbortSignal of its own is made only if something asks for it). */
+  /**
+   * The batch's stop: an AbortSignal of its own, or a promise that rejects when it stops (`signal.promise`), is made
+   * only if something asks for it (a call's own signal, an approval that waits).
+   */
   signal: Stop;
-  /** Rejects when `signal` aborts; every call of the batch races it. */
-  stopped: Promise<never>;
   send: (event: ToolNote | ToolProgress) => void;
   /** Set by a call that waits for messages. */
   waiting?: boolean;
@@ -133,26 +135,31 @@ export function startToolBatch(environment: AgentEnvironment, input: RunToolsInp
     }
     sendBack(event);
   };
-  const batch: Partial<Batch> = { input, environment, clock, signal: stop, stopped: stop.promise, send };
-  Promise.resolve()
-    .then(() => {
+  const batch: Partial<Batch> = { input, environment, clock, signal: stop, send };
+  const ended = (messages: ToolMessage[]) => {
+    // Finished before it says so: the agent stops this batch while it handles the end.
+    batch.finished = true;
+    const done: ToolsDone = { type: 'TOOLS.DONE', messages, ended: count.ended, failed: count.failed };
+    if (batch.waiting) done.waiting = true;
+    if (batch.finish) done.finish = batch.finish;
+    send(done);
+  };
+  const failed = (error: unknown) => {
+    batch.finished = true;
+    send({ type: 'TOOLS.FAILED', error: errorInfo(error, 'system') });
+  };
+  // The calls start a microtask later, after the agent's step that asked for them.
+  queueMicrotask(() => {
+    let running: Promise<ToolMessage[]>;
+    try {
       batch.agent = environment.resolve(input.agentName, input.agentId);
-      return runBatch(batch as Batch);
-    })
-    .then(
-      (messages) => {
-        // Finished before it says so: the agent stops this batch while it handles the end.
-        batch.finished = true;
-        const done: ToolsDone = { type: 'TOOLS.DONE', messages, ended: count.ended, failed: count.failed };
-        if (batch.waiting) done.waiting = true;
-        if (batch.finish) done.finish = batch.finish;
-        send(done);
-      },
-      (error: unknown) => {
-        batch.finished = true;
-        send({ type: 'TOOLS.FAILED', error: errorInfo(error, 'system') });
-      },
-    );
+      running = runBatch(batch as Batch);
+    } catch (error) {
+      failed(error);
+      return;
+    }
+    running.then(ended, failed);
+  });
   // Stopped while calls run: abort them. A batch that has ended has nothing left to abort (each call's own signal
   // was aborted as it ended), so its signal is left alone: an abort costs an event dispatch per batch.
   return () => {
@@ -160,7 +167,8 @@ export function startToolBatch(environment: AgentEnvironment, input: RunToolsInp
   };
 }
 
-async function runBatch(batch: Batch): Promise<ToolMessage[]> {
+/** Checks and plans the batch's calls, then runs them; its messages, in the order of the calls, once all have ended. */
+function runBatch(batch: Batch): Promise<ToolMessage[]> {
   const { input, send } = batch;
   const messages: ToolMessage[] = new Array(input.toolCalls.length);
   const ready: { index: number; ready: ReadyCall }[] = [];
@@ -183,12 +191,14 @@ async function runBatch(batch: Batch): Promise<ToolMessage[]> {
     maxConcurrency: batch.agent.maxToolConcurrency,
     signal: batch.signal,
   });
-  // The batch's stop ends it at once, raced here once rather than by every call: a wide turn would otherwise hang a
-  // reaction per call on the one stop promise, kept (with the call's result) until the batch ends. A call still running
-  // when the batch stops ends on its own signal; what it says then goes nowhere (`send` is closed).
-  await Promise.race([done, batch.stopped]);
-  if (batch.signal.aborted) throw new AbortedError();
-  return messages;
+  // The batch's stop ends it at once, heard here once rather than by every call: a wide turn would otherwise hang a
+  // reaction per call on one stop promise, kept (with the call's result) until the batch ends. A call still running
+  // when the batch stops ends on its own signal; what it says then goes nowhere (`send` is closed). The stop is heard
+  // through its listener, not raced as a promise: a race made three promises a batch, and the stop's own two.
+  return new Promise<ToolMessage[]>((resolve, reject) => {
+    batch.signal.onStop(reject);
+    done.then(() => (batch.signal.aborted ? reject(new AbortedError()) : resolve(messages)));
+  });
 }
 
 /**
@@ -234,33 +244,45 @@ function check(
   return { ready: { call, tool, args: parsed.data, planned } };
 }
 
-/** Runs one call that passed its checks and puts its tool message at its index in `messages`. */
-async function runOne(batch: Batch, { index, ready }: { index: number; ready: ReadyCall }, messages: ToolMessage[]): Promise<void> {
+/**
+ * Runs one call that passed its checks and puts its tool message at its index in `messages`. A promise chain rather
+ * than an async function: it made two promises more a call.
+ */
+function runOne(batch: Batch, { index, ready }: { index: number; ready: ReadyCall }, messages: ToolMessage[]): Promise<void> {
   const { call, tool } = ready;
   const { environment, clock, send } = batch;
   const started = clock.now();
   send({ type: 'tool.call', callId: call.id, tool: call.name, arguments: call.arguments });
   const own = new CallSignal(batch, tool.timeoutMs);
   const context = new CallContext(batch, own, call.id) as unknown as ToolContext;
-  let message: ToolMessage;
+  let message: Promise<ToolMessage>;
   try {
-    const refused = mayNeedApproval(tool, environment.toolPolicy) ? await approval(batch, ready, context) : undefined;
-    if (refused !== undefined) {
-      send({ type: 'tool.denied', callId: call.id, tool: call.name, reason: 'denied', error: refused });
-      message = { role: 'tool', toolCallId: call.id, content: `Error: ${refused}`, isError: true };
-      send({ type: 'tool.result', callId: call.id, tool: call.name, status: 'error', durationMs: clock.now() - started, error: refused });
-    } else {
-      message = await execute(batch, ready, context, own, started);
-    }
+    message = mayNeedApproval(tool, environment.toolPolicy)
+      ? approval(batch, ready, context).then((refused) => (refused === undefined ? execute(batch, ready, context, own, started) : deniedMessage(batch, call, refused, started)))
+      : execute(batch, ready, context, own, started);
   } catch (error) {
-    environment.dropWait(batch.input.agentId, call.id);
-    const text = errorMessage(error);
-    message = { role: 'tool', toolCallId: call.id, content: `Error: ${text}`, isError: true };
-    send({ type: 'tool.result', callId: call.id, tool: call.name, status: 'error', durationMs: clock.now() - started, error: text });
-  } finally {
-    own.end(); // clears its timeout timer
+    message = Promise.reject(error);
   }
-  messages[index] = message;
+  return message.then(
+    (made) => {
+      own.end(); // clears its timeout timer
+      messages[index] = made;
+    },
+    (error: unknown) => {
+      environment.dropWait(batch.input.agentId, call.id);
+      const text = errorMessage(error);
+      send({ type: 'tool.result', callId: call.id, tool: call.name, status: 'error', durationMs: clock.now() - started, error: text });
+      own.end();
+      messages[index] = { role: 'tool', toolCallId: call.id, content: `Error: ${text}`, isError: true };
+    },
+  );
+}
+
+/** The message of a call a policy or a person refused, its `tool.denied` and `tool.result` announced. */
+function deniedMessage({ clock, send }: Batch, call: ToolCall, refused: string, started: number): ToolMessage {
+  send({ type: 'tool.denied', callId: call.id, tool: call.name, reason: 'denied', error: refused });
+  send({ type: 'tool.result', callId: call.id, tool: call.name, status: 'error', durationMs: clock.now() - started, error: refused });
+  return { role: 'tool', toolCallId: call.id, content: `Error: ${refused}`, isError: true };
 }
 
 /**
@@ -279,7 +301,7 @@ function execute(batch: Batch, ready: ReadyCall, context: ToolContext, own: Call
           if (own.aborted) throw new AbortedError('The tool call was stopped before it started.');
           return run();
         })
-      : Promise.resolve().then(run);
+      : startNow(run);
   const { timeoutMs } = tool;
   // The batch's stop is raced by the batch (`runBatch`); only a time limit is raced here.
   const output =
@@ -295,6 +317,19 @@ function execute(batch: Batch, ready: ReadyCall, context: ToolContext, own: Call
         ]);
   const ended = output.then((value) => callEnded(batch, call, value, started));
   return tool.interactive ? ended.finally(() => send({ type: 'TOOL.RESUMED', callId: call.id })) : ended;
+}
+
+/**
+ * Starts a tool's work at once: its promise, or a promise of what it returned, or a rejection with what it threw. A
+ * call already starts a microtask after the one before it (see `executePlan`); deferring the tool once more cost two
+ * promises a call.
+ */
+function startNow<T>(run: () => T | Promise<T>): Promise<T> {
+  try {
+    return Promise.resolve(run());
+  } catch (error) {
+    return Promise.reject(error);
+  }
 }
 
 /** A call's tool returned `output`: what it signals is noted in the batch, its result announced, its message made. */
@@ -321,12 +356,14 @@ function callEnded(batch: Batch, call: ToolCall, output: unknown, started: numbe
 }
 
 /**
- * What a running tool knows of its call (its {@link ToolContext}), one per call. The costly parts (the call's signal,
- * the delegation and messaging services, its notes) are made on first use, by getters that are the instance's own and
+ * What a running tool knows of its call (its {@link ToolContext}), one per call. Every part is the instance's own and
  * enumerable, as an object literal's would be: a tool may pass on a copy (`{ ...context, signal }`) or take parts out of
- * it. The getters are the same functions for every call (defined once, in the static block), so every context shares
- * one hidden class (a literal with getters is made in dictionary mode). What costs nothing to make is a plain field:
- * the blackboard, and `announce`, a closure made with the context (a getter defined per call cost more than it).
+ * it. Only the call's signal is made on first use, by a getter that is the same function for every call (defined once,
+ * in the static block), so every context shares one hidden class: an AbortController and its link to the batch cost
+ * more than the rest of the call's bookkeeping, and most tools never read it. The services are plain fields, made with
+ * the context: the delegation and messaging of one small caller (two small objects that make nothing until a method is
+ * called), and the notes, which ask the store for the caller's view on first use. A getter defined on each context
+ * cost about 0.25 µs (four of them were most of a call's context), more than the objects.
  */
 class CallContext {
   readonly agentId: string;
@@ -334,53 +371,67 @@ class CallContext {
   readonly toolCallId: string;
   readonly clock: TroupeClock;
   readonly messages: readonly ChatMessage[];
-  /** The run's blackboard: the same object for every call, so a plain field rather than a getter. */
+  /** The run's blackboard: the same object for every call. */
   readonly blackboard: ToolContext['blackboard'];
-  /**
-   * A function of its own (a tool may take it out of the context and call it alone), made with the context: a closure
-   * costs less than defining a getter that would make it on first read.
-   */
+  /** A function of its own (a tool may take it out of the context and call it alone). */
   readonly announce: ToolContext['announce'];
-  // Private fields of the language: a tool that logs or serialises its context sees only what ToolContext names.
-  readonly #batch: Batch;
+  readonly delegation: ToolContext['delegation'];
+  readonly messaging: ToolContext['messaging'];
+  readonly notes: ToolContext['notes'];
+  // Declared only: defined in the constructor, after the fields above (the order an object literal of them had).
+  declare readonly signal: AbortSignal;
+  // A private field of the language: a tool that logs or serialises its context sees only what ToolContext names.
   readonly #own: CallSignal;
 
-  static #parts: [string, PropertyDescriptor][];
-
-  static {
-    const part = (get: (context: CallContext) => unknown): PropertyDescriptor => ({
-      get(this: CallContext) {
-        return get(this);
-      },
-      enumerable: true,
-      configurable: true,
-    });
-    CallContext.#parts = Object.entries({
-      signal: part((context) => context.#own.signal),
-      // Made on first use: most tools never delegate or message.
-      delegation: part((context) => context.#batch.environment.delegation(new BatchCaller(context.#batch, context.toolCallId, context.#own))),
-      messaging: part((context) => context.#batch.environment.messaging(new BatchCaller(context.#batch, context.toolCallId, context.#own))),
-      notes: part((context) => {
-        const { agent, input, environment } = context.#batch;
-        return environment.notes.forAgent({ agentName: agent.name, agentId: input.agentId, model: agent.model, signal: context.#own.signal });
-      }),
-    });
-  }
+  static readonly #signal: PropertyDescriptor = {
+    get(this: CallContext) {
+      return this.#own.signal;
+    },
+    enumerable: true,
+    configurable: true,
+  };
 
   constructor(batch: Batch, own: CallSignal, toolCallId: string) {
-    this.#batch = batch;
     this.#own = own;
-    this.agentId = batch.input.agentId;
+    const { environment, input, clock } = batch;
+    this.agentId = input.agentId;
     this.agentName = batch.agent.name;
     this.toolCallId = toolCallId;
-    this.clock = batch.clock;
-    this.messages = batch.input.messages;
-    const { environment, input, clock } = batch;
+    this.clock = clock;
+    this.messages = input.messages;
     this.blackboard = environment.blackboard;
     this.announce = (event) => environment.announce(stampEvent(input.header, clock.now(), event));
-    // One defineProperty each: half what an object literal's getters cost, and a third of one defineProperties.
-    const parts = CallContext.#parts;
-    for (let i = 0; i < parts.length; i++) Object.defineProperty(this, parts[i]![0], parts[i]![1]);
+    const caller = new BatchCaller(batch, toolCallId, own);
+    this.delegation = environment.delegation(caller);
+    this.messaging = environment.messaging(caller);
+    this.notes = new CallNotes(batch, own);
+    Object.defineProperty(this, 'signal', CallContext.#signal);
+  }
+}
+
+/**
+ * A call's notes ({@link ToolContext.notes}): the store's view for the calling agent, asked for on the first save or
+ * search (with the call's signal, which is then made), and kept for the call.
+ */
+class CallNotes implements AgentNotes {
+  #notes: AgentNotes | undefined;
+
+  constructor(
+    private readonly batch: Batch,
+    private readonly own: CallSignal,
+  ) {}
+
+  save(...args: Parameters<AgentNotes['save']>): ReturnType<AgentNotes['save']> {
+    return this.made().save(...args);
+  }
+
+  search(...args: Parameters<AgentNotes['search']>): ReturnType<AgentNotes['search']> {
+    return this.made().search(...args);
+  }
+
+  private made(): AgentNotes {
+    const { agent, input, environment } = this.batch;
+    return (this.#notes ??= environment.notes.forAgent({ agentName: agent.name, agentId: input.agentId, model: agent.model, signal: this.own.signal }));
   }
 }
 
@@ -431,7 +482,7 @@ async function approval(batch: Batch, { call, tool, args, planned }: ReadyCall, 
   const { agent, input, environment, clock, send } = batch;
   const category = categoryOf(tool);
   const request = { caller: { id: input.agentId, name: agent.name, depth: input.depth }, tool: tool.name, category, kind: planned.kind, arguments: args, toolCallId: call.id };
-  const outcome = await Promise.race([decideApproval(tool, request, context, environment.toolPolicy), batch.stopped]);
+  const outcome = await Promise.race([decideApproval(tool, request, context, environment.toolPolicy), batch.signal.promise]);
   if ('run' in outcome) return outcome.run ? undefined : outcome.reason;
   if (!environment.askPerson) return `${tool.name} needs a person's approval, and this runtime has no one to ask.`;
   send({ type: 'TOOL.WAITING', callId: call.id });
@@ -439,7 +490,7 @@ async function approval(batch: Batch, { call, tool, args, planned }: ReadyCall, 
   try {
     const task = `${tool.name} ${call.arguments}`;
     const ask = { header: input.header, agentName: agent.name, tool: tool.name, category, callId: call.id, task, risk: outcome.risk, ...(outcome.reason === undefined ? {} : { reason: outcome.reason }) };
-    answer = await environment.askPerson(ask, batch.stopped);
+    answer = await environment.askPerson(ask, batch.signal.promise);
   } finally {
     send({ type: 'TOOL.RESUMED', callId: call.id });
   }
@@ -476,7 +527,7 @@ class CallSignal {
   }
 
   get promise(): Promise<never> {
-    return this.controller ? whenAborted(this.controller.signal) : this.batch.stopped;
+    return this.controller ? whenAborted(this.controller.signal) : this.batch.signal.promise;
   }
 
   /** True when the call can stop only with its batch (its agent's end): it has no time limit of its own. */
@@ -496,7 +547,7 @@ class CallSignal {
     if (this.controller) return this.controller;
     const linked = new AbortController();
     const { batch } = this;
-    batch.stopped.catch(() => linked.abort(batch.signal.reason));
+    batch.signal.promise.catch(() => linked.abort(batch.signal.reason));
     this.controller = linked;
     return linked;
   }

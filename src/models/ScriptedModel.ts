@@ -1,6 +1,7 @@
 import { whenRequestStopped } from '../abort.js';
 import { sleepUnlessStopped } from '../clock.js';
 import { ConfigurationError, InvalidScriptStepError, ScriptExhaustedError, UnusedStepsError } from '../errors.js';
+import { isPromiseLike } from '../promiseLike.js';
 import { RandomSource } from '../random.js';
 import { describeUnknownKeys, unknownKeys } from '../unknownKeys.js';
 import type { Model, ModelReply, ModelRequest } from './Model.js';
@@ -102,7 +103,7 @@ export class ScriptedModel implements Model {
       }
       cursors.set(request.agentId, { name: request.agentName, index: index + 1 });
       const answer = await resolveStep(script[index], request);
-      return checkAnswer(answer, model.name, `step ${index + 1} of the script of agent "${request.agentName}"`, request.agentId);
+      return checkAnswer(answer, model.name, () => `step ${index + 1} of the script of agent "${request.agentName}"`, request.agentId);
     }, options);
     model.unusedByAgent = () => {
       const unused: Record<string, number> = {};
@@ -135,27 +136,48 @@ export class ScriptedModel implements Model {
     if (remaining > 0) throw new UnusedStepsError(this.name, remaining, this.callCount, this.unusedByAgent?.() ?? {});
   }
 
-  /** Answers one turn from the script. */
-  async complete(request: ModelRequest): Promise<ModelReply> {
-    const callIndex = this.callCount++;
-    if (this.options.record !== false) this.calls.push(request);
-    const scripted = this.withRandom(request);
-    const { latencyMs } = this.options;
-    const delay = typeof latencyMs === 'function' ? latencyMs(scripted, callIndex) : (latencyMs ?? 0);
-    if (delay > 0) await sleepUnlessStopped(request.clock, delay, whenRequestStopped(request));
-    let answer: unknown;
-    let where: string;
-    if (typeof this.steps === 'function') {
-      where = `call ${callIndex + 1} of the script function`;
-      answer = await this.steps(scripted, callIndex);
-    } else {
-      if (this.cursor >= this.steps.length) throw new ScriptExhaustedError(callIndex, request.agentId);
-      where = `step ${this.cursor + 1} of the script`;
-      const step = this.steps[this.cursor];
-      this.cursor += 1;
-      answer = await resolveStep(step, scripted);
+  /**
+   * Answers one turn from the script. A promise chain rather than an async function: awaiting a step's plain answer
+   * cost a promise and a microtask more every turn.
+   */
+  complete(request: ModelRequest): Promise<ModelReply> {
+    try {
+      const callIndex = this.callCount++;
+      if (this.options.record !== false) this.calls.push(request);
+      const scripted = this.withRandom(request);
+      const { latencyMs } = this.options;
+      const delay = typeof latencyMs === 'function' ? latencyMs(scripted, callIndex) : (latencyMs ?? 0);
+      if (delay > 0) return sleepUnlessStopped(request.clock, delay, whenRequestStopped(request)).then(() => this.answer(scripted, callIndex));
+      return this.answer(scripted, callIndex);
+    } catch (error) {
+      return Promise.reject(error);
     }
-    return this.finish(checkAnswer(answer, this.name, where, request.agentId), request);
+  }
+
+  /** The script's answer to one call, once its latency has passed (its step taken then); what goes wrong rejects. */
+  private answer(request: ScriptRequest, callIndex: number): Promise<ModelReply> {
+    try {
+      let answer: unknown;
+      let step: number | undefined;
+      if (typeof this.steps === 'function') {
+        answer = this.steps(request, callIndex);
+      } else {
+        if (this.cursor >= this.steps.length) throw new ScriptExhaustedError(callIndex, request.agentId);
+        step = this.cursor;
+        this.cursor += 1;
+        const scripted = this.steps[step];
+        if (scripted instanceof Error) throw scripted;
+        answer = typeof scripted === 'function' ? scripted(request) : scripted;
+      }
+      // Named only when the answer is wrong: a text made for every turn would be thrown away on every good one.
+      const where = () => (step === undefined ? `call ${callIndex + 1} of the script function` : `step ${step + 1} of the script`);
+      if (isPromiseLike(answer)) {
+        return Promise.resolve(answer).then((resolved) => this.finish(checkAnswer(resolved, this.name, where, request.agentId), request));
+      }
+      return Promise.resolve(this.finish(checkAnswer(answer, this.name, where, request.agentId), request));
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /** The request with a `random` of its own when it came without one (made by hand, not by a runtime). */
@@ -185,9 +207,9 @@ async function resolveStep(step: ScriptStep | undefined, request: ScriptRequest)
  * and whose tool calls (if any) are a list of objects. Anything else throws an {@link InvalidScriptStepError} naming
  * the step and what is wrong, rather than a `TypeError` from deep inside the model.
  */
-function checkAnswer(answer: unknown, model: string, where: string, agentId: string): ModelReply | string {
+function checkAnswer(answer: unknown, model: string, where: () => string, agentId: string): ModelReply | string {
   const problem = answerProblem(answer);
-  if (problem !== undefined) throw new InvalidScriptStepError(model, where, agentId, problem);
+  if (problem !== undefined) throw new InvalidScriptStepError(model, where(), agentId, problem);
   return answer as ModelReply | string;
 }
 

@@ -2,6 +2,7 @@ import type { Caller } from '../actors/agentEnvironment.js';
 import { ConfigurationError, MessageRefusedError, UndeliverableError, errorMessage } from '../errors.js';
 import { RUNTIME_ADDRESS, TOPIC_PREFIX, agentNameOf, type Message } from '../messaging/Message.js';
 import type { MessageReceipt, Messaging, SendOptions, WaitOptions } from '../messaging/Messaging.js';
+import { isPromiseLike } from '../promiseLike.js';
 import { finishSignal, waitSignal, type ToolSignal } from '../tools/toolSignal.js';
 import { readTopic, replyReceipt, checkedTimeout, type Messenger, type MessengerHost } from './Messenger.js';
 
@@ -57,10 +58,14 @@ export class CallerMessaging implements Messaging {
     return this.messenger.deliver(this.caller.agentId, original.from, content, { ...this.out, replyTo: original.id });
   }
 
-  async publish(topic: string, content: string): Promise<MessageReceipt> {
-    const address = `${TOPIC_PREFIX}${readTopic(topic)}`;
-    this.check(address, content);
-    return this.messenger.deliver(this.caller.agentId, address, content, this.out);
+  publish(topic: string, content: string): Promise<MessageReceipt> {
+    try {
+      const address = `${TOPIC_PREFIX}${readTopic(topic)}`;
+      this.check(address, content);
+      return this.messenger.deliver(this.caller.agentId, address, content, this.out);
+    } catch (error) {
+      return Promise.reject(error); // refused: a rejection, as from the other methods
+    }
   }
 
   subscribe(topic: string): void {
@@ -167,9 +172,4 @@ export class CallerMessaging implements Messaging {
     }
     return false;
   }
-}
-
-/** True for a promise, or anything with a `then` method that awaiting would call. */
-function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
-  return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
 }

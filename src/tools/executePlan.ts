@@ -26,20 +26,29 @@ export interface ExecutePlanOptions {
  * @throws ConfigurationError (as a rejection, before any call starts) when `maxConcurrency` is below 1 or not a
  * number, or when `plan.dependsOn` names a call that does not exist or has a cycle.
  */
-export async function executePlan(
-  plan: ToolPlan,
-  run: (index: number) => Promise<void>,
-  options: ExecutePlanOptions = {},
-): Promise<void> {
-  const limit = concurrencyLimit(options.maxConcurrency);
-  if (isChain(plan.dependsOn)) return runInTurn(plan.dependsOn.length, run, options.signal);
-  if (isFree(plan.dependsOn)) return runFree(plan.dependsOn.length, run, limit, options.signal);
-  const dependents = dependentsOf(plan.dependsOn);
-  const waitingFor = plan.dependsOn.map((deps) => distinct(deps).length);
-  const ready = waitingFor.flatMap((count, index) => (count === 0 ? [index] : []));
-  const { signal } = options;
+export function executePlan(plan: ToolPlan, run: (index: number) => Promise<void>, options: ExecutePlanOptions = {}): Promise<void> {
+  // Not an async function: a trader's turn of two calls made five promises in this file, most of them for awaits.
+  try {
+    const limit = concurrencyLimit(options.maxConcurrency);
+    if (isChain(plan.dependsOn)) return runInTurn(plan.dependsOn.length, run, options.signal);
+    if (isFree(plan.dependsOn)) return runFree(plan.dependsOn.length, run, limit, options.signal);
+    return runGraph(plan.dependsOn, run, limit, options.signal);
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
 
-  await new Promise<void>((resolve) => {
+/** Runs calls as their dependencies settle (see {@link executePlan}), on a graph checked first. */
+function runGraph(
+  dependsOn: ToolPlan['dependsOn'],
+  run: (index: number) => Promise<void>,
+  limit: number,
+  signal: ExecutePlanOptions['signal'],
+): Promise<void> {
+  const dependents = dependentsOf(dependsOn);
+  const waitingFor = dependsOn.map((deps) => distinct(deps).length);
+  const ready = waitingFor.flatMap((count, index) => (count === 0 ? [index] : []));
+  return new Promise<void>((resolve) => {
     let running = 0;
 
     const settle = (index: number): void => {
@@ -79,9 +88,19 @@ function isChain(dependsOn: readonly (readonly number[])[]): boolean {
   return true;
 }
 
-/** Runs calls 0 … n − 1 one after another, each once the one before has settled; none starts once `signal` aborts. */
-async function runInTurn(n: number, run: (index: number) => Promise<void>, signal: ExecutePlanOptions['signal']): Promise<void> {
-  for (let index = 0; index < n && !signal?.aborted; index++) await startSettled(run, index);
+/**
+ * Runs calls 0 … n − 1 one after another, each as the one before settles; none starts once `signal` aborts. Each next
+ * call starts from the settling of the one before, with no loop waiting in between (an await a call cost a promise).
+ */
+function runInTurn(n: number, run: (index: number) => Promise<void>, signal: ExecutePlanOptions['signal']): Promise<void> {
+  return new Promise<void>((resolve) => {
+    let index = 0;
+    const next = (): void => {
+      if (index >= n || signal?.aborted) resolve();
+      else startSettled(run, index++, next);
+    };
+    next();
+  });
 }
 
 /** True when no call waits for another (a fan-out of `assign_task`, reads side by side): no graph to keep. */
@@ -145,16 +164,14 @@ function paced(canStart: () => boolean, start: () => void, idle: () => void): ()
   return pump;
 }
 
-/** Starts one call; `after` runs once it settles, however it settles, and the returned promise fulfils after that. */
-function startSettled(run: (index: number) => Promise<void>, index: number, after: () => void = ignore): Promise<void> {
+/** Starts one call; `after` runs once it settles, however it settles (a microtask later for one that throws at once). */
+function startSettled(run: (index: number) => Promise<void>, index: number, after: () => void): void {
   try {
-    return Promise.resolve(run(index)).then(after, after);
+    void Promise.resolve(run(index)).then(after, after);
   } catch {
-    return Promise.resolve().then(after);
+    queueMicrotask(after);
   }
 }
-
-function ignore(): void {}
 
 /** The cap as a whole number of slots. */
 function concurrencyLimit(maxConcurrency: number | undefined): number {

@@ -63,7 +63,7 @@ export const publish = defineTool({
   description: 'Publishes a message to every agent subscribed to a topic (you do not get your own message).',
   parameters: z.object({ topic: z.string().min(1).describe('The topic name.'), content: z.string().describe('The message.') }),
   kind: 'other',
-  execute: async ({ topic, content }, { messaging }) => describeReceipt(await messaging.publish(topic, content)),
+  execute: ({ topic, content }, { messaging }) => messaging.publish(topic, content).then(describeReceipt),
 });
 
 /** `subscribe`: the agent gets every later message published to a topic. */

@@ -76,9 +76,16 @@ export function testEnvironment(options: TestEnvironmentOptions = {}): TestEnvir
   const randoms = new Map<string, RandomSource>();
   const events: TroupeEvent[] = [];
   const droppedWaits: { agentId: string; callId: string }[] = [];
-  const notHere = (what: string) => (): never => {
-    throw new Error(`${what} is not in this test.`);
-  };
+  // A service this test does not give: a call's context is made with it, and any of its methods throws when called.
+  const notHere = (what: string) => (): never =>
+    new Proxy({}, {
+      get: (_target, key) =>
+        typeof key === 'symbol' || key === 'then'
+          ? undefined
+          : () => {
+              throw new Error(`${what} is not in this test.`);
+            },
+    }) as never;
   return {
     clock,
     simulated,

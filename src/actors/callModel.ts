@@ -98,9 +98,8 @@ function askModel(
   const startedAt = clock.now();
   const request = new TurnRequest(environment, agent, input, stop) as unknown as ModelRequest;
   // The name asked for: the definition's (`model: 'my-model'`, sent as `request.model`), else the model's own.
-  return completeWithRetries({ environment, agent, request, input, retrying }, 1).then((reply) =>
-    readReply(reply, agent.modelName ?? agent.model.name, environment, clock.now() - startedAt),
-  );
+  const read = (reply: ModelReply) => readReply(reply, agent.modelName ?? agent.model.name, environment, clock.now() - startedAt);
+  return completeWithRetries({ environment, agent, request, input, retrying, read }, 1);
 }
 
 /**
@@ -158,21 +157,26 @@ interface TurnTries {
   request: ModelRequest;
   input: CallModelInput;
   retrying: () => void;
+  /** Reads the reply of the try that answered (a reply it refuses is a failure, never tried again). */
+  read: (reply: ModelReply) => ModelTurn;
 }
 
-/** Asks the model, trying again after a wait while the failure is retryable and tries are left. */
-function completeWithRetries(turn: TurnTries, attempt: number): Promise<ModelReply> {
+/**
+ * Asks the model, trying again after a wait while the failure is retryable and tries are left; the answering try's
+ * reply read. Read and retry hang on the one promise of the model's reply (a `catch`, then a `then` after it, made two).
+ */
+function completeWithRetries(turn: TurnTries, attempt: number): Promise<ModelTurn> {
   let reply: Promise<ModelReply>;
   try {
     reply = Promise.resolve(turn.agent.model.complete(turn.request));
   } catch (error) {
     reply = Promise.reject(error); // a model that throws rather than rejects fails (or is retried) the same way
   }
-  return reply.catch((error: unknown) => retryAfter(turn, attempt, error));
+  return reply.then(turn.read, (error: unknown) => retryAfter(turn, attempt, error));
 }
 
 /** A try failed with `error`: the turn fails, or the next try comes after its wait. */
-function retryAfter(turn: TurnTries, attempt: number, error: unknown): Promise<ModelReply> {
+function retryAfter(turn: TurnTries, attempt: number, error: unknown): Promise<ModelTurn> {
   const { environment, agent, request, input } = turn;
   if (request.signal.aborted) throw new AbortedError('The model call was aborted.');
   // Whatever the model threw (an Error, a string, undefined) fails the agent with a message that names the model, the

@@ -197,7 +197,7 @@ function runBatch(batch: Batch): Promise<ToolMessage[]> {
   // through its listener, not raced as a promise: a race made three promises a batch, and the stop's own two.
   return new Promise<ToolMessage[]>((resolve, reject) => {
     batch.signal.onStop(reject);
-    done.then(() => (batch.signal.aborted ? reject(new AbortedError()) : resolve(messages)));
+    done.then(() => (batch.signal.aborted ? reject(new AbortedError()) : resolve(messages)), reject); // a plan that cannot run fails the batch
   });
 }
 

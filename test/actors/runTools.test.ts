@@ -532,6 +532,16 @@ describe('runTools', () => {
     expect(environment.clock.now()).toBe(1030);
   });
 
+  it('fails the batch with TOOLS.FAILED when its plan cannot run (a cap below one call), rather than hang with an unhandled rejection', async () => {
+    // createRuntime accepts any positive maxToolConcurrency; the plan's runner refuses a cap below 1.
+    const environment = testEnvironment({ tools: [echo], maxToolConcurrency: 0.5 });
+    const batch = startBatch(environment, [call('echo', { text: 'a' }, 'c-1')]);
+
+    await settle();
+
+    expect(batch.received).toMatchObject([{ type: 'TOOLS.FAILED', error: { message: expect.stringContaining('maxConcurrency must be at least 1') } }]);
+  });
+
   it('aborts the running tools when stopped, starts nothing more, and sends no TOOLS.DONE after', async () => {
     const signals: AbortSignal[] = [];
     const started: string[] = [];

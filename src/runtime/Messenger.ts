@@ -86,8 +86,8 @@ export class Messenger {
 
   /** Sends and throws what the sender must hear: a dead letter, or a full inbox (for a message to one agent). */
   deliver(from: string, to: string, content: string, extra: Extra = {}): Promise<MessageReceipt> {
-    const toAgent = !to.startsWith(TOPIC_PREFIX);
-    return this.send(from, to, content, extra).then((report) => receiptOf(report, toAgent));
+    // `to` is read once the message has been made: an address that is not text is refused there, as invalid.
+    return this.send(from, to, content, extra).then((report) => receiptOf(report, !to.startsWith(TOPIC_PREFIX)));
   }
 
   /** Sends from code and waits for the reply addressed to code (`runtime`). */

@@ -16,6 +16,16 @@ describe('topic arguments from code', () => {
     await runtime.shutdown();
   });
 
+  it('runtime.send refuses an address that is not a string as an invalid message, not with a TypeError', async () => {
+    const runtime = createRuntime({ model: new ScriptedModel(() => 'ok'), agents: [resident('reader')], clock: simulatedClock(), projectAgentDir: false });
+    const sent: Message[] = [];
+    runtime.messages$.subscribe((message) => sent.push(message));
+
+    await expect(runtime.send(123 as unknown as string, 'x')).rejects.toBeInstanceOf(ConfigurationError);
+    expect(sent).toEqual([]);
+    await runtime.shutdown();
+  });
+
   it('runtime.unsubscribe refuses a topic runtime.subscribe refuses, instead of doing nothing', async () => {
     const runtime = createRuntime({ model: new ScriptedModel(() => 'ok'), agents: [resident('reader')], clock: simulatedClock(), projectAgentDir: false });
     const reader = runtime.spawn('reader', 'Wait.', { subscribe: ['news'] });

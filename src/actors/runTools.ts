@@ -411,27 +411,24 @@ class CallContext {
 
 /**
  * A call's notes ({@link ToolContext.notes}): the store's view for the calling agent, asked for on the first save or
- * search (with the call's signal, which is then made), and kept for the call.
+ * search (with the call's signal, which is then made), and kept for the call. Shaped as the store's view is: `save`
+ * and `search` are functions of its own (a tool may take them out and call them alone), and nothing else shows.
  */
 class CallNotes implements AgentNotes {
+  readonly save: AgentNotes['save'] = (...args) => this.#made().save(...args);
+  readonly search: AgentNotes['search'] = (...args) => this.#made().search(...args);
   #notes: AgentNotes | undefined;
+  readonly #batch: Batch;
+  readonly #own: CallSignal;
 
-  constructor(
-    private readonly batch: Batch,
-    private readonly own: CallSignal,
-  ) {}
-
-  save(...args: Parameters<AgentNotes['save']>): ReturnType<AgentNotes['save']> {
-    return this.made().save(...args);
+  constructor(batch: Batch, own: CallSignal) {
+    this.#batch = batch;
+    this.#own = own;
   }
 
-  search(...args: Parameters<AgentNotes['search']>): ReturnType<AgentNotes['search']> {
-    return this.made().search(...args);
-  }
-
-  private made(): AgentNotes {
-    const { agent, input, environment } = this.batch;
-    return (this.#notes ??= environment.notes.forAgent({ agentName: agent.name, agentId: input.agentId, model: agent.model, signal: this.own.signal }));
+  #made(): AgentNotes {
+    const { agent, input, environment } = this.#batch;
+    return (this.#notes ??= environment.notes.forAgent({ agentName: agent.name, agentId: input.agentId, model: agent.model, signal: this.#own.signal }));
   }
 }
 

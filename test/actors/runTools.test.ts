@@ -207,6 +207,29 @@ describe('runTools', () => {
     ]);
   });
 
+  it('gives a tool notes whose save and search it may take out and call on their own, and that show nothing else', async () => {
+    const shown: string[][] = [];
+    const keeper = defineTool({
+      name: 'keeper',
+      description: 'Saves a note and finds it, with the notes methods taken out of the context.',
+      parameters: z.object({}),
+      kind: 'other',
+      execute: async (_args, context) => {
+        shown.push(Object.keys(context.notes));
+        const { save, search } = context.notes;
+        await save('The launch is on Tuesday.', { tags: ['launch'] });
+        const found = await search('launch');
+        return found.hits.map((hit) => hit.note.content).join('\n');
+      },
+    });
+    const environment = testEnvironment({ tools: [keeper] });
+    const done = await runToDone(environment, startBatch(environment, [call('keeper', {}, 'c-keep')]));
+
+    expect(done.messages).toEqual([{ role: 'tool', toolCallId: 'c-keep', content: 'The launch is on Tuesday.' }]);
+    // What the store's own view shows (a tool that logs its context sees no batch or environment in it).
+    expect(shown).toEqual([['save', 'search']]);
+  });
+
   it('refuses unknown tools, tools not on the agent’s list and delegation past the depth limit, and still runs the rest', async () => {
     const secret = defineTool({
       name: 'secret',

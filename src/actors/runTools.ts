@@ -294,6 +294,17 @@ function execute(batch: Batch, ready: ReadyCall, context: ToolContext, own: Call
   const { clock, send, environment } = batch;
   if (tool.interactive) send({ type: 'TOOL.WAITING', callId: call.id });
   const run = () => tool.execute(args as never, context);
+  const { timeoutMs } = tool;
+  // The time limit is set before the tool starts (which is at once): a timer the tool sets for the same instant fires
+  // after it, so a call that takes its whole limit times out.
+  const limit =
+    timeoutMs === undefined
+      ? undefined
+      : sleep(clock, timeoutMs, own.signal).then(() => {
+          const timeout = new ToolTimeoutError(tool.name, timeoutMs);
+          own.abort(timeout);
+          throw timeout;
+        });
   const running =
     tool.realTime === true && environment.inRealTime
       ? // A realTime call may wait behind other agents' calls: one stopped or timed out meanwhile never starts.
@@ -302,19 +313,8 @@ function execute(batch: Batch, ready: ReadyCall, context: ToolContext, own: Call
           return run();
         })
       : startNow(run);
-  const { timeoutMs } = tool;
   // The batch's stop is raced by the batch (`runBatch`); only a time limit is raced here.
-  const output =
-    timeoutMs === undefined
-      ? running
-      : Promise.race([
-          running,
-          sleep(clock, timeoutMs, own.signal).then(() => {
-            const timeout = new ToolTimeoutError(tool.name, timeoutMs);
-            own.abort(timeout);
-            throw timeout;
-          }),
-        ]);
+  const output = limit === undefined ? running : Promise.race([running, limit]);
   const ended = output.then((value) => callEnded(batch, call, value, started));
   return tool.interactive ? ended.finally(() => send({ type: 'TOOL.RESUMED', callId: call.id })) : ended;
 }

@@ -459,6 +459,24 @@ describe('runTools', () => {
     expect(environment.clock.pending).toBe(0);
   });
 
+  it('times out a call that waits its whole timeoutMs: the limit is set before the tool starts, so it fires first', async () => {
+    const slow = defineTool({
+      name: 'slow',
+      description: 'Waits exactly its time limit on the clock.',
+      parameters: z.object({}),
+      kind: 'read',
+      timeoutMs: 100,
+      execute: async (_args, { clock }) => {
+        await sleep(clock, 100);
+        return 'made it';
+      },
+    });
+    const environment = testEnvironment({ tools: [slow] });
+    const done = await runToDone(environment, startBatch(environment, [call('slow', {}, 'c-1')]));
+
+    expect(done.messages).toEqual([{ role: 'tool', toolCallId: 'c-1', content: 'Error: Tool "slow" timed out after 100 ms.', isError: true }]);
+  });
+
   it('clears the timeout of a call that ends in time', async () => {
     const quick = defineTool({
       name: 'quick',

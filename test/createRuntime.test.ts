@@ -189,6 +189,10 @@ describe('the supervisor', () => {
       /lists the tool "missing"/,
     );
     expect(() => createRuntime({ model: scripted([]), agents: [worker(), worker()] })).toThrow(/Two agents/);
+    // Below one tool call at a time no call could ever run: refused as the runtime is made, not in every batch.
+    expect(() => createRuntime({ model: scripted([]), agents: [worker()], maxToolConcurrency: 0.5 })).toThrow(
+      new ConfigurationError('maxToolConcurrency must be a number ≥ 1.'),
+    );
   });
 
   it('refuses a definition that is not one, and tools that are not a list, with typed errors', () => {

@@ -84,7 +84,7 @@ export interface RuntimeOptions {
   maxTurns?: number;
   /** How long an agent may make no progress before it fails with `timeout` (default 5 minutes). */
   idleTimeoutMs?: number;
-  /** At most this many tool calls of one turn run at once (default 3). */
+  /** At most this many tool calls of one turn run at once (default 3; at least 1, `Infinity` for no limit). */
   maxToolConcurrency?: number;
   /**
    * `false` runs every turn's tool calls one at a time, in the order the model wrote them, whatever the planner would

@@ -165,7 +165,7 @@ export function readSettings(options: RuntimeOptions): Settings {
     maxParallel: positive(options.maxParallel, 'maxParallel') ?? DEFAULTS.maxParallel,
     maxTurns: positive(options.maxTurns, 'maxTurns') ?? DEFAULTS.maxTurns,
     idleTimeoutMs: positive(options.idleTimeoutMs, 'idleTimeoutMs') ?? DEFAULTS.idleTimeoutMs,
-    maxToolConcurrency: positive(options.maxToolConcurrency, 'maxToolConcurrency') ?? DEFAULTS.maxToolConcurrency,
+    maxToolConcurrency: atLeastOne(options.maxToolConcurrency, 'maxToolConcurrency') ?? DEFAULTS.maxToolConcurrency,
     maxDepth: maxDepth ?? DEFAULTS.maxDepth,
     maxAgents: whole(options.maxAgents, 'maxAgents') ?? DEFAULTS.maxAgents,
     maxPending: whole(options.maxPending, 'maxPending') ?? DEFAULTS.maxPending,
@@ -208,6 +208,16 @@ function mcpServersOf(given: RuntimeOptions['mcpServers']): ReadonlyMap<string, 
 export function positive(value: number | undefined, field: string): number | undefined {
   if (value === undefined) return undefined;
   if (!(typeof value === 'number' && value > 0)) throw new ConfigurationError(`${field} must be a positive number.`);
+  return value;
+}
+
+/**
+ * A number ≥ 1 (a fraction counts as its whole part, `Infinity` as no limit), or undefined when not given; anything
+ * else is a `ConfigurationError` naming the field. For a count of things at once: below 1 nothing could ever run.
+ */
+function atLeastOne(value: number | undefined, field: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (!(typeof value === 'number' && value >= 1)) throw new ConfigurationError(`${field} must be a number ≥ 1.`);
   return value;
 }
 

@@ -97,9 +97,7 @@ function askModel(
   const { clock } = environment;
   const startedAt = clock.now();
   const request = new TurnRequest(environment, agent, input, stop) as unknown as ModelRequest;
-  // The name asked for: the definition's (`model: 'my-model'`, sent as `request.model`), else the model's own.
-  const read = (reply: ModelReply) => readReply(reply, agent.modelName ?? agent.model.name, environment, clock.now() - startedAt);
-  return completeWithRetries({ environment, agent, request, input, retrying, read }, 1);
+  return completeWithRetries({ environment, agent, request, input, retrying, startedAt }, 1);
 }
 
 /**
@@ -157,8 +155,8 @@ interface TurnTries {
   request: ModelRequest;
   input: CallModelInput;
   retrying: () => void;
-  /** Reads the reply of the try that answered (a reply it refuses is a failure, never tried again). */
-  read: (reply: ModelReply) => ModelTurn;
+  /** When the first try began: the turn's duration runs from it. */
+  startedAt: number;
 }
 
 /**
@@ -172,7 +170,12 @@ function completeWithRetries(turn: TurnTries, attempt: number): Promise<ModelTur
   } catch (error) {
     reply = Promise.reject(error); // a model that throws rather than rejects fails (or is retried) the same way
   }
-  return reply.then(turn.read, (error: unknown) => retryAfter(turn, attempt, error));
+  // The answering try's reply is read (a reply it refuses is a failure, never tried again), for the name asked for: the
+  // definition's (`model: 'my-model'`, sent as `request.model`), else the model's own.
+  return reply.then(
+    (answer) => readReply(answer, turn.agent.modelName ?? turn.agent.model.name, turn.environment, turn.environment.clock.now() - turn.startedAt),
+    (error: unknown) => retryAfter(turn, attempt, error),
+  );
 }
 
 /** A try failed with `error`: the turn fails, or the next try comes after its wait. */

@@ -136,35 +136,43 @@ export function startToolBatch(environment: AgentEnvironment, input: RunToolsInp
     sendBack(event);
   };
   const batch: Partial<Batch> = { input, environment, clock, signal: stop, send };
-  const ended = (messages: ToolMessage[]) => {
-    // Finished before it says so: the agent stops this batch while it handles the end.
-    batch.finished = true;
-    const done: ToolsDone = { type: 'TOOLS.DONE', messages, ended: count.ended, failed: count.failed };
-    if (batch.waiting) done.waiting = true;
-    if (batch.finish) done.finish = batch.finish;
-    send(done);
-  };
-  const failed = (error: unknown) => {
-    batch.finished = true;
-    send({ type: 'TOOLS.FAILED', error: errorInfo(error, 'system') });
-  };
-  // The calls start a microtask later, after the agent's step that asked for them.
+  // The calls start a microtask later, after the agent's step that asked for them. (Its ends are module functions,
+  // not closures named here: tsx, which runs the tests and the bench, names each such closure as it is made.)
   queueMicrotask(() => {
     let running: Promise<ToolMessage[]>;
     try {
       batch.agent = environment.resolve(input.agentName, input.agentId);
       running = runBatch(batch as Batch);
     } catch (error) {
-      failed(error);
+      batchFailed(batch, error);
       return;
     }
-    running.then(ended, failed);
+    running.then(
+      (messages) => batchEnded(batch, count, messages),
+      (error: unknown) => batchFailed(batch, error),
+    );
   });
   // Stopped while calls run: abort them. A batch that has ended has nothing left to abort (each call's own signal
   // was aborted as it ended), so its signal is left alone: an abort costs an event dispatch per batch.
   return () => {
     if (!batch.finished) stop.abort(AGENT_STOPPED);
   };
+}
+
+/** A batch's calls have all ended: its `TOOLS.DONE`, with what they counted and signalled. */
+function batchEnded(batch: Partial<Batch>, count: { ended: number; failed: number }, messages: ToolMessage[]): void {
+  // Finished before it says so: the agent stops this batch while it handles the end.
+  batch.finished = true;
+  const done: ToolsDone = { type: 'TOOLS.DONE', messages, ended: count.ended, failed: count.failed };
+  if (batch.waiting) done.waiting = true;
+  if (batch.finish) done.finish = batch.finish;
+  batch.send!(done);
+}
+
+/** A batch that could not run (not one call: those become error results): its `TOOLS.FAILED`. */
+function batchFailed(batch: Partial<Batch>, error: unknown): void {
+  batch.finished = true;
+  batch.send!({ type: 'TOOLS.FAILED', error: errorInfo(error, 'system') });
 }
 
 /** Checks and plans the batch's calls, then runs them; its messages, in the order of the calls, once all have ended. */
@@ -415,8 +423,8 @@ class CallContext {
  * and `search` are functions of its own (a tool may take them out and call them alone), and nothing else shows.
  */
 class CallNotes implements AgentNotes {
-  readonly save: AgentNotes['save'] = (...args) => this.#made().save(...args);
-  readonly search: AgentNotes['search'] = (...args) => this.#made().search(...args);
+  readonly save: AgentNotes['save'];
+  readonly search: AgentNotes['search'];
   #notes: AgentNotes | undefined;
   readonly #batch: Batch;
   readonly #own: CallSignal;
@@ -424,6 +432,10 @@ class CallNotes implements AgentNotes {
   constructor(batch: Batch, own: CallSignal) {
     this.#batch = batch;
     this.#own = own;
+    // Assigned here rather than as field initialisers: tsx (which runs the tests and the bench) names a function
+    // written as an initialiser with an `Object.defineProperty` call each time one is made, two per tool call.
+    this.save = (...args) => this.#made().save(...args);
+    this.search = (...args) => this.#made().search(...args);
   }
 
   #made(): AgentNotes {

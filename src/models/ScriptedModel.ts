@@ -169,12 +169,13 @@ export class ScriptedModel implements Model {
         if (scripted instanceof Error) throw scripted;
         answer = typeof scripted === 'function' ? scripted(request) : scripted;
       }
-      // Named only when the answer is wrong: a text made for every turn would be thrown away on every good one.
-      const where = () => (step === undefined ? `call ${callIndex + 1} of the script function` : `step ${step + 1} of the script`);
+      // The step is named only when its answer is wrong: a text made for every turn would be thrown away on every good one.
       if (isPromiseLike(answer)) {
-        return Promise.resolve(answer).then((resolved) => this.finish(checkAnswer(resolved, this.name, where, request.agentId), request));
+        return Promise.resolve(answer).then((resolved) =>
+          this.finish(checkAnswer(resolved, this.name, () => whereInScript(step, callIndex), request.agentId), request),
+        );
       }
-      return Promise.resolve(this.finish(checkAnswer(answer, this.name, where, request.agentId), request));
+      return Promise.resolve(this.finish(checkAnswer(answer, this.name, () => whereInScript(step, callIndex), request.agentId), request));
     } catch (error) {
       return Promise.reject(error);
     }
@@ -200,6 +201,11 @@ async function resolveStep(step: ScriptStep | undefined, request: ScriptRequest)
   if (step instanceof Error) throw step;
   if (typeof step === 'function') return step(request);
   return step;
+}
+
+/** Where in a script a call's answer came from, for an error that names it: a list's step, or the function's call. */
+function whereInScript(step: number | undefined, callIndex: number): string {
+  return step === undefined ? `call ${callIndex + 1} of the script function` : `step ${step + 1} of the script`;
 }
 
 /**

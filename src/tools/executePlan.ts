@@ -93,14 +93,29 @@ function isChain(dependsOn: readonly (readonly number[])[]): boolean {
  * call starts from the settling of the one before, with no loop waiting in between (an await a call cost a promise).
  */
 function runInTurn(n: number, run: (index: number) => Promise<void>, signal: ExecutePlanOptions['signal']): Promise<void> {
-  return new Promise<void>((resolve) => {
-    let index = 0;
-    const next = (): void => {
-      if (index >= n || signal?.aborted) resolve();
-      else startSettled(run, index++, next);
-    };
-    next();
-  });
+  return new Promise<void>((resolve) => new InTurn(n, run, signal, resolve).next());
+}
+
+/** The calls of a chain, started one after another (see {@link runInTurn}). */
+class InTurn {
+  private index = 0;
+  /** Starts the next call: the one `startSettled` calls back as a call settles. */
+  private readonly after: () => void;
+
+  constructor(
+    private readonly n: number,
+    private readonly run: (index: number) => Promise<void>,
+    private readonly signal: ExecutePlanOptions['signal'],
+    private readonly done: () => void,
+  ) {
+    // Assigned here, not an initialiser: tsx names a function written as one each time it is made.
+    this.after = () => this.next();
+  }
+
+  next(): void {
+    if (this.index >= this.n || this.signal?.aborted) this.done();
+    else startSettled(this.run, this.index++, this.after);
+  }
 }
 
 /** True when no call waits for another (a fan-out of `assign_task`, reads side by side): no graph to keep. */

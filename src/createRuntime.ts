@@ -3,6 +3,7 @@ import { ConfigurationError, UnknownAgentError, UnknownRequestError } from './er
 import { ending, type ErrorInfo } from './failure.js';
 import { FailureReason } from './events/events.js';
 import { snapshotOf } from './events/metrics.js';
+import { promiseFrom } from './promiseLike.js';
 import { RUNTIME_ADDRESS, TOPIC_PREFIX } from './messaging/Message.js';
 import type { AgentResult } from './runtime/AgentResults.js';
 import type { AgentHandle, GroupHandle, Runtime, RuntimeOptions, SpawnOptions } from './runtime/Runtime.js';
@@ -68,11 +69,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     spawn: (agentName, task, spawnOptions = {}) => spawnFromCode(agentName, task, spawnOptions, true),
     run: (agentName, task, spawnOptions = {}) => {
       // A promise's failures belong to it: `run(…).catch()` hears of an agent that cannot be spawned too.
-      try {
-        return spawnFromCode(agentName, task, spawnOptions, false).result;
-      } catch (error) {
-        return Promise.reject(error);
-      }
+      return promiseFrom(() => spawnFromCode(agentName, task, spawnOptions, false).result);
     },
     group: (name, task, groupOptions = {}) => {
       checkGroupOptions(groupOptions);

@@ -12,6 +12,7 @@ import type { Tool, ToolContext } from '../tools/defineTool.js';
 import { categoryOf, decideApproval, mayNeedApproval } from '../tools/toolApproval.js';
 import { executePlan } from '../tools/executePlan.js';
 import { explainPlan } from '../tools/explainPlan.js';
+import { promiseFrom } from '../promiseLike.js';
 import { schedule, type PlannedCall, type ToolPlan } from '../tools/schedule.js';
 import { hasPlainMetadata, isToolReply } from '../tools/toolReply.js';
 import { isToolSignal } from '../tools/toolSignal.js';
@@ -263,14 +264,11 @@ function runOne(batch: Batch, { index, ready }: { index: number; ready: ReadyCal
   send({ type: 'tool.call', callId: call.id, tool: call.name, arguments: call.arguments });
   const own = new CallSignal(batch, tool.timeoutMs);
   const context = new CallContext(batch, own, call.id) as unknown as ToolContext;
-  let message: Promise<ToolMessage>;
-  try {
-    message = mayNeedApproval(tool, environment.toolPolicy)
+  const message = promiseFrom(() =>
+    mayNeedApproval(tool, environment.toolPolicy)
       ? approval(batch, ready, context).then((refused) => (refused === undefined ? execute(batch, ready, context, own, started) : deniedMessage(batch, call, refused, started)))
-      : execute(batch, ready, context, own, started);
-  } catch (error) {
-    message = Promise.reject(error);
-  }
+      : execute(batch, ready, context, own, started),
+  );
   return message.then(
     (made) => {
       own.end(); // clears its timeout timer
@@ -320,24 +318,11 @@ function execute(batch: Batch, ready: ReadyCall, context: ToolContext, own: Call
           if (own.aborted) throw new AbortedError('The tool call was stopped before it started.');
           return run();
         })
-      : startNow(run);
+      : promiseFrom(run); // at once: calls already start a microtask apart (see `executePlan`)
   // The batch's stop is raced by the batch (`runBatch`); only a time limit is raced here.
   const output = limit === undefined ? running : Promise.race([running, limit]);
   const ended = output.then((value) => callEnded(batch, call, value, started));
   return tool.interactive ? ended.finally(() => send({ type: 'TOOL.RESUMED', callId: call.id })) : ended;
-}
-
-/**
- * Starts a tool's work at once: its promise, or a promise of what it returned, or a rejection with what it threw. A
- * call already starts a microtask after the one before it (see `executePlan`); deferring the tool once more cost two
- * promises a call.
- */
-function startNow<T>(run: () => T | Promise<T>): Promise<T> {
-  try {
-    return Promise.resolve(run());
-  } catch (error) {
-    return Promise.reject(error);
-  }
 }
 
 /** A call's tool returned `output`: what it signals is noted in the batch, its result announced, its message made. */

@@ -1,7 +1,7 @@
 import { whenRequestStopped } from '../abort.js';
 import { sleepUnlessStopped } from '../clock.js';
 import { ConfigurationError, InvalidScriptStepError, ScriptExhaustedError, UnusedStepsError } from '../errors.js';
-import { isPromiseLike } from '../promiseLike.js';
+import { isPromiseLike, promiseFrom } from '../promiseLike.js';
 import { RandomSource } from '../random.js';
 import { describeUnknownKeys, unknownKeys } from '../unknownKeys.js';
 import type { Model, ModelReply, ModelRequest } from './Model.js';
@@ -141,7 +141,7 @@ export class ScriptedModel implements Model {
    * cost a promise and a microtask more every turn.
    */
   complete(request: ModelRequest): Promise<ModelReply> {
-    try {
+    return promiseFrom(() => {
       const callIndex = this.callCount++;
       if (this.options.record !== false) this.calls.push(request);
       const scripted = this.withRandom(request);
@@ -149,14 +149,12 @@ export class ScriptedModel implements Model {
       const delay = typeof latencyMs === 'function' ? latencyMs(scripted, callIndex) : (latencyMs ?? 0);
       if (delay > 0) return sleepUnlessStopped(request.clock, delay, whenRequestStopped(request)).then(() => this.answer(scripted, callIndex));
       return this.answer(scripted, callIndex);
-    } catch (error) {
-      return Promise.reject(error);
-    }
+    });
   }
 
   /** The script's answer to one call, once its latency has passed (its step taken then); what goes wrong rejects. */
   private answer(request: ScriptRequest, callIndex: number): Promise<ModelReply> {
-    try {
+    return promiseFrom(() => {
       let answer: unknown;
       let step: number | undefined;
       if (typeof this.steps === 'function') {
@@ -165,20 +163,13 @@ export class ScriptedModel implements Model {
         if (this.cursor >= this.steps.length) throw new ScriptExhaustedError(callIndex, request.agentId);
         step = this.cursor;
         this.cursor += 1;
-        const scripted = this.steps[step];
-        if (scripted instanceof Error) throw scripted;
-        answer = typeof scripted === 'function' ? scripted(request) : scripted;
+        answer = resolveStep(this.steps[step], request);
       }
       // The step is named only when its answer is wrong: a text made for every turn would be thrown away on every good one.
-      if (isPromiseLike(answer)) {
-        return Promise.resolve(answer).then((resolved) =>
-          this.finish(checkAnswer(resolved, this.name, () => whereInScript(step, callIndex), request.agentId), request),
-        );
-      }
-      return Promise.resolve(this.finish(checkAnswer(answer, this.name, () => whereInScript(step, callIndex), request.agentId), request));
-    } catch (error) {
-      return Promise.reject(error);
-    }
+      const where = () => whereInScript(step, callIndex);
+      if (isPromiseLike(answer)) return Promise.resolve(answer).then((resolved) => this.finish(checkAnswer(resolved, this.name, where, request.agentId), request));
+      return this.finish(checkAnswer(answer, this.name, where, request.agentId), request);
+    });
   }
 
   /** The request with a `random` of its own when it came without one (made by hand, not by a runtime). */
@@ -197,7 +188,7 @@ export class ScriptedModel implements Model {
 }
 
 /** What a step gives; `unknown`, since a script built at run time (or in plain JavaScript) may hold anything. */
-async function resolveStep(step: ScriptStep | undefined, request: ScriptRequest): Promise<unknown> {
+function resolveStep(step: ScriptStep | undefined, request: ScriptRequest): unknown {
   if (step instanceof Error) throw step;
   if (typeof step === 'function') return step(request);
   return step;

@@ -7,6 +7,7 @@ import { Risk } from '../events/events.js';
 import type { AgentRecord } from '../machines/agentTable.js';
 import type { SupervisorEvent } from '../machines/supervisorMachine.js';
 import type { ChatMessage, ToolCall } from '../models/Model.js';
+import { promiseFrom } from '../promiseLike.js';
 import type { AgentResult, AgentResults } from './AgentResults.js';
 import type { Approvals } from './Approvals.js';
 import type { SessionRecord, SessionStore } from '../memory/SessionStore.js';
@@ -90,16 +91,14 @@ export class Delegator {
 
   /** Hands a task to an agent on the caller's behalf (see {@link Delegation.delegate}). */
   delegate(caller: Caller, request: DelegateRequest): Promise<DelegationResult | TaskRunning> {
-    try {
+    return promiseFrom(() => {
       const started = clockNow(this.host.clock);
       const agent = this.target(caller, request);
       // With no session to load and no policy to ask, nothing is awaited before the launch, and no async function is
       // kept suspended while the sub-agent runs (a fan-out keeps one per call).
       if (request.resume !== undefined || this.host.policy) return this.delegateAfterWaits(caller, request, agent, started);
       return this.handOver(caller, request, agent, this.sharedHistory(caller, agent), undefined, started);
-    } catch (error) {
-      return Promise.reject(error);
-    }
+    });
   }
 
   /** The agent a delegation goes to, once the caller may delegate to it (else a `DelegationError`). */

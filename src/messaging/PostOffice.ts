@@ -312,7 +312,7 @@ export class PostOffice {
   /** Withdraws a wait that was registered for a call that then failed (its message could not be sent). */
   cancelWait(id: string, callId: string): void {
     const box = this.boxes.get(id);
-    if (!box) return;
+    if (!box || box.waits.length === 0) return; // as for every call that ends without a wait
     const index = box.waits.findIndex((wait) => wait.callId === callId);
     if (index < 0) return;
     this.stopTimer(box.waits[index]!);

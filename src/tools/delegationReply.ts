@@ -23,16 +23,17 @@ export function delegationReply(outcome: DelegationResult | TaskOutput, options:
       },
     });
   }
-  const metadata = {
+  const metadata: Record<string, unknown> = {
     agentId: outcome.agentId,
     /** The sub-agent's session in the store: its conversation is kept under this key. */
     sessionId: outcome.agentId,
     agentName: outcome.agentName,
     status: outcome.status,
     toolCallsExecuted: outcome.toolCallsExecuted,
-    ...('executionTimeMs' in outcome ? { executionTimeMs: outcome.executionTimeMs } : {}),
-    metrics: outcome.metrics,
   };
+  // Set, not spread from a literal made for it: a sub-agent's reply is made once per delegation.
+  if ('executionTimeMs' in outcome) metadata.executionTimeMs = outcome.executionTimeMs;
+  metadata.metrics = outcome.metrics;
   if (outcome.status === 'failed') {
     return plainToolReply({
       content: `Agent ${who} failed (${outcome.reason ?? 'error'}): ${outcome.error?.message ?? 'no reason given'}`,

@@ -6,7 +6,6 @@ import { errorInfo } from '../failure.js';
 import { stampEvent } from '../machines/agentContext.js';
 import type { ChatMessage, ModelReply, ModelRequest, ToolCall } from '../models/Model.js';
 import { findPrice } from '../models/prices.js';
-import { promiseFrom } from '../promiseLike.js';
 import { DEFAULT_RETRY, isRetryable, retryDelay, type RetryPolicy } from '../retry.js';
 import type { AgentEnvironment, ResolvedAgent } from './agentEnvironment.js';
 
@@ -74,13 +73,15 @@ export function callModel(
   stop: { readonly signal: AbortSignal },
   retrying: () => void,
 ): Promise<ModelTurn> {
-  return promiseFrom(() => {
+  try {
     const agent = environment.resolve(input.agentName, input.agentId);
     const starting = environment.toolsReady?.(agent);
     // An MCP server's first start, at most its timeoutMs.
     if (starting) return Promise.race([starting, whenAborted(stop.signal)]).then(() => askModel(environment, agent, input, stop, retrying));
     return askModel(environment, agent, input, stop, retrying);
-  });
+  } catch (error) {
+    return Promise.reject(error);
+  }
 }
 
 /** The turn once the agent's tools are ready: counted against the budgets, then asked of the model, its reply read. */
@@ -163,8 +164,12 @@ interface TurnTries {
  * reply read. Read and retry hang on the one promise of the model's reply (a `catch`, then a `then` after it, made two).
  */
 function completeWithRetries(turn: TurnTries, attempt: number): Promise<ModelTurn> {
-  // A model that throws rather than rejects fails (or is retried) the same way.
-  const reply = promiseFrom(() => turn.agent.model.complete(turn.request));
+  let reply: Promise<ModelReply>;
+  try {
+    reply = Promise.resolve(turn.agent.model.complete(turn.request));
+  } catch (error) {
+    reply = Promise.reject(error); // a model that throws rather than rejects fails (or is retried) the same way
+  }
   // The answering try's reply is read (a reply it refuses is a failure, never tried again), for the name asked for: the
   // definition's (`model: 'my-model'`, sent as `request.model`), else the model's own.
   return reply.then(

@@ -1,7 +1,7 @@
 import { whenRequestStopped } from '../abort.js';
 import { sleepUnlessStopped } from '../clock.js';
 import { ConfigurationError, InvalidScriptStepError, ScriptExhaustedError, UnusedStepsError } from '../errors.js';
-import { isPromiseLike, promiseFrom } from '../promiseLike.js';
+import { isPromiseLike } from '../promiseLike.js';
 import { RandomSource } from '../random.js';
 import { describeUnknownKeys, unknownKeys } from '../unknownKeys.js';
 import type { Model, ModelReply, ModelRequest } from './Model.js';
@@ -138,10 +138,10 @@ export class ScriptedModel implements Model {
 
   /**
    * Answers one turn from the script. A promise chain rather than an async function: awaiting a step's plain answer
-   * cost a promise and a microtask more every turn.
+   * cost a promise and a microtask more every turn. (Guarded inline, as the turn's other chains are: see `promiseFrom`.)
    */
   complete(request: ModelRequest): Promise<ModelReply> {
-    return promiseFrom(() => {
+    try {
       const callIndex = this.callCount++;
       if (this.options.record !== false) this.calls.push(request);
       const scripted = this.withRandom(request);
@@ -149,12 +149,14 @@ export class ScriptedModel implements Model {
       const delay = typeof latencyMs === 'function' ? latencyMs(scripted, callIndex) : (latencyMs ?? 0);
       if (delay > 0) return sleepUnlessStopped(request.clock, delay, whenRequestStopped(request)).then(() => this.answer(scripted, callIndex));
       return this.answer(scripted, callIndex);
-    });
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /** The script's answer to one call, once its latency has passed (its step taken then); what goes wrong rejects. */
   private answer(request: ScriptRequest, callIndex: number): Promise<ModelReply> {
-    return promiseFrom(() => {
+    try {
       let answer: unknown;
       let step: number | undefined;
       if (typeof this.steps === 'function') {
@@ -168,8 +170,10 @@ export class ScriptedModel implements Model {
       // The step is named only when its answer is wrong: a text made for every turn would be thrown away on every good one.
       const where = () => whereInScript(step, callIndex);
       if (isPromiseLike(answer)) return Promise.resolve(answer).then((resolved) => this.finish(checkAnswer(resolved, this.name, where, request.agentId), request));
-      return this.finish(checkAnswer(answer, this.name, where, request.agentId), request);
-    });
+      return Promise.resolve(this.finish(checkAnswer(answer, this.name, where, request.agentId), request));
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /** The request with a `random` of its own when it came without one (made by hand, not by a runtime). */

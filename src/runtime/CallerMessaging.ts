@@ -2,7 +2,7 @@ import type { Caller } from '../actors/agentEnvironment.js';
 import { ConfigurationError, MessageRefusedError, UndeliverableError, errorMessage } from '../errors.js';
 import { RUNTIME_ADDRESS, TOPIC_PREFIX, agentNameOf, type Message } from '../messaging/Message.js';
 import type { MessageReceipt, Messaging, SendOptions, WaitOptions } from '../messaging/Messaging.js';
-import { isPromiseLike, promiseFrom } from '../promiseLike.js';
+import { isPromiseLike } from '../promiseLike.js';
 import { finishSignal, waitSignal, type ToolSignal } from '../tools/toolSignal.js';
 import { readTopic, replyReceipt, checkedTimeout, type Messenger, type MessengerHost } from './Messenger.js';
 
@@ -59,12 +59,13 @@ export class CallerMessaging implements Messaging {
   }
 
   publish(topic: string, content: string): Promise<MessageReceipt> {
-    // Refused: a rejection, as from the other methods.
-    return promiseFrom(() => {
+    try {
       const address = `${TOPIC_PREFIX}${readTopic(topic)}`;
       this.check(address, content);
       return this.messenger.deliver(this.caller.agentId, address, content, this.out);
-    });
+    } catch (error) {
+      return Promise.reject(error); // refused: a rejection, as from the other methods
+    }
   }
 
   subscribe(topic: string): void {

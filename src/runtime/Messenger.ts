@@ -14,7 +14,6 @@ import type { SupervisorEvent } from '../machines/supervisorMachine.js';
 import { Message, RUNTIME_ADDRESS, TOPIC_PREFIX, TopicName } from '../messaging/Message.js';
 import type { MessagePolicy, MessageReceipt, Messaging } from '../messaging/Messaging.js';
 import type { PostOffice, RouteReport } from '../messaging/PostOffice.js';
-import { promiseFrom } from '../promiseLike.js';
 import { CallerMessaging } from './CallerMessaging.js';
 
 /** What the messenger needs from the runtime. */
@@ -77,10 +76,12 @@ export class Messenger {
    * four, about two promises each.
    */
   send(from: string, to: string, content: string, extra: Extra = {}): Promise<RouteReport> {
-    return promiseFrom(() => {
+    try {
       if (this.host.closed()) throw new RuntimeClosedError();
       return this.post(this.make(from, to, content, extra.replyTo), extra.relay);
-    });
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /** Sends and throws what the sender must hear: a dead letter, or a full inbox (for a message to one agent). */

@@ -4,7 +4,6 @@
  * so the batch takes as long as its longest dependency chain.
  */
 import { ConfigurationError } from '../errors.js';
-import { promiseFrom } from '../promiseLike.js';
 import type { ToolPlan } from './schedule.js';
 
 /** The options of {@link executePlan}. */
@@ -29,12 +28,14 @@ export interface ExecutePlanOptions {
  */
 export function executePlan(plan: ToolPlan, run: (index: number) => Promise<void>, options: ExecutePlanOptions = {}): Promise<void> {
   // Not an async function: a trader's turn of two calls made five promises in this file, most of them for awaits.
-  return promiseFrom(() => {
+  try {
     const limit = concurrencyLimit(options.maxConcurrency);
     if (isChain(plan.dependsOn)) return runInTurn(plan.dependsOn.length, run, options.signal);
     if (isFree(plan.dependsOn)) return runFree(plan.dependsOn.length, run, limit, options.signal);
     return runGraph(plan.dependsOn, run, limit, options.signal);
-  });
+  } catch (error) {
+    return Promise.reject(error);
+  }
 }
 
 /** Runs calls as their dependencies settle (see {@link executePlan}), on a graph checked first. */

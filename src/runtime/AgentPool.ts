@@ -109,7 +109,7 @@ export class AgentPool {
     if (this.maxIdlePerKey === 0) return;
     this.remove(agent.id);
     const entries = this.idle.get(key) ?? [];
-    const entry: Entry = { ...agent, name, timer: undefined };
+    const entry: Entry = { id: agent.id, messages: agent.messages, name, timer: undefined };
     // Housekeeping: on the runtime's clock a background timer (it keeps no process alive, and a simulation does not wait
     // for it); on a plain clock, an unref'd one.
     entry.timer = (this.clock.setTimeout as (fn: () => void, ms: number, kind?: TimerKind) => unknown).call(

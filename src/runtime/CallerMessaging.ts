@@ -55,7 +55,7 @@ export class CallerMessaging implements Messaging {
       );
     }
     this.check(original.from, content, true);
-    return this.messenger.deliver(this.caller.agentId, original.from, content, { ...this.out, replyTo: original.id });
+    return this.messenger.deliver(this.caller.agentId, original.from, content, Object.assign({ replyTo: original.id }, this.out));
   }
 
   publish(topic: string, content: string): Promise<MessageReceipt> {

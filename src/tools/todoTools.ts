@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { TodoItem } from '../events/events.js';
 import type { ChatMessage } from '../models/Model.js';
-import { TODO_MARKS } from '../views/formatEvent.js';
+import { todoItemLine } from '../views/formatEvent.js';
 import { defineTool, type Tool } from './defineTool.js';
 import { toolReply } from './toolReply.js';
 
@@ -120,5 +120,5 @@ export function formatTodos(items: readonly TodoItem[]): string {
   if (items.length === 0) return 'Your todo list is empty.';
   const count = (status: TodoItem['status']) => items.filter((item) => item.status === status).length;
   const head = `${items.length} ${items.length === 1 ? 'item' : 'items'}: ${count('done')} done, ${count('in_progress')} in progress, ${count('pending')} pending.`;
-  return [head, ...items.map((item) => `${TODO_MARKS[item.status]} ${item.id}: ${item.content}`)].join('\n');
+  return [head, ...items.map(todoItemLine)].join('\n');
 }

@@ -90,8 +90,13 @@ export function todoSummary(items: readonly TodoItem[]): string {
   return `todo ${done}/${items.length} done${now ? `, now: ${clip(now.content, 40)}` : ''}`;
 }
 
-/** How each status of a todo item is marked in the views: `[x]` done, `[>]` in progress, `[ ]` pending. */
-export const TODO_MARKS: Readonly<Record<TodoItem['status'], string>> = { done: '[x]', in_progress: '[>]', pending: '[ ]' };
+/** How each status of a todo item is marked: `[x]` done, `[>]` in progress, `[ ]` pending. */
+const STATUS_MARKS: Readonly<Record<TodoItem['status'], string>> = { done: '[x]', in_progress: '[>]', pending: '[ ]' };
+
+/** One todo item as a line, as the todo tools and the views show it: `[>] spec: Read the spec`. */
+export function todoItemLine(item: TodoItem): string {
+  return `${STATUS_MARKS[item.status]} ${item.id}: ${item.content}`;
+}
 
 /** `plans 4 calls in 3 stages; 2 wait (c2 writes src/a.ts that c1 reads, …)`. */
 function planLine(event: TroupeEventOf<'tool.plan'>): string {

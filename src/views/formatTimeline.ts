@@ -1,6 +1,6 @@
 import type { TodoItem, TroupeEvent, TroupeEventOf } from '../events/events.js';
 import { RUNTIME_ADDRESS } from '../messaging/Message.js';
-import { shortId, TODO_MARKS, todoSummary } from './formatEvent.js';
+import { shortId, todoItemLine, todoSummary } from './formatEvent.js';
 import { firstLine } from './liveFormat.js';
 
 /** Options of {@link formatTimeline}. */
@@ -80,7 +80,7 @@ export function formatTimeline(events: readonly TroupeEvent[], options: Timeline
 
 /** An agent's todo list under its row: a summary, then an item a line, each cut to the timeline's width (at least 60). */
 function todoLines(items: readonly TodoItem[], indent: string, width: number): string[] {
-  return [todoSummary(items), ...items.map((item) => `${TODO_MARKS[item.status]} ${item.id}: ${item.content}`)].map(
+  return [todoSummary(items), ...items.map(todoItemLine)].map(
     (text) => `${indent}${firstLine(text, Math.max(width, 60))}`,
   );
 }

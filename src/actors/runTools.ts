@@ -138,7 +138,7 @@ export function startToolBatch(environment: AgentEnvironment, input: RunToolsInp
   };
   const batch: Partial<Batch> = { input, environment, clock, signal: stop, send };
   // The calls start a microtask later, after the agent's step that asked for them. (Its ends are module functions,
-  // not closures named here: tsx, which runs the tests and the bench, names each such closure as it is made.)
+  // not closures named here: tsx, which runs the tests and the examples, names each such closure as it is made.)
   queueMicrotask(() => {
     let running: Promise<ToolMessage[]>;
     try {
@@ -421,7 +421,7 @@ class CallNotes implements AgentNotes {
   constructor(batch: Batch, own: CallSignal) {
     this.#batch = batch;
     this.#own = own;
-    // Assigned here rather than as field initialisers: tsx (which runs the tests and the bench) names a function
+    // Assigned here rather than as field initialisers: tsx (which runs the tests and the examples) names a function
     // written as an initialiser with an `Object.defineProperty` call each time one is made, two per tool call.
     this.save = (...args) => this.#made().save(...args);
     this.search = (...args) => this.#made().search(...args);

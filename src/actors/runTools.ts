@@ -322,7 +322,7 @@ function execute(batch: Batch, ready: ReadyCall, context: ToolContext, own: Call
           if (own.aborted) throw new AbortedError('The tool call was stopped before it started.');
           return run();
         })
-      : promiseFrom(run); // at once: calls already start a microtask apart (see `executePlan`)
+      : promiseFrom(run); // at once: a wide turn already paces its calls (see `executePlan`)
   // The batch's stop is raced by the batch (`runBatch`); only a time limit is raced here.
   const output = limit === undefined ? running : Promise.race([running, limit]);
   const ended = output.then((value) => callEnded(batch, call, value, started));

@@ -66,20 +66,32 @@ export function routeAtOnce(report: (report: RouteReport) => void, line: WakeLin
 }
 
 /**
- * The receivers that routed messages wake, woken in the order they were routed: the first at once (as it is routed,
- * the common message to one agent), each next one a microtask after the one before. The runtime has one, watched or
- * not: under an inspector the supervisor's `route` puts the receivers it wakes on it too (see `supervisorMachine`),
- * so a run wakes them at the same moments, and gives the same events in the same order, either way. Whether a
- * receiver wakes, and with a slot, is decided as it is woken (see {@link messageEventFor}): an earlier wake may have
- * taken the last free slot, or another message woken it already. A receiver that ended meanwhile (code stopped it as
- * it heard of the route) is skipped: its copy is in its inbox (a slot is given only as a receiver is woken).
+ * The most receivers a {@link WakeLine} wakes in one go: past this many, each next one is woken a microtask after the
+ * one before.
+ */
+export const WOKEN_TOGETHER = 128;
+
+/**
+ * The receivers that routed messages wake, woken in the order they were routed: the first {@link WOKEN_TOGETHER} at
+ * once (as the message is routed; the common message wakes one agent), each next one a microtask after the one
+ * before. The runtime has one, watched or not: under an inspector the supervisor's `route` puts the receivers it wakes
+ * on it too (see `supervisorMachine`), so a run wakes them at the same moments, and gives the same events in the same
+ * order, either way. Whether a receiver wakes, and with a slot, is decided as it is woken (see
+ * {@link messageEventFor}): an earlier wake may have taken the last free slot, or another message woken it already. A
+ * receiver that ended meanwhile (code stopped it as it heard of the route) is skipped: its copy is in its inbox (a slot
+ * is given only as a receiver is woken).
  *
- * Why one at a time: a price published to 10,000 waiting traders woke all of them in one loop, and each trader's
+ * Why not all at once: a price published to 10,000 waiting traders woke all of them in one loop, and each trader's
  * turn then went forward one microtask at a time, every trader's first step before any trader's second. So the state
  * of all 10,000 turns was alive at once, and outlived the young generation's collections: at 10,000 traders about
  * 20 KB of each 62 KB turn was promoted to the old generation, against 8 KB at 1,000. Woken a microtask apart, a
  * turn ends about 26 wakes after it began (the microtask steps of a scripted trader's turn), so only that many
- * turns are under way at once, whatever the number of receivers, and as many as before get woken in the same instant.
+ * turns are under way at once past the first wave, whatever the number of receivers.
+ *
+ * Why not one at a time from the first: receivers woken together go on together, each taking its first step, then
+ * each its second, so one piece of code runs for all of them in a row. Woken a microtask apart, every step of every
+ * turn under way ran in turn with the others', and the same steps cost more: a trader's turn at 100 traders took
+ * 15 % longer, at 1,000 5 % longer (the promotion at 10,000 traders is the same either way).
  */
 export class WakeLine {
   private readonly actors: (AgentActorRef | undefined)[] = [];
@@ -114,21 +126,51 @@ export class WakeLine {
     this.ids.push(id);
   }
 
-  /** Wakes the first receiver in line now, unless the line is already at work; the rest follow a microtask apart. */
+  /** Wakes the first receivers in line now, unless the line is already at work; the rest follow a microtask apart. */
   start(): void {
-    if (!this.running && this.next < this.ids.length) this.step();
+    if (!this.running && this.next < this.ids.length) this.wakeNext(WOKEN_TOGETHER);
   }
 
-  private readonly step = (): void => {
-    const at = this.next++;
-    const actor = this.actors[at]!;
-    const copy = this.copies[at]!;
-    const id = this.ids[at]!;
-    // Forgotten as soon as taken: a long line does not keep every message it has woken a receiver with.
-    this.actors[at] = this.copies[at] = this.ids[at] = undefined;
+  private readonly step = (): void => this.wakeNext(1);
+
+  /**
+   * Wakes the next `most` receivers in line (fewer if fewer wait). Each is forgotten as it is taken, so a long line
+   * does not keep every message it has woken a receiver with; and the line's next step is queued before any of them
+   * wakes, so a receiver that routes a message as it wakes puts its receivers behind them, as code that stops one does.
+   */
+  private wakeNext(most: number): void {
+    const from = this.next;
+    const count = Math.min(most, this.ids.length - from);
+    this.next = from + count;
     this.running = this.next < this.ids.length;
+    if (count === 1) {
+      // The common case, one receiver (one message to one agent, or a step of the line): no copy of the line.
+      const actor = this.actors[from]!;
+      const copy = this.copies[from]!;
+      const id = this.ids[from]!;
+      this.actors[from] = this.copies[from] = this.ids[from] = undefined;
+      this.goOn();
+      this.wakeIfActive(actor, copy, id);
+      return;
+    }
+    const actors = this.actors.slice(from, this.next);
+    const copies = this.copies.slice(from, this.next);
+    const ids = this.ids.slice(from, this.next);
+    this.actors.fill(undefined, from, this.next);
+    this.copies.fill(undefined, from, this.next);
+    this.ids.fill(undefined, from, this.next);
+    this.goOn();
+    for (let index = 0; index < count; index++) this.wakeIfActive(actors[index]!, copies[index]!, ids[index]!);
+  }
+
+  /** Queues the line's next step, or empties the line when no receiver is left in it. */
+  private goOn(): void {
     if (this.running) queueMicrotask(this.step);
     else this.actors.length = this.copies.length = this.ids.length = this.next = 0;
+  }
+
+  /** Wakes a receiver, unless it ended while it waited in line. */
+  private wakeIfActive(actor: AgentActorRef, copy: Message, id: string): void {
     if (actor.getSnapshot().status === 'active') this.wake(actor, copy, id);
-  };
+  }
 }

@@ -69,6 +69,7 @@ function runGraph(
         startSettled(run, index, () => settle(index));
       },
       () => running === 0 && resolve(),
+      () => running,
     );
 
     pump();
@@ -126,8 +127,8 @@ function isFree(dependsOn: readonly (readonly number[])[]): boolean {
 
 /**
  * Runs calls 0 … n − 1, at most `limit` at a time, each started in index order as a slot frees; none once `signal`
- * aborts. With free slots, the first starts at once and each next one a microtask after the one before (see
- * {@link paced}).
+ * aborts. With free slots, up to {@link CALLS_STARTED_TOGETHER} start at once, and each next one a microtask after
+ * the one before (see {@link paced}).
  */
 function runFree(n: number, run: (index: number) => Promise<void>, limit: number, signal: ExecutePlanOptions['signal']): Promise<void> {
   return new Promise<void>((resolve) => {
@@ -144,23 +145,34 @@ function runFree(n: number, run: (index: number) => Promise<void>, limit: number
         startSettled(run, next++, settle);
       },
       () => running === 0 && resolve(),
+      () => running,
     );
     pump();
   });
 }
 
 /**
- * A pump that starts calls one at a time: each call of `pump()` starts one call if `canStart()`, and while more can
- * start, the next one a microtask later (one such microtask waiting at a time); `idle` is called after each call of
- * `pump()` that leaves nothing to wait for.
- *
- * Started in one loop, a wide turn's calls each began before any went on: with 10,000 `assign_task` calls, every
- * sub-agent's first step came before any one's second, so all 10,000 were under way at once and what each held
- * between its steps outlived the young collections and was promoted. A microtask apart, a call's work goes on
- * between the starts, and only about as many calls are under way at once as a call takes microtask steps. They still
- * all start in the same instant (a simulation's times do not change), in the same order.
+ * The most calls a turn starts in one go: past this many under way, each next call starts a microtask after the one
+ * before (see {@link paced}).
  */
-function paced(canStart: () => boolean, start: () => void, idle: () => void): () => void {
+export const CALLS_STARTED_TOGETHER = 128;
+
+/**
+ * A pump that starts calls in waves: each call of `pump()` starts calls while `canStart()` and fewer than
+ * {@link CALLS_STARTED_TOGETHER} are under way (`underWay()`), then, while more can start, one more a microtask later
+ * (one such microtask waiting at a time); `idle` is called after each call of `pump()` that leaves nothing to wait for.
+ *
+ * Calls started together go on together: each of their sub-agents takes its first step, then each its second, so one
+ * piece of code runs for all of them in a row. Started a microtask apart, every step of every call under way ran in
+ * turn with the others (a sub-agent's launch, another's model reply, a third's end), and the same XState steps cost
+ * about a third more: a fan-out of 100 read 1.38× the same agents run flat, 1.16× started together. But started all in
+ * one loop, the 10,000 calls of a fan-out each spawned its sub-agent before any sub-agent took its second step, so all
+ * 10,000 were under way at once and what each held between its steps outlived the young collections (9.1 KB promoted
+ * per sub-agent, against 4.5 KB in waves of 128 and 7.3 KB in waves of 1,024). As the first wave's calls end, each
+ * starts one more in its place, so the next wave keeps together too. All still start in the same instant (a
+ * simulation's times do not change), in the same order.
+ */
+function paced(canStart: () => boolean, start: () => void, idle: () => void, underWay: () => number): () => void {
   let queued = false;
   const later = (): void => {
     queued = false;
@@ -169,6 +181,7 @@ function paced(canStart: () => boolean, start: () => void, idle: () => void): ()
   const pump = (): void => {
     if (canStart()) {
       start();
+      while (underWay() < CALLS_STARTED_TOGETHER && canStart()) start();
       if (!queued && canStart()) {
         queued = true;
         queueMicrotask(later);

@@ -8,6 +8,7 @@ import { SimulatedClock } from 'xstate';
 import { createRuntime, defineAgent, type ModelRequest, type TroupeEvent } from 'troupe';
 import { ScriptedModel, callTools, toolCall } from 'troupe/testing';
 import { hang } from '../stubs.js';
+import { WOKEN_TOGETHER } from '../../src/machines/routing.js';
 
 const lead = defineAgent({ name: 'lead', description: 'Leads.', systemPrompt: 'Lead.', tools: ['assign_task', 'task_output', hang], subagents: ['worker'] });
 // Its own idle timeout: its model call takes longer than a lead's.
@@ -98,18 +99,20 @@ async function party$(inspected: boolean) {
   return { outcomes, events, replied };
 }
 
+const READERS = WOKEN_TOGETHER + 60;
 const reader = defineAgent({ name: 'reader', description: 'Reads.', systemPrompt: 'Read.', subscribe: ['news'], resident: true });
 
 /**
- * Sixty resident readers whose model answers at once (no latency: a turn goes on a microtask at a time), and one
- * message to all of them: woken one at a time, the first readers end their turns before the last are woken.
+ * A wave and sixty more resident readers whose model answers at once (no latency: a turn goes on a microtask at a
+ * time), and one message to all of them: past the wave woken one at a time, the first readers end their turns before
+ * the last are woken.
  */
 async function readers$(inspected: boolean) {
   const model = new ScriptedModel(() => 'Read.');
-  const runtime = createRuntime({ model, agents: [reader], clock: new SimulatedClock(), seed: 3, maxParallel: 100, projectAgentDir: false, ...(inspected ? { inspect: () => {} } : {}) });
+  const runtime = createRuntime({ model, agents: [reader], clock: new SimulatedClock(), seed: 3, maxParallel: READERS, projectAgentDir: false, ...(inspected ? { inspect: () => {} } : {}) });
   const events: string[] = [];
   runtime.events$.subscribe((event: TroupeEvent) => events.push(JSON.stringify(event)));
-  for (let n = 0; n < 60; n++) runtime.spawn('reader', 'Read the news.');
+  for (let n = 0; n < READERS; n++) runtime.spawn('reader', 'Read the news.');
   await runtime.runUntilIdle();
   await runtime.publish('news', 'extra');
   const report = await runtime.runUntilIdle();
@@ -118,12 +121,12 @@ async function readers$(inspected: boolean) {
 }
 
 describe('a run watched by an inspector or not', () => {
-  it('wakes the receivers of a message one at a time either way: the same events in the same order', async () => {
+  it('wakes the receivers of a message in a wave, then one at a time, either way: the same events in the same order', async () => {
     const unwatched = await readers$(false);
     const watched = await readers$(true);
-    expect(unwatched.waiting).toBe(60);
-    expect(unwatched.events.filter((event) => event.includes('"model.request"')).length).toBe(120);
-    // Woken a microtask apart, the first readers' turns end before the last readers are woken (in one loop, every
+    expect(unwatched.waiting).toBe(READERS);
+    expect(unwatched.events.filter((event) => event.includes('"model.request"')).length).toBe(READERS * 2);
+    // Woken a microtask apart past the wave, the first readers' turns end before the last readers are woken (in one loop, every
     // reader was woken, and asked its model, before any turn ended): so the order depends on the line being used.
     const second = unwatched.events.filter((event) => event.includes('"turn":2'));
     const firstAnswer = second.findIndex((event) => event.includes('"model.response"'));

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import { ConfigurationError } from '../../src/errors.js';
 import { callsArbitrary } from '../support/plannedCalls.js';
-import { executePlan } from '../../src/tools/executePlan.js';
+import { CALLS_STARTED_TOGETHER, executePlan } from '../../src/tools/executePlan.js';
 import { schedule, type PlannedCall, type ToolPlan } from '../../src/tools/schedule.js';
 
 /** Lets every pending promise reaction run; a fixed number of microtask turns, no timers. */
@@ -59,16 +59,34 @@ describe('executePlan', () => {
     expect(run).not.toHaveBeenCalled();
   });
 
-  it('starts every independent call when there is no limit: the first at once, each next a microtask later', async () => {
+  it('starts every independent call when there is no limit: a wave at once, each next a microtask later', async () => {
     const { run, started, calls } = controlledRun();
-    const done = executePlan(plan([[], [], []]), run, {});
-    expect(started).toEqual([0]);
+    const wave = Array.from({ length: CALLS_STARTED_TOGETHER }, (_, index) => index);
+    const done = executePlan(plan(Array.from({ length: CALLS_STARTED_TOGETHER + 2 }, () => [])), run, {});
+    expect(started).toEqual(wave);
     await Promise.resolve();
-    expect(started).toEqual([0, 1]);
+    expect(started).toEqual([...wave, CALLS_STARTED_TOGETHER]);
     await Promise.resolve();
-    expect(started).toEqual([0, 1, 2]); // none has settled: all run at once
+    expect(started).toEqual([...wave, CALLS_STARTED_TOGETHER, CALLS_STARTED_TOGETHER + 1]); // none has settled: all run at once
     for (const call of calls.values()) call.resolve();
     await done;
+  });
+
+  it('runs a plan of several waves in index order, each call once, up to its limit at a time', async () => {
+    const n = CALLS_STARTED_TOGETHER * 3 + 5;
+    const order: number[] = [];
+    let running = 0;
+    let most = 0;
+    const run = async (index: number): Promise<void> => {
+      order.push(index);
+      most = Math.max(most, ++running);
+      await flush();
+      running--;
+    };
+    await executePlan(plan(Array.from({ length: n }, () => [])), run, { maxConcurrency: CALLS_STARTED_TOGETHER * 2 });
+    expect(order).toEqual(Array.from({ length: n }, (_, index) => index));
+    expect(most).toBeGreaterThanOrEqual(CALLS_STARTED_TOGETHER);
+    expect(most).toBeLessThanOrEqual(CALLS_STARTED_TOGETHER * 2);
   });
 
   it('starts a call only once its dependencies have settled', async () => {
@@ -193,14 +211,15 @@ describe('executePlan', () => {
   it('starts nothing more once aborted between two paced starts', async () => {
     const { run, started, calls } = controlledRun();
     const controller = new AbortController();
-    const state = track(executePlan(plan([[], [], []]), run, { signal: controller.signal }));
-    expect(started).toEqual([0]);
+    const state = track(executePlan(plan(Array.from({ length: CALLS_STARTED_TOGETHER + 3 }, () => [])), run, { signal: controller.signal }));
+    expect(started).toHaveLength(CALLS_STARTED_TOGETHER);
     controller.abort();
     await flush();
-    expect(started).toEqual([0]);
-    calls.get(0)?.resolve();
+    expect(started).toHaveLength(CALLS_STARTED_TOGETHER);
+    for (const call of calls.values()) call.resolve();
     await flush();
     expect(state.done).toBe(true);
+    expect(started).toHaveLength(CALLS_STARTED_TOGETHER);
   });
 
   it('runs every call of a plan without dependencies once, however many fail', async () => {

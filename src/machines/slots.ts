@@ -44,7 +44,10 @@ export function beginWait(agents: AgentTable, waiterId: string, childId: string)
   const waiter = agents.record(waiterId);
   const child = agents.record(childId);
   if (waiter?.state !== 'running' || !child || !agents.actor(childId)) return;
-  (child.waiters ??= []).push({ id: waiterId, run: waiter.run });
+  const entry = { id: waiterId, run: waiter.run };
+  // A list made with its first entry: one made empty and pushed to grows room for 17 (every sub-agent has a waiter).
+  if (child.waiters) child.waiters.push(entry);
+  else child.waiters = [entry];
   waiter.waits = (waiter.waits ?? 0) + 1;
   if (waiter.waits === 1 && waiter.holdsSlot) agents.lendSlot(waiter);
 }

@@ -1,15 +1,36 @@
 import type { AnyActorRef } from 'xstate';
 import { clockNow, type Clock } from '../clock.js';
 
-/** An armed idle timer: the clock's handle, when it was set and for how long. */
+/** An armed idle timer: the clock's handle, when it was set and for how long, and whose it is. */
 interface Armed {
+  /** The clock's timer, until it is cleared or fires. */
   handle: unknown;
   at: number;
   ms: number;
+  agent: AnyActorRef;
+  clock: Clock;
+  /** Stopped, its handle cleared at the end of the step (see {@link stopIdleTimer}) unless it is started again first. */
+  stopped: boolean;
 }
 
 /** The running idle timer of each agent actor (at most one: it lives while the agent is in one state). */
 const timers = new WeakMap<AnyActorRef, Armed>();
+
+/** Timers stopped in the current step, cleared together a microtask later (see {@link stopIdleTimer}). */
+let stopping: Armed[] = [];
+
+/** Clears the timers stopped in the step that just ended and not started again since. */
+function clearStopped(): void {
+  const stopped = stopping;
+  stopping = [];
+  for (let i = 0; i < stopped.length; i++) {
+    const armed = stopped[i]!;
+    if (!armed.stopped || armed.handle === undefined) continue;
+    armed.clock.clearTimeout(armed.handle);
+    armed.handle = undefined;
+    if (timers.get(armed.agent) === armed) timers.delete(armed.agent);
+  }
+}
 
 /**
  * Starts an agent's idle timer: `IDLE` is sent to the agent once `ms` pass on the actor system's clock, unless
@@ -20,21 +41,36 @@ const timers = new WeakMap<AnyActorRef, Armed>();
  * events in one table for the whole actor system and scans all of it whenever any actor stops, so with many live
  * agents every stop would cost as much as the number of agents. It is not an invoked actor either: an actor more per
  * turn costs more than the rest of the turn's bookkeeping.
+ *
+ * A timer stopped and started again at the same time with the same length (an agent going from thinking to acting, or
+ * back, in one step) is the same deadline: it is kept as it was, and the clock's timer is neither cleared nor set again.
  */
 export function startIdleTimer(self: AnyActorRef, clock: Clock, ms: number): void {
-  stopIdleTimer(self, clock);
+  const now = clockNow(clock);
+  const armed = timers.get(self);
+  if (armed !== undefined) {
+    if (armed.at === now && armed.ms === ms && armed.clock === clock) {
+      armed.stopped = false;
+      return;
+    }
+    armed.stopped = true;
+    if (armed.handle !== undefined) armed.clock.clearTimeout(armed.handle);
+    armed.handle = undefined;
+  }
+  const next: Armed = { handle: undefined, at: now, ms, agent: self, clock, stopped: false };
   // A watchdog: on the runtime's clock, a simulation jumps to it only when nothing else is running.
   const set = clock.setTimeout as (fn: () => void, ms: number, kind?: 'watchdog') => unknown;
-  const handle = set.call(
-    clock,
-    () => {
-      timers.delete(self);
-      self.send({ type: 'IDLE' });
-    },
-    ms,
-    'watchdog',
-  );
-  timers.set(self, { handle, at: clockNow(clock), ms });
+  next.handle = set.call(clock, () => idle(next), ms, 'watchdog');
+  timers.set(self, next);
+}
+
+/** An idle timer's time came: the agent hears `IDLE`, unless the timer was stopped in the same step. */
+function idle(armed: Armed): void {
+  armed.handle = undefined;
+  if (timers.get(armed.agent) === armed) timers.delete(armed.agent);
+  if (armed.stopped) return;
+  armed.stopped = true;
+  armed.agent.send({ type: 'IDLE' });
 }
 
 /**
@@ -44,14 +80,18 @@ export function startIdleTimer(self: AnyActorRef, clock: Clock, ms: number): voi
  */
 export function renewIdleTimer(self: AnyActorRef, clock: Clock): void {
   const armed = timers.get(self);
-  if (armed === undefined || clockNow(clock) === armed.at) return;
+  if (armed === undefined || armed.stopped || clockNow(clock) === armed.at) return;
   startIdleTimer(self, clock, armed.ms);
 }
 
-/** Stops an agent's idle timer, if one runs. */
-export function stopIdleTimer(self: AnyActorRef, clock: Clock): void {
+/**
+ * Stops an agent's idle timer, if one runs. The clock's timer is cleared a microtask later, with every other timer
+ * stopped meanwhile, so an agent that starts its timer again in the same step keeps the one it had (see
+ * {@link startIdleTimer}); until then a stopped timer that comes due sends nothing.
+ */
+export function stopIdleTimer(self: AnyActorRef, _clock: Clock): void {
   const armed = timers.get(self);
-  if (armed === undefined) return;
-  clock.clearTimeout(armed.handle);
-  timers.delete(self);
+  if (armed === undefined || armed.stopped) return;
+  armed.stopped = true;
+  if (stopping.push(armed) === 1) queueMicrotask(clearStopped);
 }

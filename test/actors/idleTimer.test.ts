@@ -1,0 +1,118 @@
+// An agent's idle watchdog on its own: started, stopped and started again on XState's SimulatedClock, counting what
+// reaches the clock, with a tiny actor that records the IDLE events it gets.
+import { describe, expect, it } from 'vitest';
+import { assign, createActor, setup, SimulatedClock } from 'xstate';
+import { renewIdleTimer, startIdleTimer, stopIdleTimer } from '../../src/actors/idleTimer.js';
+
+/** A simulated clock that counts the timers set and cleared on it. */
+class CountingClock extends SimulatedClock {
+  sets = 0;
+  clears = 0;
+  override setTimeout(fn: (...args: unknown[]) => void, ms: number): number {
+    this.sets += 1;
+    return super.setTimeout(fn, ms) as number;
+  }
+  override clearTimeout(id: number): void {
+    this.clears += 1;
+    super.clearTimeout(id);
+  }
+}
+
+function agentActor() {
+  const machine = setup({ types: { context: {} as { idles: number } } }).createMachine({
+    context: { idles: 0 },
+    on: { IDLE: { actions: assign({ idles: ({ context }) => context.idles + 1 }) } },
+  });
+  return createActor(machine).start();
+}
+
+const aStep = () => new Promise<void>((resolve) => queueMicrotask(resolve));
+
+describe('the idle watchdog', () => {
+  it('sends IDLE once its time passes, and not before', () => {
+    const clock = new CountingClock();
+    const agent = agentActor();
+    startIdleTimer(agent, clock, 1_000);
+    clock.increment(999);
+    expect(agent.getSnapshot().context.idles).toBe(0);
+    clock.increment(1);
+    expect(agent.getSnapshot().context.idles).toBe(1);
+    clock.increment(5_000);
+    expect(agent.getSnapshot().context.idles).toBe(1);
+  });
+
+  it('stopped, sends nothing, and its timer is cleared from the clock a step later', async () => {
+    const clock = new CountingClock();
+    const agent = agentActor();
+    startIdleTimer(agent, clock, 1_000);
+    stopIdleTimer(agent, clock);
+    expect(clock.clears).toBe(0);
+    await aStep();
+    expect(clock.clears).toBe(1);
+    clock.increment(2_000);
+    expect(agent.getSnapshot().context.idles).toBe(0);
+  });
+
+  it('stopped and started again in the same step at the same time keeps its timer and its deadline', async () => {
+    const clock = new CountingClock();
+    const agent = agentActor();
+    startIdleTimer(agent, clock, 1_000);
+    // thinking → acting → thinking in one step: the deadline is the same, so the clock is not touched again
+    stopIdleTimer(agent, clock);
+    startIdleTimer(agent, clock, 1_000);
+    stopIdleTimer(agent, clock);
+    startIdleTimer(agent, clock, 1_000);
+    await aStep();
+    expect({ sets: clock.sets, clears: clock.clears }).toEqual({ sets: 1, clears: 0 });
+    clock.increment(1_000);
+    expect(agent.getSnapshot().context.idles).toBe(1);
+  });
+
+  it('started again later, or for another length, counts from the new start', async () => {
+    const clock = new CountingClock();
+    const agent = agentActor();
+    startIdleTimer(agent, clock, 1_000);
+    clock.increment(600);
+    stopIdleTimer(agent, clock);
+    startIdleTimer(agent, clock, 1_000);
+    await aStep();
+    clock.increment(600); // 1,200 after the first start, 600 after the second
+    expect(agent.getSnapshot().context.idles).toBe(0);
+    startIdleTimer(agent, clock, 100); // a new length at the same time: a new deadline
+    clock.increment(100);
+    expect(agent.getSnapshot().context.idles).toBe(1);
+    clock.increment(1_000);
+    expect(agent.getSnapshot().context.idles).toBe(1);
+    expect(clock.clears).toBe(2);
+  });
+
+  it('that comes due after a stop, before the clock hears of the stop, sends nothing', () => {
+    const clock = new CountingClock();
+    const agent = agentActor();
+    startIdleTimer(agent, clock, 1_000);
+    stopIdleTimer(agent, clock);
+    clock.increment(1_000); // in the same step as the stop
+    expect(agent.getSnapshot().context.idles).toBe(0);
+  });
+
+  it('renewed by progress counts from the progress; renewing a stopped timer starts nothing', async () => {
+    const clock = new CountingClock();
+    const agent = agentActor();
+    startIdleTimer(agent, clock, 1_000);
+    clock.increment(800);
+    renewIdleTimer(agent, clock);
+    clock.increment(800);
+    expect(agent.getSnapshot().context.idles).toBe(0);
+    clock.increment(200);
+    expect(agent.getSnapshot().context.idles).toBe(1);
+
+    const other = agentActor();
+    startIdleTimer(other, clock, 1_000);
+    stopIdleTimer(other, clock);
+    clock.increment(10);
+    renewIdleTimer(other, clock);
+    await aStep();
+    clock.increment(5_000);
+    expect(other.getSnapshot().context.idles).toBe(0);
+  });
+});

@@ -209,12 +209,15 @@ function readReply(reply: ModelReply, modelName: string, environment: AgentEnvir
   }
   const toolCalls = reply.toolCalls ?? [];
   if (!Array.isArray(toolCalls)) throw new ModelError(`Model "${modelName}" returned tool calls that are not a list.`);
-  const seen = new Set<string>();
+  // Ids already given, kept only when there are two calls or more (most replies have none or one).
+  const seen = toolCalls.length > 1 ? new Set<string>() : undefined;
   const calls: ToolCall[] = toolCalls.map((call, index) => {
     // A call without a usable id still deserves a result the model can match: give it one.
     let id = typeof call?.id === 'string' && call.id !== '' ? call.id : `call_${index + 1}`;
-    while (seen.has(id)) id = `${id}_${index + 1}`;
-    seen.add(id);
+    if (seen !== undefined) {
+      while (seen.has(id)) id = `${id}_${index + 1}`;
+      seen.add(id);
+    }
     return {
       id,
       name: typeof call?.name === 'string' ? call.name : '',

@@ -26,37 +26,40 @@ function agentActor() {
   return createActor(machine).start();
 }
 
+/** A clock and an agent whose idle timer of 1,000 ms was just started on it. */
+function armed() {
+  const clock = new CountingClock();
+  const agent = agentActor();
+  startIdleTimer(agent, clock, 1_000);
+  const idles = () => agent.getSnapshot().context.idles;
+  return { clock, agent, idles };
+}
+
 const aStep = () => new Promise<void>((resolve) => queueMicrotask(resolve));
 
 describe('the idle watchdog', () => {
   it('sends IDLE once its time passes, and not before', () => {
-    const clock = new CountingClock();
-    const agent = agentActor();
-    startIdleTimer(agent, clock, 1_000);
+    const { clock, idles } = armed();
     clock.increment(999);
-    expect(agent.getSnapshot().context.idles).toBe(0);
+    expect(idles()).toBe(0);
     clock.increment(1);
-    expect(agent.getSnapshot().context.idles).toBe(1);
+    expect(idles()).toBe(1);
     clock.increment(5_000);
-    expect(agent.getSnapshot().context.idles).toBe(1);
+    expect(idles()).toBe(1);
   });
 
   it('stopped, sends nothing, and its timer is cleared from the clock a step later', async () => {
-    const clock = new CountingClock();
-    const agent = agentActor();
-    startIdleTimer(agent, clock, 1_000);
+    const { clock, agent, idles } = armed();
     stopIdleTimer(agent, clock);
     expect(clock.clears).toBe(0);
     await aStep();
     expect(clock.clears).toBe(1);
     clock.increment(2_000);
-    expect(agent.getSnapshot().context.idles).toBe(0);
+    expect(idles()).toBe(0);
   });
 
   it('stopped and started again in the same step at the same time keeps its timer and its deadline', async () => {
-    const clock = new CountingClock();
-    const agent = agentActor();
-    startIdleTimer(agent, clock, 1_000);
+    const { clock, agent, idles } = armed();
     // thinking → acting → thinking in one step: the deadline is the same, so the clock is not touched again
     stopIdleTimer(agent, clock);
     startIdleTimer(agent, clock, 1_000);
@@ -65,46 +68,40 @@ describe('the idle watchdog', () => {
     await aStep();
     expect({ sets: clock.sets, clears: clock.clears }).toEqual({ sets: 1, clears: 0 });
     clock.increment(1_000);
-    expect(agent.getSnapshot().context.idles).toBe(1);
+    expect(idles()).toBe(1);
   });
 
   it('started again later, or for another length, counts from the new start', async () => {
-    const clock = new CountingClock();
-    const agent = agentActor();
-    startIdleTimer(agent, clock, 1_000);
+    const { clock, agent, idles } = armed();
     clock.increment(600);
     stopIdleTimer(agent, clock);
     startIdleTimer(agent, clock, 1_000);
     await aStep();
     clock.increment(600); // 1,200 after the first start, 600 after the second
-    expect(agent.getSnapshot().context.idles).toBe(0);
+    expect(idles()).toBe(0);
     startIdleTimer(agent, clock, 100); // a new length at the same time: a new deadline
     clock.increment(100);
-    expect(agent.getSnapshot().context.idles).toBe(1);
+    expect(idles()).toBe(1);
     clock.increment(1_000);
-    expect(agent.getSnapshot().context.idles).toBe(1);
+    expect(idles()).toBe(1);
     expect(clock.clears).toBe(2);
   });
 
   it('that comes due after a stop, before the clock hears of the stop, sends nothing', () => {
-    const clock = new CountingClock();
-    const agent = agentActor();
-    startIdleTimer(agent, clock, 1_000);
+    const { clock, agent, idles } = armed();
     stopIdleTimer(agent, clock);
     clock.increment(1_000); // in the same step as the stop
-    expect(agent.getSnapshot().context.idles).toBe(0);
+    expect(idles()).toBe(0);
   });
 
   it('renewed by progress counts from the progress; renewing a stopped timer starts nothing', async () => {
-    const clock = new CountingClock();
-    const agent = agentActor();
-    startIdleTimer(agent, clock, 1_000);
+    const { clock, agent, idles } = armed();
     clock.increment(800);
     renewIdleTimer(agent, clock);
     clock.increment(800);
-    expect(agent.getSnapshot().context.idles).toBe(0);
+    expect(idles()).toBe(0);
     clock.increment(200);
-    expect(agent.getSnapshot().context.idles).toBe(1);
+    expect(idles()).toBe(1);
 
     const other = agentActor();
     startIdleTimer(other, clock, 1_000);

@@ -25,11 +25,16 @@ function clearStopped(): void {
   stopping = [];
   for (let i = 0; i < stopped.length; i++) {
     const armed = stopped[i]!;
-    if (!armed.stopped || armed.handle === undefined) continue;
-    armed.clock.clearTimeout(armed.handle);
-    armed.handle = undefined;
-    if (timers.get(armed.agent) === armed) timers.delete(armed.agent);
+    if (armed.stopped) unset(armed);
   }
+}
+
+/** Stops a timer and clears its clock timer now, if it still has one; it is forgotten. */
+function unset(armed: Armed): void {
+  armed.stopped = true;
+  if (armed.handle !== undefined) armed.clock.clearTimeout(armed.handle);
+  armed.handle = undefined;
+  if (timers.get(armed.agent) === armed) timers.delete(armed.agent);
 }
 
 /**
@@ -53,9 +58,7 @@ export function startIdleTimer(self: AnyActorRef, clock: Clock, ms: number): voi
       armed.stopped = false;
       return;
     }
-    armed.stopped = true;
-    if (armed.handle !== undefined) armed.clock.clearTimeout(armed.handle);
-    armed.handle = undefined;
+    unset(armed);
   }
   const next: Armed = { handle: undefined, at: now, ms, agent: self, clock, stopped: false };
   // A watchdog: on the runtime's clock, a simulation jumps to it only when nothing else is running.

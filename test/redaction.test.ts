@@ -169,6 +169,34 @@ describe('a runtime with secrets', () => {
     expect(await runtime.sessions.get(result.id)).toMatchObject({ taskDescription: `Log in with ${REDACTED}.` });
   });
 
+  it('keeps secrets out of what its own in-memory sessions give: records, conversations, and a resumed history', async () => {
+    const model = scripted([
+      callTools(toolCall('read_config', {}, 'c1'), toolCall('login', {}, 'c2')),
+      (request) => `Config said: ${request.messages.filter((m) => m.role === 'tool').map((m) => m.content).join(' | ')}`,
+      (request) => `I was told: ${request.messages.map((m) => m.content).join(' | ')}`,
+    ]);
+    const runtime = createRuntime({ model, agents: [worker('worker', ['read_config', 'login'])], tools, secrets: [SECRET], projectAgentDir: false });
+
+    const result = await runtime.run('worker', `Log in with ${SECRET}.`);
+    expect(result.status).toBe('completed');
+    const record = await runtime.sessions.get(result.id);
+    expect(record).toMatchObject({ state: 'completed', taskDescription: `Log in with ${REDACTED}.` });
+    expect(record?.result).toContain(`password=${REDACTED}`);
+    const conversation = await runtime.sessions.conversation(result.id);
+    expect(conversation?.find((m) => m.role === 'tool' && m.toolCallId === 'c1')?.content).toBe(`password=${REDACTED}\nAuthorization: ${REDACTED}`);
+    const shown = JSON.stringify([record, conversation, await runtime.sessions.list()]);
+    expect(shown).not.toContain(SECRET);
+    expect(shown).not.toContain(KEY);
+
+    // A resume goes on from the conversation as the store gives it: the model sees the secrets replaced.
+    const resumed = await (await runtime.resume(result.id, 'What were you told?')).result;
+    expect(resumed.status).toBe('completed');
+    const seen = JSON.stringify(model.calls.at(-1)?.messages);
+    expect(seen).not.toContain(SECRET);
+    expect(seen).toContain(`password=${REDACTED}`);
+    await runtime.shutdown();
+  });
+
   it('replaces a secret in the message of a failed agent: its result, its event and its session record', async () => {
     const file = join(dir.path, 'store.json');
     const model = scripted([new Error(`upstream said: bad credentials ${SECRET}`)]);

@@ -180,18 +180,30 @@ export class SessionStore implements SessionManager {
    * @param memory where sessions are kept.
    * @param options `now` for record times (default `Date.now`); `isLive` tells whether this process runs a session
    *   now, so `cleanup` never removes one of those; `redactor` replaces secrets in what is written (tasks, answers,
-   *   errors, conversations), so none reaches the store.
+   *   errors, conversations), so none reaches the store. With `redactWhenRead` (for a store only this object reads and
+   *   writes, in this process: the runtime's own in-memory store) secrets are replaced as records and conversations
+   *   are read instead, so an agent that ends costs no walk over its conversation; what the reads give is the same.
    */
   constructor(
     private readonly memory: MemoryPort<unknown>,
-    private readonly options: { now?: () => number; isLive?: (id: string) => boolean; redactor?: Redactor } = {},
+    private readonly options: { now?: () => number; isLive?: (id: string) => boolean; redactor?: Redactor; redactWhenRead?: boolean } = {},
   ) {
     this.held = heldOn(memory);
   }
 
-  /** A value as it may be stored: with its secrets replaced, when the store has a redactor. */
+  /** A value with its secrets replaced, when the store has a redactor. */
   private redact<T>(value: T): T {
     return this.options.redactor ? this.options.redactor.redact(value) : value;
+  }
+
+  /** A value as it is written: redacted now, unless the store's reads redact it (`redactWhenRead`). */
+  private stored<T>(value: T): T {
+    return this.options.redactWhenRead ? value : this.redact(value);
+  }
+
+  /** A value as a read gives it: redacted now if it was written as it was (`redactWhenRead`). */
+  private shown<T>(value: T): T {
+    return this.options.redactWhenRead ? this.redact(value) : value;
   }
 
   private now(): number {
@@ -205,7 +217,7 @@ export class SessionStore implements SessionManager {
       id: record.id,
       agentType: record.agentType,
       parentConversationId: record.parentConversationId,
-      taskDescription: this.redact(record.taskDescription),
+      taskDescription: this.stored(record.taskDescription),
       state: 'pending',
       owner: OWNER,
       startTime: this.now(),
@@ -234,7 +246,7 @@ export class SessionStore implements SessionManager {
    * from its last turn. The runtime calls it after each model turn when the store outlives the process.
    */
   checkpoint(id: string, conversation: readonly ChatMessage[]): void {
-    this.conversations.set(id, this.redact(conversation[0]?.role === 'system' ? conversation.slice(1) : [...conversation]));
+    this.conversations.set(id, this.stored(conversation[0]?.role === 'system' ? conversation.slice(1) : [...conversation]));
     if (!this.scheduled) {
       this.scheduled = true;
       queueMicrotask(() => {
@@ -253,8 +265,8 @@ export class SessionStore implements SessionManager {
     conversation: readonly ChatMessage[],
     alsoUnder?: string,
   ): void {
-    const outcome = this.redact(ended);
-    const messages = this.redact(conversation[0]?.role === 'system' ? conversation.slice(1) : [...conversation]);
+    const outcome = this.stored(ended);
+    const messages = this.stored(conversation[0]?.role === 'system' ? conversation.slice(1) : [...conversation]);
     const endTime = this.now();
     this.conversations.set(id, messages);
     if (alsoUnder !== undefined) this.conversations.set(alsoUnder, messages);
@@ -347,7 +359,7 @@ export class SessionStore implements SessionManager {
     const version = checkSchemaVersion(asMap(value).schemaVersion, SESSION_SCHEMA_VERSION);
     if (version.status === 'newer') throw new UnsupportedSchemaError('session', `session ${id}`, version.version, SESSION_SCHEMA_VERSION);
     const parsed = SessionRecord.safeParse(value);
-    return parsed.success ? this.seen(parsed.data) : undefined;
+    return parsed.success ? this.shown(this.seen(parsed.data)) : undefined;
   }
 
   /**
@@ -366,7 +378,7 @@ export class SessionStore implements SessionManager {
     await this.memory.update(SESSIONS_KEY, (sessions) => {
       const map = recordsToWrite(sessions);
       const parsed = SessionRecord.safeParse(map[id]);
-      found = parsed.success ? { record: this.seen(parsed.data), claimed: this.claimable(this.seen(parsed.data)) } : undefined;
+      found = parsed.success ? { record: this.shown(this.seen(parsed.data)), claimed: this.claimable(this.seen(parsed.data)) } : undefined;
       if (found?.claimed) {
         map[id] = { ...asMap(map[id]), state: 'pending', owner: OWNER };
         this.held.add(id);
@@ -443,7 +455,7 @@ export class SessionStore implements SessionManager {
     return Object.values(map)
       .flatMap((value) => {
         const parsed = SessionRecord.safeParse(value);
-        return parsed.success ? [this.seen(parsed.data)] : [];
+        return parsed.success ? [this.shown(this.seen(parsed.data))] : [];
       })
       .sort((a, b) => a.startTime - b.startTime);
   }
@@ -476,7 +488,7 @@ export class SessionStore implements SessionManager {
   async conversation(id: string): Promise<ChatMessage[] | undefined> {
     await this.settled();
     const parsed = z.array(ChatMessage).safeParse(await this.memory.get(id));
-    return parsed.success ? parsed.data : undefined;
+    return parsed.success ? this.shown(parsed.data) : undefined;
   }
 
   async cleanup(maxAgeMs: number): Promise<string[]> {

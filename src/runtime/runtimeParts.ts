@@ -83,7 +83,8 @@ export function buildParts(options: RuntimeOptions) {
   const redactor = redactorFor(options, settings.mcpServers);
   const inspection = inspectionFor(options, redactor, runId);
   const store = options.store ?? new InMemoryMemory({ copy: false });
-  const sessions = new SessionStore(store, { isLive: (id) => launcher.isLive(id), redactor });
+  // The runtime's own in-memory store is read only through `sessions`: its reads replace the secrets, not its writes.
+  const sessions = new SessionStore(store, { isLive: (id) => launcher.isLive(id), redactor, redactWhenRead: options.store === undefined });
   const pool = new AgentPool(clock, options.pool);
   const pipeline = createEventPipeline({ redactor });
   const { events$, internal$, metrics$ } = pipeline;

@@ -175,6 +175,8 @@ export class SessionStore implements SessionManager {
   private readonly held: Set<string>;
   /** Sessions let go by the changes not written yet: let go too if their write fails (the store keeps them marked). */
   private lettingGo: string[] = [];
+  /** Conversations of forgotten sessions, deleted from the store by the next write. */
+  private deleting: string[] = [];
 
   /**
    * @param memory where sessions are kept.
@@ -286,11 +288,9 @@ export class SessionStore implements SessionManager {
         this.letGo(id);
       }
     });
-    this.track(async () => {
-      const deleted = await Promise.allSettled(ids.map((id) => this.memory.delete(id)));
-      const failed = deleted.find((outcome) => outcome.status === 'rejected');
-      if (failed) throw failed.reason; // once every delete has settled, as in `write`
-    });
+    // Their conversations go with the records' next write, with every other run forgotten in the same tick: a
+    // long-lived runtime forgets a run each time one finishes past its `retainFinished`.
+    for (const id of ids) this.deleting.push(id);
   }
 
   /** Resolves when every write so far has landed; rejects with the first write that failed since the last flush. */
@@ -323,9 +323,11 @@ export class SessionStore implements SessionManager {
     const changes = this.changes;
     const conversations = this.conversations;
     const lettingGo = this.lettingGo;
+    const deleting = this.deleting;
     this.changes = [];
     this.conversations = new Map();
     this.lettingGo = [];
+    this.deleting = [];
     this.writing = true;
     this.track(async () => {
       try {
@@ -340,6 +342,11 @@ export class SessionStore implements SessionManager {
           for (const apply of changes) apply(map);
           return map;
         });
+        // After the records: no record is ever left in the store whose conversation is already gone.
+        if (deleting.length === 0) return;
+        const deleted = await Promise.allSettled(deleting.map((id) => this.memory.delete(id)));
+        const undeleted = deleted.find((outcome) => outcome.status === 'rejected');
+        if (undeleted) throw undeleted.reason; // once every delete has settled
       } catch (error) {
         for (const id of lettingGo) this.letGo(id); // not written: the store's record stays as it was, unheld
         throw error;

@@ -36,6 +36,10 @@ describe('retainFinished', () => {
     const sessions = await runtime.sessions.list();
     expect(sessions.length).toBeLessThanOrEqual(30);
     expect(sessions.map((session) => session.id)).not.toContain(runs[0]);
+    // Conversations with them: the forgotten runs' are gone, the kept runs' are there.
+    expect(await runtime.sessions.conversation(runs[0]!)).toBeUndefined();
+    expect(await runtime.sessions.conversation(runs[98]!)).toBeDefined();
+    expect(await runtime.sessions.conversation(runs[99]!)).toEqual(expect.arrayContaining([expect.objectContaining({ role: 'assistant' })]));
     // The figures of the whole run are kept.
     expect(runtime.metrics().total.agentsCompleted).toBe(300);
     await runtime.shutdown();

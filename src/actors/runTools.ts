@@ -89,7 +89,8 @@ interface Batch {
    * only if something asks for it (a call's own signal, an approval that waits).
    */
   signal: Stop;
-  send: (event: ToolNote | ToolProgress) => void;
+  /** Announces a call's note (stamped `at`, when the caller has just read the clock; else now) or sends progress. */
+  send: (event: ToolNote | ToolProgress, at?: number) => void;
   /** Set by a call that waits for messages. */
   waiting?: boolean;
   /** Set by a call that ends the agent. */
@@ -122,14 +123,14 @@ export function startToolBatch(environment: AgentEnvironment, input: RunToolsInp
   const stop = new Stop();
   const { clock } = environment;
   const count = { ended: 0, failed: 0 };
-  const send = (event: ToolNote | ToolProgress) => {
+  const send = (event: ToolNote | ToolProgress, at?: number) => {
     if (stop.aborted) return;
     if (event.type === 'tool.call' || event.type === 'tool.denied' || event.type === 'tool.result') {
       if (event.type === 'tool.result') {
         count.ended += 1;
         if (event.status === 'error') count.failed += 1;
       }
-      environment.announce(stampEvent(input.header, clock.now(), event));
+      environment.announce(stampEvent(input.header, at ?? clock.now(), event));
       // Progress for the idle timer; the batch's last call ends the batch, which is a step of the agent anyway.
       if (event.type === 'tool.result' && count.ended < input.toolCalls.length) environment.progressed?.(input.agentId);
       return;
@@ -261,7 +262,7 @@ function runOne(batch: Batch, { index, ready }: { index: number; ready: ReadyCal
   const { call, tool } = ready;
   const { environment, clock, send } = batch;
   const started = clock.now();
-  send({ type: 'tool.call', callId: call.id, tool: call.name, arguments: call.arguments });
+  send({ type: 'tool.call', callId: call.id, tool: call.name, arguments: call.arguments }, started);
   const own = new CallSignal(batch, tool.timeoutMs);
   const context = new CallContext(batch, own, call.id) as unknown as ToolContext;
   // Guarded inline, not with `promiseFrom`: its closure, made for every call, cost about 80 bytes.
@@ -340,7 +341,8 @@ function callEnded(batch: Batch, call: ToolCall, output: unknown, started: numbe
   // A tool that registered a wait but did not return its signal: the wait would hold the agent for ever.
   if (!waits) environment.dropWait(input.agentId, call.id);
   const message = toMessage(call.id, output);
-  const durationMs = clock.now() - started;
+  const ended = clock.now();
+  const durationMs = ended - started;
   send(
     waits
       ? // Its outcome comes with its `tool.wait_ended`, when the agent reads it.
@@ -348,6 +350,7 @@ function callEnded(batch: Batch, call: ToolCall, output: unknown, started: numbe
       : message.isError === true
         ? { type: 'tool.result', callId: call.id, tool: call.name, status: 'error', durationMs, error: message.content }
         : { type: 'tool.result', callId: call.id, tool: call.name, status: 'ok', durationMs, content: message.content },
+    ended,
   );
   return message;
 }

@@ -47,7 +47,7 @@ export async function fanOutDelegation(sizes: readonly number[]): Promise<void> 
     await fanOut(warm);
     await runAgents(warm);
   }
-  const fanned: number[] = [];
+  const fanned: { us: number; flatUs: number }[] = [];
   for (const n of sizes) {
     // Each sample spans at least 1,000 agents: a run of 100 (about 8 ms, 6 MB) against 100 flat agents, and raw XState's,
     // allocate about one young generation per round, so a scavenge fell in the same work's run round after round and
@@ -67,18 +67,28 @@ export async function fanOutDelegation(sizes: readonly number[]): Promise<void> 
     const flat = { us: (median.b * 1000) / agents, kb: kb('flat') };
     const raw = { us: (toRaw.b * 1000) / agents, kb: kb('raw') };
     const { ratio } = median;
-    fanned.push(delegated.us);
+    fanned.push({ us: delegated.us, flatUs: flat.us });
     const detail = { flatKB: round1(flat.kb), rawXStateKB: round1(raw.kb), rawXStateUs: round1(raw.us) };
     report({ bench: 'fan-out', name: `µs per sub-agent, one turn of ${n} assign_task`, value: delegated.us, unit: 'µs', baseline: `the same ${n} agents run flat`, baselineValue: flat.us, ratio, target: 'at most 1.2× flat', pass: ratio <= 1.2, detail });
     report({ bench: 'fan-out', name: `KB allocated per sub-agent, N=${n}`, value: delegated.kb, unit: 'KB', baseline: 'raw XState', baselineValue: raw.kb, ratio: delegated.kb / raw.kb, target: 'at most 60 KB', pass: delegated.kb <= 60, detail: { flatKB: round1(flat.kb) } });
     report({ bench: 'fan-out', name: `KB allocated per flat agent, N=${n}`, value: flat.kb, unit: 'KB', baseline: 'raw XState', baselineValue: raw.kb, ratio: flat.kb / raw.kb, target: 'at most 60 KB', pass: flat.kb <= 60 });
   }
   const growthAt = (from: number, to: number) => {
-    const a = sizes.indexOf(from);
-    const b = sizes.indexOf(to);
-    if (a < 0 || b < 0) return;
-    const growth = fanned[b]! / fanned[a]!;
-    report({ bench: 'fan-out', name: `growth of µs per sub-agent, ${from} → ${to}`, value: growth, unit: '×', target: 'at most 1.2×', pass: growth <= 1.2 });
+    const a = fanned[sizes.indexOf(from)];
+    const b = fanned[sizes.indexOf(to)];
+    if (!a || !b) return;
+    // Judged net of the flat agents' own growth over the same sizes, in the same run (see the messaging bench): what
+    // grows with N in both is the machine's (10,000 agents' state does not fit the caches 1,000 do), not delegation's.
+    const growth = b.us / b.flatUs / (a.us / a.flatUs);
+    report({
+      bench: 'fan-out',
+      name: `growth of µs per sub-agent over the flat agents', ${from} → ${to}`,
+      value: growth,
+      unit: '×',
+      target: 'at most 1.2×',
+      pass: growth <= 1.2,
+      detail: { delegatedGrowth: Number((b.us / a.us).toFixed(2)), flatGrowth: Number((b.flatUs / a.flatUs).toFixed(2)) },
+    });
   };
   growthAt(sizes[sizes.length - 2]!, sizes[sizes.length - 1]!);
 }

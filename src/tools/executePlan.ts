@@ -6,6 +6,13 @@
 import { ConfigurationError } from '../errors.js';
 import type { ToolPlan } from './schedule.js';
 
+/**
+ * Runs call `index`. It returns a promise that settles when the call has (its outcome is not read), or nothing, when it
+ * calls `settled` itself, once, as the call settles (later, never before it has returned): a call whose end is already
+ * a reaction of its own (the tool runner's) then costs no promise more to be heard.
+ */
+export type RunCall = (index: number, settled: () => void) => Promise<void> | void;
+
 /** The options of {@link executePlan}. */
 export interface ExecutePlanOptions {
   /** At most this many calls run at a time (rounded down; at least 1). Defaults to no limit. */
@@ -26,7 +33,7 @@ export interface ExecutePlanOptions {
  * @throws ConfigurationError (as a rejection, before any call starts) when `maxConcurrency` is below 1 or not a
  * number, or when `plan.dependsOn` names a call that does not exist or has a cycle.
  */
-export function executePlan(plan: ToolPlan, run: (index: number) => Promise<void>, options: ExecutePlanOptions = {}): Promise<void> {
+export function executePlan(plan: ToolPlan, run: RunCall, options: ExecutePlanOptions = {}): Promise<void> {
   // Not an async function: a trader's turn of two calls made five promises in this file, most of them for awaits.
   try {
     const limit = concurrencyLimit(options.maxConcurrency);
@@ -41,7 +48,7 @@ export function executePlan(plan: ToolPlan, run: (index: number) => Promise<void
 /** Runs calls as their dependencies settle (see {@link executePlan}), on a graph checked first. */
 function runGraph(
   dependsOn: ToolPlan['dependsOn'],
-  run: (index: number) => Promise<void>,
+  run: RunCall,
   limit: number,
   signal: ExecutePlanOptions['signal'],
 ): Promise<void> {
@@ -93,7 +100,7 @@ function isChain(dependsOn: readonly (readonly number[])[]): boolean {
  * Runs calls 0 … n − 1 one after another, each as the one before settles; none starts once `signal` aborts. Each next
  * call starts from the settling of the one before, with no loop waiting in between (an await a call cost a promise).
  */
-function runInTurn(n: number, run: (index: number) => Promise<void>, signal: ExecutePlanOptions['signal']): Promise<void> {
+function runInTurn(n: number, run: RunCall, signal: ExecutePlanOptions['signal']): Promise<void> {
   return new Promise<void>((resolve) => new InTurn(n, run, signal, resolve).next());
 }
 
@@ -105,7 +112,7 @@ class InTurn {
 
   constructor(
     private readonly n: number,
-    private readonly run: (index: number) => Promise<void>,
+    private readonly run: RunCall,
     private readonly signal: ExecutePlanOptions['signal'],
     private readonly done: () => void,
   ) {
@@ -130,7 +137,7 @@ function isFree(dependsOn: readonly (readonly number[])[]): boolean {
  * aborts. With free slots, up to {@link CALLS_STARTED_TOGETHER} start at once, and each next one a microtask after
  * the one before (see {@link paced}).
  */
-function runFree(n: number, run: (index: number) => Promise<void>, limit: number, signal: ExecutePlanOptions['signal']): Promise<void> {
+function runFree(n: number, run: RunCall, limit: number, signal: ExecutePlanOptions['signal']): Promise<void> {
   return new Promise<void>((resolve) => {
     let next = 0;
     let running = 0;
@@ -192,10 +199,14 @@ function paced(canStart: () => boolean, start: () => void, idle: () => void, und
   return pump;
 }
 
-/** Starts one call; `after` runs once it settles, however it settles (a microtask later for one that throws at once). */
-function startSettled(run: (index: number) => Promise<void>, index: number, after: () => void): void {
+/**
+ * Starts one call; `after` runs once it settles, however it settles: when its promise settles, when it calls back (a
+ * call that returns no promise), or a microtask later for one that throws at once.
+ */
+function startSettled(run: RunCall, index: number, after: () => void): void {
   try {
-    void Promise.resolve(run(index)).then(after, after);
+    const running = run(index, after);
+    if (running !== undefined) void Promise.resolve(running).then(after, after);
   } catch {
     queueMicrotask(after);
   }

@@ -14,9 +14,10 @@ import { eachTestTempDir } from '../support/tempDir.js';
 
 const scratch = eachTestTempDir();
 let browser: Browser;
+// Chromium's start took more than the default 10 s hook timeout once, beside the rest of the suite on two cores.
 beforeAll(async () => {
   browser = await launchBrowser();
-});
+}, 60_000);
 afterAll(async () => {
   await browser?.close();
 });

@@ -89,6 +89,31 @@ describe('executePlan', () => {
     expect(most).toBeLessThanOrEqual(CALLS_STARTED_TOGETHER * 2);
   });
 
+  it('hears a call that returns nothing settle when it calls back, in a chain, a free plan and a graph', async () => {
+    for (const dependsOn of [[[], [0], [1]], [[], [], []], [[], [0], [0], [1, 2]]]) {
+      const started: number[] = [];
+      const callbacks = new Map<number, () => void>();
+      const state = track(
+        executePlan(plan(dependsOn), (index, settled) => {
+          started.push(index);
+          callbacks.set(index, settled);
+        }),
+      );
+      await flush();
+      const first = [...started];
+      expect(first.length).toBeGreaterThan(0);
+      expect(state.done).toBe(false); // nothing settles a call but its callback
+      for (let index = 0; index < dependsOn.length; index++) {
+        await flush();
+        expect(started).toContain(index); // started once what it waits for called back
+        callbacks.get(index)!();
+      }
+      await flush();
+      expect(started.toSorted((a, b) => a - b)).toEqual(dependsOn.map((_, index) => index));
+      expect(state.done).toBe(true);
+    }
+  });
+
   it('starts a call only once its dependencies have settled', async () => {
     const { run, started, finish } = controlledRun();
     const state = track(executePlan(plan([[], [], [0, 1]]), run, {}));

@@ -43,6 +43,19 @@ export interface AgentRecord {
 }
 
 /**
+ * Spawns asked for and not yet made (see `SpawnBatch`): whatever asks the table about one of them, or about the live
+ * agents as a whole, has them made first, so no reader sees the table without them.
+ */
+export interface PendingSpawns {
+  /** How many spawns wait. */
+  readonly size: number;
+  /** True while the spawn of agent `id` waits. */
+  has(id: string): boolean;
+  /** Makes every waiting spawn now, in the order they were asked for. */
+  flush(): void;
+}
+
+/**
  * How the supervisor tells a running agent that its slot was lent to the sub-agents it waits for, or given back to it.
  * By default with an event each (`YIELD`, `RESUME`: {@link slotEvents}), which an inspector sees; without an inspector
  * the runtime tells most agents without a step of theirs (`quietSlotNotices`).
@@ -78,6 +91,8 @@ export class AgentTable {
   readonly resuming: AgentRun[] = [];
   /** Agents now holding a slot. */
   running = 0;
+  /** Spawns put off to the end of the current task, when the runtime batches them (see {@link PendingSpawns}). */
+  pending: PendingSpawns | undefined;
 
   constructor(
     /** How agents are told that their slot is lent or given back (default: with events). */
@@ -86,7 +101,18 @@ export class AgentTable {
 
   /** Agents and groups not yet ended (pending or running). */
   get active(): number {
+    this.spawnPending();
     return this.actors.size + this.groups.size;
+  }
+
+  /** Makes the spawns that wait (see {@link PendingSpawns}), if any. */
+  spawnPending(): void {
+    if (this.pending !== undefined && this.pending.size > 0) this.pending.flush();
+  }
+
+  /** Makes the waiting spawns when agent `id`'s is among them: a reader of its record or actor sees it made. */
+  private spawnIfPending(id: string): void {
+    if (this.pending !== undefined && this.pending.size > 0 && this.pending.has(id)) this.pending.flush();
   }
 
   /**
@@ -126,11 +152,13 @@ export class AgentTable {
 
   /** The record of an agent, live or ended. */
   record(id: string): AgentRecord | undefined {
+    this.spawnIfPending(id);
     return this.records.get(id);
   }
 
   /** The actor of a live agent. */
   actor(id: string): AgentActorRef | undefined {
+    this.spawnIfPending(id);
     return this.actors.get(id);
   }
 
@@ -141,16 +169,19 @@ export class AgentTable {
 
   /** The actor of a live agent or group, for what both accept (`CANCEL`, `STOP`). */
   member(id: string): AgentActorRef | GroupActorRef | undefined {
+    this.spawnIfPending(id);
     return this.actors.get(id) ?? this.groups.get(id);
   }
 
   /** The ids of every live agent and group, in the order they were made. */
   liveIds(): string[] {
+    this.spawnPending();
     return [...this.actors.keys(), ...this.groups.keys()];
   }
 
   /** Every live agent with its id (an actor's own id is its kind, `agent:<name>`; this is the agent's). */
   liveAgents(): IterableIterator<[string, AgentActorRef]> {
+    this.spawnPending();
     return this.actors.entries();
   }
 
@@ -217,6 +248,7 @@ export class AgentTable {
 
   /** Forgets an ended agent's (or group's) record, for good; a live one is kept. */
   forget(id: string): void {
+    this.spawnIfPending(id);
     const record = this.records.get(id);
     if (!record || this.actors.has(id) || this.groups.has(id)) return;
     this.unlink(record);
@@ -225,6 +257,7 @@ export class AgentTable {
 
   /** The agent and all its descendants, parents before children. */
   subtree(id: string): string[] {
+    this.spawnPending();
     const ids: string[] = [];
     const stack = [id];
     while (stack.length > 0) {

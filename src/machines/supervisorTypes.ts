@@ -26,6 +26,11 @@ export interface SpawnRequest {
    * (their runs unchanged) wait for this one again, lending their slots as before.
    */
   restart?: true;
+  /**
+   * Asked for from a tool call (a delegation): it may be made at the end of the task, with the other spawns asked for
+   * in it (see `SpawnBatch`). A spawn from code is made at once: code may move a simulated clock right after it.
+   */
+  batched?: true;
 }
 
 /**

@@ -44,6 +44,8 @@ export interface Launch {
   deny?: string;
   /** The agent that waits for this one. */
   waiter?: string;
+  /** Launched from a tool call: its spawn may wait for the end of the task (see `SpawnRequest.batched`). */
+  batched?: true;
 }
 
 /** What the delegator needs from the runtime. */
@@ -169,6 +171,7 @@ export class Delegator {
     if (decision?.approval !== undefined) launch.approval = decision.approval;
     if (decision?.deny !== undefined) launch.deny = decision.deny;
     if (!background) launch.waiter = caller.agentId;
+    launch.batched = true; // a delegation is always asked for from a tool call
     const id = this.host.launch(launch);
     if (background) return Promise.resolve(this.running(id));
     return this.until(id, caller).then((ended) => taskResult(ended, Math.max(0, clockNow(this.host.clock) - started)));

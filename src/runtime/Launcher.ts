@@ -307,6 +307,7 @@ export class Launcher {
     if (approval) spawn.approval = approval;
     if (request.deny !== undefined) spawn.deny = request.deny;
     if (request.waiter !== undefined) spawn.waiter = request.waiter;
+    if (request.batched === true) spawn.batched = true;
     this.restarts.launched(spawn, limits.restart, limits.restartIntensity);
     this.parts.send({ type: 'SPAWN', request: spawn });
     return { id, result, events$: watcher ? watcher.observable : this.parts.events$ };

@@ -65,9 +65,15 @@ export class RunLimits {
     if ((this.started.get(root) ?? 1) >= maxAgents) {
       throw new DelegationError('budget', `This run has started ${maxAgents} agents, its limit (maxAgents); no more may be started in it.`);
     }
+    // Spawns put off to the end of the task count as pending until they are made: made now, those that take a free
+    // slot no longer do (see SpawnBatch).
+    if (byAgent && this.pendingFromAgents.size >= maxPending) this.host.table().spawnPending();
     if (byAgent && this.pendingFromAgents.size >= maxPending) {
       throw new DelegationError('budget', `${maxPending} agents started by agents already wait for a slot (maxPending); try again when some have run.`);
     }
+    // A sub-agent launched before this one in the same task takes its first turn as it is made: made now, its turn
+    // counts against the budgets above it.
+    if (this.budgets.size > 0) this.host.table().spawnPending();
     const spent = this.spentBudget(parentId);
     if (spent) throw new DelegationError('budget', `The budget of ${spent.owner} is spent (${spent.limit}); no more agents may be started under it.`);
   }

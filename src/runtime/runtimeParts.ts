@@ -29,6 +29,7 @@ import { parkAtOnce, quietSlotNotices } from '../machines/slots.js';
 import { batchEndGuards, budgetActions, budgetGuards, mailGuards, slotGuards, workActions } from '../machines/agentSetup.js';
 import { endAtOnce, isActorEnd, spawnAtOnce, supervisorMachine, type SupervisorActorRef, type SupervisorContext, type SupervisorEvent } from '../machines/supervisorMachine.js';
 import { agentParentLogic } from '../machines/agentParent.js';
+import { SpawnBatch } from '../machines/spawnBatch.js';
 import { InMemoryMemory } from '../memory/InMemoryMemory.js';
 import { NoteStore } from '../memory/NoteStore.js';
 import { SessionStore } from '../memory/SessionStore.js';
@@ -525,8 +526,16 @@ function supervisorLine(supervisor: () => SupervisorActorRef, atOnce: boolean, c
     atOnce ? undefined : (_actor, message, id) => supervisor().send({ type: 'MESSAGE.WAKE', id, message }),
   );
   const routeNow = routeAtOnce(routed, wakeLine);
+  // The agents launched in one task are made together at its end (see SpawnBatch); everything else the supervisor
+  // hears, and its table's answers, come after the spawns asked for before them.
+  const spawns = new SpawnBatch((request) => {
+    const context = open();
+    if (context) spawnAtOnce(context, supervisor(), request);
+    else supervisor().send({ type: 'SPAWN', request });
+  });
   /** Runs `work` as the supervisor's step would: what it sends the supervisor meanwhile waits for it to end. */
   const report = <T>(work: () => T): T => {
+    spawns.flush();
     reporting += 1;
     try {
       return work();
@@ -538,6 +547,14 @@ function supervisorLine(supervisor: () => SupervisorActorRef, atOnce: boolean, c
   const route = (args: RouteArgs): void => report(() => routeNow(args));
   return {
     send(event: SupervisorEvent): void {
+      // Put off whether an inspector watches or not, so the events come in the same order either way (made through
+      // the supervisor's step when it watches); from inside a step of the supervisor, as that step would.
+      if (event.type === 'SPAWN' && !('group' in event.request) && event.request.batched === true && reporting === 0 && !closed()) {
+        const { agents } = supervisor().getSnapshot().context;
+        agents.pending ??= spawns;
+        return spawns.add(event.request);
+      }
+      spawns.flush();
       if (event.type === 'SPAWN' && !('group' in event.request)) {
         const context = open();
         if (context) return spawnAtOnce(context, supervisor(), event.request);
@@ -550,6 +567,7 @@ function supervisorLine(supervisor: () => SupervisorActorRef, atOnce: boolean, c
       supervisor().send(event);
     },
     take(event: EventObject, settle: (outcome: AgentOutcome) => void): void {
+      spawns.flush();
       const context = isActorEnd(event) ? open() : undefined;
       if (context) endAtOnce(context, event as SupervisorEvent, settle);
       else supervisor().send(event as SupervisorEvent);

@@ -136,7 +136,7 @@ describe('the delegation policy', () => {
 
     expect(asked).toEqual([{ caller: { id: 'agent:lead:1', name: 'lead', depth: 0 }, agent: 'helper', task: 'Count.', depth: 1, background: false }]);
     expect(launches).toEqual([
-      { agent: 'helper', task: 'Count.', parentId: 'agent:lead:1', toolCallId: 'call_1', description: 'count', background: false, waiter: 'agent:lead:1' },
+      { agent: 'helper', task: 'Count.', parentId: 'agent:lead:1', toolCallId: 'call_1', description: 'count', background: false, waiter: 'agent:lead:1', batched: true },
     ]);
     expect(result).toMatchObject({ status: 'completed', agentId: 'agent:helper:1', output: '3', executionTimeMs: 1_500 });
   });

@@ -148,6 +148,9 @@ export function buildParts(options: RuntimeOptions) {
     ...inspection,
     latest: () => pipeline.live,
     close: () => {
+      // Delegations asked for in this task are made first, as they were asked for before the runtime closed: shut
+      // down, they are cancelled with every live agent rather than refused later (see SpawnBatch).
+      table().spawnPending();
       closed = true;
       launcher.closed = true;
       processEnd.close();

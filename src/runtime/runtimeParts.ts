@@ -148,9 +148,6 @@ export function buildParts(options: RuntimeOptions) {
     ...inspection,
     latest: () => pipeline.live,
     close: () => {
-      // Delegations asked for in this task are made first, as they were asked for before the runtime closed: shut
-      // down, they are cancelled with every live agent rather than refused later (see SpawnBatch).
-      table().spawnPending();
       closed = true;
       launcher.closed = true;
       processEnd.close();
@@ -613,6 +610,9 @@ function catalogFor(options: RuntimeOptions, settings: ReturnType<typeof readSet
  * are closed.
  */
 export async function shutdown(parts: RuntimeParts): Promise<void> {
+  // Delegations asked for in this task are made first, as they were asked for before the runtime closed: they are
+  // cancelled with every live agent rather than refused once it has closed (see SpawnBatch).
+  parts.supervisor.getSnapshot().context.agents.spawnPending();
   parts.close();
   parts.supervisor.send({ type: 'SHUTDOWN' });
   const failure = await toPromise(parts.supervisor).then(

@@ -156,6 +156,14 @@ export class AgentTable {
     return this.records.get(id);
   }
 
+  /**
+   * The record of an agent known to have been made (one that runs, or an ancestor of one), without the check for
+   * waiting spawns that {@link AgentTable.record} makes: for walks up a tree that run at every launch.
+   */
+  madeRecord(id: string): AgentRecord | undefined {
+    return this.records.get(id);
+  }
+
   /** The actor of a live agent. */
   actor(id: string): AgentActorRef | undefined {
     this.spawnIfPending(id);

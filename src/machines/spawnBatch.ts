@@ -24,8 +24,9 @@ export class SpawnBatch implements PendingSpawns {
     private readonly make: (request: SpawnRequest) => void,
   ) {}
 
+  /** None while they are being made: what a spawn reads then sees the table as it was before the later ones. */
   get size(): number {
-    return this.ids.size;
+    return this.making ? 0 : this.ids.size;
   }
 
   has(id: string): boolean {

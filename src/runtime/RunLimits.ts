@@ -214,9 +214,11 @@ export class RunLimits {
 
   /** The top-level agent (or group) of the run `id` is in. */
   private rootOf(id: string): string {
+    // Read without the check for waiting spawns (`madeRecord`): the walk starts at an agent that has been made (a
+    // launch's parent, read first by the launch itself, or an agent restarted), and its ancestors were made before it.
     const table = this.host.table();
     let at = id;
-    for (let parent = table.record(at)?.parentId ?? null; parent !== null; parent = table.record(parent)?.parentId ?? null) at = parent;
+    for (let parent = table.madeRecord(at)?.parentId ?? null; parent !== null; parent = table.madeRecord(parent)?.parentId ?? null) at = parent;
     return at;
   }
 }

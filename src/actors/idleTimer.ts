@@ -1,10 +1,11 @@
 import type { AnyActorRef } from 'xstate';
 import { clockNow, type Clock } from '../clock.js';
 
-/** An armed idle timer: the clock's handle, when it was set and for how long, and whose it is. */
+/** An armed idle timer: the clock's handle, when it was last started and for how long, and whose it is. */
 interface Armed {
-  /** The clock's timer, until it is cleared or fires. */
+  /** The clock's timer, until it is cleared or fires: due at or before the deadline (`at + ms`). */
   handle: unknown;
+  /** When the timer was last started: its deadline is `at + ms`. */
   at: number;
   ms: number;
   agent: AnyActorRef;
@@ -47,29 +48,49 @@ function unset(armed: Armed): void {
  * agents every stop would cost as much as the number of agents. It is not an invoked actor either: an actor more per
  * turn costs more than the rest of the turn's bookkeeping.
  *
- * A timer stopped and started again at the same time with the same length (an agent going from thinking to acting, or
- * back, in one step) is the same deadline: it is kept as it was, and the clock's timer is neither cleared nor set again.
+ * A timer started again with the same length while it runs, or in the step that stopped it (an agent going from
+ * thinking to acting, or back; a tool call of a batch ending), only moves its deadline: the clock's timer is neither
+ * cleared nor set again. It fires at the deadline it was set for, finds the deadline later, and is set again for the
+ * time left. Idle timeouts last minutes and turns milliseconds, so most timers are stopped long before they come due:
+ * a timer cleared and set again at every step cost two removals and two insertions in the clock's heaps of timers, a
+ * few µs a tool turn with a thousand agents running.
  */
 export function startIdleTimer(self: AnyActorRef, clock: Clock, ms: number): void {
   const now = clockNow(clock);
   const armed = timers.get(self);
   if (armed !== undefined) {
-    if (armed.at === now && armed.ms === ms && armed.clock === clock) {
+    if (armed.ms === ms && armed.clock === clock && now >= armed.at && armed.handle !== undefined) {
+      armed.at = now;
       armed.stopped = false;
       return;
     }
     unset(armed);
   }
   const next: Armed = { handle: undefined, at: now, ms, agent: self, clock, stopped: false };
-  // A watchdog: on the runtime's clock, a simulation jumps to it only when nothing else is running.
-  const set = clock.setTimeout as (fn: () => void, ms: number, kind?: 'watchdog') => unknown;
-  next.handle = set.call(clock, () => idle(next), ms, 'watchdog');
+  arm(next, ms);
   timers.set(self, next);
 }
 
-/** An idle timer's time came: the agent hears `IDLE`, unless the timer was stopped in the same step. */
+/** Sets an idle timer's clock timer, due in `ms`. */
+function arm(armed: Armed, ms: number): void {
+  // A watchdog: on the runtime's clock, a simulation jumps to it only when nothing else is running.
+  const set = armed.clock.setTimeout as (fn: () => void, ms: number, kind?: 'watchdog') => unknown;
+  armed.handle = set.call(armed.clock, () => idle(armed), ms, 'watchdog');
+}
+
+/**
+ * An idle timer's clock timer came due: the agent hears `IDLE`, unless the timer was stopped in the same step, or was
+ * started again since it was set (its deadline moved: it is set again for the time left).
+ */
 function idle(armed: Armed): void {
   armed.handle = undefined;
+  if (!armed.stopped) {
+    const left = armed.at + armed.ms - clockNow(armed.clock);
+    if (left > 0) {
+      arm(armed, left);
+      return;
+    }
+  }
   if (timers.get(armed.agent) === armed) timers.delete(armed.agent);
   if (armed.stopped) return;
   armed.stopped = true;
@@ -78,12 +99,12 @@ function idle(armed: Armed): void {
 
 /**
  * Starts an agent's idle timer over, if one runs: progress that is not a step of the agent (one tool call of a batch
- * ended while others still run). Nothing when none runs (the agent waits for a person or for its sub-agents), nor when
- * no time has passed since it was set (its deadline would be the same).
+ * ended while others still run). Nothing when none runs (the agent waits for a person or for its sub-agents). Only
+ * its deadline moves (see {@link startIdleTimer}).
  */
 export function renewIdleTimer(self: AnyActorRef, clock: Clock): void {
   const armed = timers.get(self);
-  if (armed === undefined || armed.stopped || clockNow(clock) === armed.at) return;
+  if (armed === undefined || armed.stopped) return;
   startIdleTimer(self, clock, armed.ms);
 }
 

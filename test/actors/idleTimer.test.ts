@@ -84,7 +84,36 @@ describe('the idle watchdog', () => {
     expect(idles()).toBe(1);
     clock.increment(1_000);
     expect(idles()).toBe(1);
-    expect(clock.clears).toBe(2);
+  });
+
+  it('started again later with the same length only moves its deadline: the clock timer is kept, then set for the time left', async () => {
+    const { clock, agent, idles } = armed();
+    clock.increment(600);
+    renewIdleTimer(agent, clock); // a tool call of a batch ended
+    clock.increment(300);
+    stopIdleTimer(agent, clock); // thinking → acting, 900 after the first start
+    startIdleTimer(agent, clock, 1_000);
+    await aStep();
+    expect({ sets: clock.sets, clears: clock.clears }).toEqual({ sets: 1, clears: 0 });
+    clock.increment(100); // the first deadline: set again for the 900 left
+    expect(idles()).toBe(0);
+    expect({ sets: clock.sets, clears: clock.clears }).toEqual({ sets: 2, clears: 0 });
+    clock.increment(899);
+    expect(idles()).toBe(0);
+    clock.increment(1);
+    expect(idles()).toBe(1);
+  });
+
+  it('stopped for good after its deadline moved sends nothing, and its timer is cleared', async () => {
+    const { clock, agent, idles } = armed();
+    clock.increment(500);
+    renewIdleTimer(agent, clock);
+    clock.increment(600); // past the first deadline: set again for the 400 left
+    stopIdleTimer(agent, clock);
+    await aStep();
+    expect({ sets: clock.sets, clears: clock.clears }).toEqual({ sets: 2, clears: 1 });
+    clock.increment(1_000);
+    expect(idles()).toBe(0);
   });
 
   it('that comes due after a stop, before the clock hears of the stop, sends nothing', () => {

@@ -49,17 +49,21 @@ function unset(armed: Armed): void {
  * turn costs more than the rest of the turn's bookkeeping.
  *
  * A timer started again with the same length while it runs, or in the step that stopped it (an agent going from
- * thinking to acting, or back; a tool call of a batch ending), only moves its deadline: the clock's timer is neither
- * cleared nor set again. It fires at the deadline it was set for, finds the deadline later, and is set again for the
- * time left. Idle timeouts last minutes and turns milliseconds, so most timers are stopped long before they come due:
- * a timer cleared and set again at every step cost two removals and two insertions in the clock's heaps of timers, a
- * few µs a tool turn with a thousand agents running.
+ * thinking to acting, or back; a tool call of a batch ending), keeps its clock timer when its deadline is the same (it
+ * is started again in the same instant). On the real clock it keeps it when its deadline moves too: the clock's timer
+ * fires at the deadline it was set for, finds the deadline later, and is set again for the time left. Idle timeouts
+ * last minutes and turns milliseconds, so most timers are stopped long before they come due: a timer cleared and set
+ * again at every step cost two removals and two insertions in the clock's heaps of timers, a few µs a tool turn with a
+ * thousand agents running (the real clock counts whole milliseconds, so a step rarely came in the instant of the one
+ * before). A simulated clock gets the exact deadline at once: a simulation that jumps to the next idle timeout when
+ * nothing else is due must not stop at a stale one.
  */
 export function startIdleTimer(self: AnyActorRef, clock: Clock, ms: number): void {
   const now = clockNow(clock);
   const armed = timers.get(self);
   if (armed !== undefined) {
-    if (armed.ms === ms && armed.clock === clock && now >= armed.at && armed.handle !== undefined) {
+    const kept = now === armed.at || (now > armed.at && !isSimulated(clock));
+    if (kept && armed.ms === ms && armed.clock === clock && armed.handle !== undefined) {
       armed.at = now;
       armed.stopped = false;
       return;
@@ -69,6 +73,11 @@ export function startIdleTimer(self: AnyActorRef, clock: Clock, ms: number): voi
   const next: Armed = { handle: undefined, at: now, ms, agent: self, clock, stopped: false };
   arm(next, ms);
   timers.set(self, next);
+}
+
+/** True for a clock whose time a simulation moves (XState's `SimulatedClock`, or the runtime's clock over one). */
+function isSimulated(clock: Clock): boolean {
+  return (clock as { simulated?: unknown }).simulated === true || typeof (clock as { set?: unknown }).set === 'function';
 }
 
 /** Sets an idle timer's clock timer, due in `ms`. */
@@ -99,8 +108,8 @@ function idle(armed: Armed): void {
 
 /**
  * Starts an agent's idle timer over, if one runs: progress that is not a step of the agent (one tool call of a batch
- * ended while others still run). Nothing when none runs (the agent waits for a person or for its sub-agents). Only
- * its deadline moves (see {@link startIdleTimer}).
+ * ended while others still run). Nothing when none runs (the agent waits for a person or for its sub-agents). On the
+ * real clock only its deadline moves (see {@link startIdleTimer}).
  */
 export function renewIdleTimer(self: AnyActorRef, clock: Clock): void {
   const armed = timers.get(self);

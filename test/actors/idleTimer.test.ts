@@ -18,6 +18,43 @@ class CountingClock extends SimulatedClock {
   }
 }
 
+/**
+ * A clock that keeps time as the real one does, for a simulation's purposes: it has no `set`, so the idle timer treats
+ * it as real time, but the test moves it by hand (`advance`) and counts the timers set and cleared on it.
+ */
+class ManualClock {
+  sets = 0;
+  clears = 0;
+  private time = 0;
+  private nextId = 1;
+  private readonly timers = new Map<number, { due: number; fn: () => void }>();
+  now(): number {
+    return this.time;
+  }
+  setTimeout(fn: () => void, ms: number): number {
+    this.sets += 1;
+    const id = this.nextId++;
+    this.timers.set(id, { due: this.time + ms, fn });
+    return id;
+  }
+  clearTimeout(id: number): void {
+    this.clears += 1;
+    this.timers.delete(id);
+  }
+  /** Moves time on by `ms`, firing each timer due meanwhile (earliest first) at its own time. */
+  advance(ms: number): void {
+    const end = this.time + ms;
+    for (;;) {
+      const due = [...this.timers].filter(([, timer]) => timer.due <= end).sort(([a, x], [b, y]) => x.due - y.due || a - b)[0];
+      if (due === undefined) break;
+      this.timers.delete(due[0]);
+      this.time = due[1].due;
+      due[1].fn();
+    }
+    this.time = end;
+  }
+}
+
 function agentActor() {
   const machine = setup({ types: { context: {} as { idles: number } } }).createMachine({
     context: { idles: 0 },
@@ -26,9 +63,8 @@ function agentActor() {
   return createActor(machine).start();
 }
 
-/** A clock and an agent whose idle timer of 1,000 ms was just started on it. */
-function armed() {
-  const clock = new CountingClock();
+/** A clock (simulated unless given) and an agent whose idle timer of 1,000 ms was just started on it. */
+function armed<C extends CountingClock | ManualClock = CountingClock>(clock: C = new CountingClock() as C) {
   const agent = agentActor();
   startIdleTimer(agent, clock, 1_000);
   const idles = () => agent.getSnapshot().context.idles;
@@ -84,35 +120,38 @@ describe('the idle watchdog', () => {
     expect(idles()).toBe(1);
     clock.increment(1_000);
     expect(idles()).toBe(1);
+    // A simulated clock gets each new deadline at once: a simulation never jumps to a stale one.
+    expect(clock.clears).toBe(2);
   });
 
-  it('started again later with the same length only moves its deadline: the clock timer is kept, then set for the time left', async () => {
-    const { clock, agent, idles } = armed();
-    clock.increment(600);
+  it('on the real clock, started again later with the same length only moves its deadline: the clock timer is kept, then set for the time left', async () => {
+    const { clock, agent, idles } = armed(new ManualClock());
+    clock.advance(600);
     renewIdleTimer(agent, clock); // a tool call of a batch ended
-    clock.increment(300);
+    clock.advance(300);
     stopIdleTimer(agent, clock); // thinking → acting, 900 after the first start
     startIdleTimer(agent, clock, 1_000);
     await aStep();
     expect({ sets: clock.sets, clears: clock.clears }).toEqual({ sets: 1, clears: 0 });
-    clock.increment(100); // the first deadline: set again for the 900 left
+    clock.advance(100); // the first deadline: set again for the 900 left
     expect(idles()).toBe(0);
     expect({ sets: clock.sets, clears: clock.clears }).toEqual({ sets: 2, clears: 0 });
-    clock.increment(899);
+    clock.advance(899);
     expect(idles()).toBe(0);
-    clock.increment(1);
+    clock.advance(1);
     expect(idles()).toBe(1);
   });
 
-  it('stopped for good after its deadline moved sends nothing, and its timer is cleared', async () => {
-    const { clock, agent, idles } = armed();
-    clock.increment(500);
+  it('on the real clock, stopped for good after its deadline moved sends nothing, and its timer is cleared', async () => {
+    const { clock, agent, idles } = armed(new ManualClock());
+    clock.advance(500);
     renewIdleTimer(agent, clock);
-    clock.increment(600); // past the first deadline: set again for the 400 left
+    clock.advance(600); // past the first deadline: set again for the 400 left
+    expect(clock.sets).toBe(2);
     stopIdleTimer(agent, clock);
     await aStep();
     expect({ sets: clock.sets, clears: clock.clears }).toEqual({ sets: 2, clears: 1 });
-    clock.increment(1_000);
+    clock.advance(1_000);
     expect(idles()).toBe(0);
   });
 

@@ -170,7 +170,10 @@ export function secretVariables(env: Readonly<Record<string, string | undefined>
   );
 }
 
-/** A secret as it is, and as JSON may write it inside a string: escaped, with `\/` for `/`, with `\uXXXX` for non-ASCII. */
+/**
+ * A secret as it is, and as JSON may write it inside a string: escaped, with `\/` for `/`, with `\u` and four hex
+ * digits for non-ASCII.
+ */
 function jsonForms(secret: string): string[] {
   const json = JSON.stringify(secret).slice(1, -1);
   const ascii = json.replace(/[\u0080-\uffff]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);

@@ -10,7 +10,7 @@ import { isBinaryText } from './textFile.js';
 import type { Workspace } from './Workspace.js';
 
 const GrepArgs = z.object({
-  pattern: z.string().min(1).describe('A JavaScript regular expression, such as "function \\\\w+Tool" or "TODO".'),
+  pattern: z.string().min(1).describe('A JavaScript regular expression, such as "function \\\\w+Tool" or "export (const|class)".'),
   path: z.string().optional().describe('A file or folder to search, relative to the workspace (default: the workspace).'),
   glob: z.string().optional().describe('Only files that match this glob under path, such as "**/*.ts" (default: every file).'),
   ignore_case: z.boolean().optional().describe('Match letters of either case.'),

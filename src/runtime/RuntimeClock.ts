@@ -163,7 +163,11 @@ export class RuntimeClock implements TroupeClock {
     }
   }
 
-  /** Fires every timer due by now, earliest first, then sets the wake-up for the next. */
+  /**
+   * Fires every timer due by now, earliest first, then sets the wake-up for the next. A timer that one of them sets meanwhile
+   * (an idle timer set again for the time left to its moved deadline) sets a wake-up for itself, which may be later than
+   * a timer already waiting: the wake-up is then made the earliest's.
+   */
   private fireDue(): void {
     this.wake = undefined;
     try {
@@ -173,8 +177,25 @@ export class RuntimeClock implements TroupeClock {
       }
     } finally {
       if (this.simulated) this.arm();
-      else if (!this.wake && this.heap.size > 0) this.setWake(this.heap.first()!.due);
+      else this.wakeForFirst();
     }
+  }
+
+  /** Real time: a wake-up no later than the earliest timer (none without timers). */
+  private wakeForFirst(): void {
+    const first = this.heap.first();
+    const { wake } = this;
+    if (!first) {
+      if (wake) this.inner.clearTimeout(wake.handle);
+      this.wake = undefined;
+      return;
+    }
+    if (wake && wake.due <= first.due) {
+      hold(wake.handle, this.foreground.size > 0);
+      return;
+    }
+    if (wake) this.inner.clearTimeout(wake.handle);
+    this.setWake(first.due);
   }
 
   /** How many timers are set (background ones included). */

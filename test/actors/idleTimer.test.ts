@@ -3,6 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import { assign, createActor, setup, SimulatedClock } from 'xstate';
 import { renewIdleTimer, startIdleTimer, stopIdleTimer } from '../../src/actors/idleTimer.js';
+import { RuntimeClock } from '../../src/runtime/RuntimeClock.js';
+import { ManualClock } from '../support/manualClock.js';
 
 /** A simulated clock that counts the timers set and cleared on it. */
 class CountingClock extends SimulatedClock {
@@ -18,43 +20,6 @@ class CountingClock extends SimulatedClock {
   }
 }
 
-/**
- * A clock that keeps time as the real one does, for a simulation's purposes: it has no `set`, so the idle timer treats
- * it as real time, but the test moves it by hand (`advance`) and counts the timers set and cleared on it.
- */
-class ManualClock {
-  sets = 0;
-  clears = 0;
-  private time = 0;
-  private nextId = 1;
-  private readonly timers = new Map<number, { due: number; fn: () => void }>();
-  now(): number {
-    return this.time;
-  }
-  setTimeout(fn: () => void, ms: number): number {
-    this.sets += 1;
-    const id = this.nextId++;
-    this.timers.set(id, { due: this.time + ms, fn });
-    return id;
-  }
-  clearTimeout(id: number): void {
-    this.clears += 1;
-    this.timers.delete(id);
-  }
-  /** Moves time on by `ms`, firing each timer due meanwhile (earliest first) at its own time. */
-  advance(ms: number): void {
-    const end = this.time + ms;
-    for (;;) {
-      const due = [...this.timers].filter(([, timer]) => timer.due <= end).sort(([a, x], [b, y]) => x.due - y.due || a - b)[0];
-      if (due === undefined) break;
-      this.timers.delete(due[0]);
-      this.time = due[1].due;
-      due[1].fn();
-    }
-    this.time = end;
-  }
-}
-
 function agentActor() {
   const machine = setup({ types: { context: {} as { idles: number } } }).createMachine({
     context: { idles: 0 },
@@ -64,7 +29,7 @@ function agentActor() {
 }
 
 /** A clock (simulated unless given) and an agent whose idle timer of 1,000 ms was just started on it. */
-function armed<C extends CountingClock | ManualClock = CountingClock>(clock: C = new CountingClock() as C) {
+function armed<C extends CountingClock | ManualClock | RuntimeClock = CountingClock>(clock: C = new CountingClock() as C) {
   const agent = agentActor();
   startIdleTimer(agent, clock, 1_000);
   const idles = () => agent.getSnapshot().context.idles;
@@ -146,13 +111,44 @@ describe('the idle watchdog', () => {
     const { clock, agent, idles } = armed(new ManualClock());
     clock.advance(500);
     renewIdleTimer(agent, clock);
-    clock.advance(600); // past the first deadline: set again for the 400 left
+    clock.advance(600); // past the first deadline (1,000): set again for the 500 left then
     expect(clock.sets).toBe(2);
     stopIdleTimer(agent, clock);
     await aStep();
     expect({ sets: clock.sets, clears: clock.clears }).toEqual({ sets: 2, clears: 1 });
     clock.advance(1_000);
     expect(idles()).toBe(0);
+  });
+
+  it("on the runtime's clock in real time, moves its deadline without delaying a timer due before it", () => {
+    const host = new ManualClock();
+    const clock = new RuntimeClock(host);
+    const { agent, idles } = armed(clock);
+    host.advance(600);
+    renewIdleTimer(agent, clock); // deadline 1,600; its clock timer still due at 1,000
+    const toolTimedOut: number[] = [];
+    clock.setTimeout(() => toolTimedOut.push(clock.now()), 450); // due at 1,050
+    host.advance(1_000 - 600); // the stale deadline: set again for the 600 left
+    expect(idles()).toBe(0);
+    host.advance(50);
+    expect(toolTimedOut).toEqual([1_050]);
+    host.advance(549);
+    expect(idles()).toBe(0);
+    host.advance(1);
+    expect(idles()).toBe(1);
+  });
+
+  it("on the runtime's clock over a simulation, is set for its new deadline at once", async () => {
+    const clock = new RuntimeClock(new SimulatedClock());
+    const { agent, idles } = armed(clock);
+    clock.advanceTo(600);
+    renewIdleTimer(agent, clock);
+    await aStep();
+    // A simulation jumps to the next timer when nothing else is due: it must be the deadline, not the stale 1,000.
+    expect(clock.nextTimerAt()).toBe(1_600);
+    expect(clock.pending).toBe(1);
+    clock.advanceTo(1_600);
+    expect(idles()).toBe(1);
   });
 
   it('that comes due after a stop, before the clock hears of the stop, sends nothing', () => {

@@ -9,6 +9,7 @@ import { createRuntime, DeadlockError, defineTool, readRecording, type Message, 
 import { ScriptedModel, callTools, toolCall } from 'troupe/testing';
 import { lastMessage, leader, readMessages, resident, scriptedPerAgent, simulatedClock, worker } from '../stubs.js';
 import { eachTestTempDir } from '../support/tempDir.js';
+import { ManualClock } from '../support/manualClock.js';
 
 describe('runUntilIdle', () => {
   it('resolves with the resident agents that wait for their next message, once nothing else is left to do', async () => {
@@ -236,6 +237,23 @@ describe('the runtime clock', () => {
     expect(fired).toEqual(['a@10', 'b@30', 'c@40']);
     expect(clock.pending).toBe(0);
     expect(host.live.size).toBe(0);
+  });
+
+  it('in real time, wakes for the earliest timer after firing one that set a later timer (an idle timer set again for the rest)', () => {
+    const host = new ManualClock();
+    const clock = new RuntimeClock(host);
+    const fired: string[] = [];
+    clock.setTimeout(() => {
+      fired.push(`a@${clock.now()}`);
+      clock.setTimeout(() => fired.push(`c@${clock.now()}`), 200, 'watchdog');
+    }, 10);
+    clock.setTimeout(() => fired.push(`b@${clock.now()}`), 30);
+
+    host.advance(10);
+    expect(host.nextDue()).toBe(30); // the wake-up for b, not for c at 210
+    host.advance(200);
+    expect(fired).toEqual(['a@10', 'b@30', 'c@210']);
+    expect(host.nextDue()).toBeUndefined();
   });
 
   it('in real time, holds the process only while a work or watchdog timer is set', () => {

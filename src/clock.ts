@@ -30,6 +30,14 @@ export function realClockFromNow(): TroupeClock {
   return { setTimeout: realClock.setTimeout, clearTimeout: realClock.clearTimeout, now: () => Math.round(performance.now() - origin) };
 }
 
+/**
+ * True for a clock whose time a simulation moves: one with `set` (XState's `SimulatedClock`), or the runtime's own clock
+ * over one (`simulated`). Timers that only guard against a stall (idle timeouts) are set exactly on such a clock.
+ */
+export function isSimulatedClock(clock: Clock): boolean {
+  return (clock as { simulated?: unknown }).simulated === true || typeof (clock as { set?: unknown }).set === 'function';
+}
+
 /** Reads the time from a clock; a clock without `now()` reads as the real clock. */
 export function clockNow(clock: Clock): number {
   const withNow = clock as Partial<TroupeClock>;

@@ -1,5 +1,5 @@
 import type { AnyActorRef } from 'xstate';
-import { clockNow, type Clock } from '../clock.js';
+import { clockNow, isSimulatedClock, type Clock } from '../clock.js';
 
 /** An armed idle timer: the clock's handle, when it was last started and for how long, and whose it is. */
 interface Armed {
@@ -62,7 +62,7 @@ export function startIdleTimer(self: AnyActorRef, clock: Clock, ms: number): voi
   const now = clockNow(clock);
   const armed = timers.get(self);
   if (armed !== undefined) {
-    const kept = now === armed.at || (now > armed.at && !isSimulated(clock));
+    const kept = now === armed.at || (now > armed.at && !isSimulatedClock(clock));
     if (kept && armed.ms === ms && armed.clock === clock && armed.handle !== undefined) {
       armed.at = now;
       armed.stopped = false;
@@ -73,11 +73,6 @@ export function startIdleTimer(self: AnyActorRef, clock: Clock, ms: number): voi
   const next: Armed = { handle: undefined, at: now, ms, agent: self, clock, stopped: false };
   arm(next, ms);
   timers.set(self, next);
-}
-
-/** True for a clock whose time a simulation moves (XState's `SimulatedClock`, or the runtime's clock over one). */
-function isSimulated(clock: Clock): boolean {
-  return (clock as { simulated?: unknown }).simulated === true || typeof (clock as { set?: unknown }).set === 'function';
 }
 
 /** Sets an idle timer's clock timer, due in `ms`. */

@@ -181,21 +181,16 @@ export class RuntimeClock implements TroupeClock {
     }
   }
 
-  /** Real time: a wake-up no later than the earliest timer (none without timers). */
+  /** Real time, after firing: a wake-up no later than the earliest timer (none without timers, see `idle`). */
   private wakeForFirst(): void {
     const first = this.heap.first();
     const { wake } = this;
-    if (!first) {
+    if (first && (!wake || wake.due > first.due)) {
       if (wake) this.inner.clearTimeout(wake.handle);
-      this.wake = undefined;
-      return;
+      this.setWake(first.due);
+    } else {
+      this.idle();
     }
-    if (wake && wake.due <= first.due) {
-      hold(wake.handle, this.foreground.size > 0);
-      return;
-    }
-    if (wake) this.inner.clearTimeout(wake.handle);
-    this.setWake(first.due);
   }
 
   /** How many timers are set (background ones included). */

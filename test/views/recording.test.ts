@@ -33,6 +33,24 @@ describe('recordings', () => {
     expect(recording.events.filter((e) => e.type === 'agent.completed')).toHaveLength(2);
   });
 
+  it('hold every event of a run larger than its write chunks, in order, and write them as the run goes, before shutdown', async () => {
+    const file = join(dir.path, 'large.jsonl');
+    // 400 runs with a long answer each: about 0.5 MB of lines, several of the recording's chunks.
+    const answer = `${'x'.repeat(600)} done`;
+    const runtime = createRuntime({ model: new ScriptedModel(() => answer), agents: [worker()], clock: simulatedClock(), seed: 5, record: file, projectAgentDir: false });
+    const seen: TroupeEvent[] = [];
+    runtime.events$.subscribe((e) => seen.push(e));
+    for (let i = 0; i < 400; i++) await runtime.run('worker', `Task ${i}.`);
+    // Before shutdown: the lines reach the file as the event loop turns (its writes are the stream's, in the background).
+    const last = JSON.stringify(seen[seen.length - 1]);
+    await expect.poll(() => readFileSync(file, 'utf8').includes(last), { timeout: 10_000, interval: 20 }).toBe(true);
+    await runtime.shutdown();
+    const lines = readFileSync(file, 'utf8').trimEnd().split('\n');
+    expect(lines.length).toBe(seen.length + 1);
+    expect(lines.slice(1).map((line) => JSON.parse(line))).toEqual(JSON.parse(JSON.stringify(seen)));
+    expect(seen.filter((e) => e.type === 'agent.completed')).toHaveLength(400);
+  });
+
   it('fail createRuntime at once, with a ConfigurationError, when the file cannot be made (not at shutdown, after the run)', () => {
     const make = (record: string) => () => createRuntime({ model: new ScriptedModel([]), record, projectAgentDir: false });
     expect(make(join(dir.path, 'missing', 'run.jsonl'))).toThrow(ConfigurationError);

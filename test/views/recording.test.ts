@@ -1,14 +1,16 @@
 // A record file: a header line with the format's version, then every event; read back by readRecording.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync, WriteStream } from 'node:fs';
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { describe, expect, it } from 'vitest';
+import { Subject } from 'rxjs';
+import { describe, expect, it, vi } from 'vitest';
 import { ConfigurationError, CorruptRecordingError, createRuntime, readRecording, RECORDING_SCHEMA_VERSION, UnsupportedSchemaError, type TroupeEvent } from 'troupe';
 import { ScriptedModel } from 'troupe/testing';
 import { scripted, simulatedClock, worker } from '../stubs.js';
 import { eachTestTempDir } from '../support/tempDir.js';
+import { recordEvents } from '../../src/views/recordEvents.js';
 
 const dir = eachTestTempDir();
 const run = promisify(execFile);
@@ -33,15 +35,15 @@ describe('recordings', () => {
     expect(recording.events.filter((e) => e.type === 'agent.completed')).toHaveLength(2);
   });
 
-  it('hold every event of a run larger than its write chunks, in order, and write them as the run goes, before shutdown', async () => {
+  it('hold every event of a run larger than its write chunks, in order, and hand them to the file before shutdown', async () => {
     const file = join(dir.path, 'large.jsonl');
-    // 400 runs with a long answer each: about 0.5 MB of lines, several of the recording's chunks.
+    // 400 runs with a long answer each: about 840 K characters of lines, several of the recording's chunks.
     const answer = `${'x'.repeat(600)} done`;
     const runtime = createRuntime({ model: new ScriptedModel(() => answer), agents: [worker()], clock: simulatedClock(), seed: 5, record: file, projectAgentDir: false });
     const seen: TroupeEvent[] = [];
     runtime.events$.subscribe((e) => seen.push(e));
     for (let i = 0; i < 400; i++) await runtime.run('worker', `Task ${i}.`);
-    // Before shutdown: the lines reach the file as the event loop turns (its writes are the stream's, in the background).
+    // Before shutdown: the last lines reach the file once the event loop turns (the stream writes in the background).
     const last = JSON.stringify(seen[seen.length - 1]);
     await expect.poll(() => readFileSync(file, 'utf8').includes(last), { timeout: 10_000, interval: 20 }).toBe(true);
     await runtime.shutdown();
@@ -49,6 +51,23 @@ describe('recordings', () => {
     expect(lines.length).toBe(seen.length + 1);
     expect(lines.slice(1).map((line) => JSON.parse(line))).toEqual(JSON.parse(JSON.stringify(seen)));
     expect(seen.filter((e) => e.type === 'agent.completed')).toHaveLength(400);
+  });
+
+  it('hand its lines to the file a chunk at a time while events come faster than the event loop turns', async () => {
+    const file = join(dir.path, 'burst.jsonl');
+    const events = new Subject<TroupeEvent>();
+    // Watched, not replaced: each write still goes to the stream.
+    const write = vi.spyOn(WriteStream.prototype, 'write');
+    const recording = recordEvents(events, file, { runId: 'r1' });
+    const sent = Array.from({ length: 3_000 }, (_, at) => ({ ...event('r1', at), name: `w${'x'.repeat(100)}` }));
+    for (const one of sent) events.next(one as TroupeEvent);
+    // Before anything is awaited: the header, then a write each time about 64 K characters had gathered.
+    const chunks = write.mock.calls.length - 1;
+    write.mockRestore();
+    const characters = sent.reduce((sum, one) => sum + JSON.stringify(one).length + 1, 0);
+    expect(chunks).toBe(Math.floor(characters / (64 * 1024)));
+    await recording.close();
+    expect((await readRecording(file)).events).toEqual(sent);
   });
 
   it('fail createRuntime at once, with a ConfigurationError, when the file cannot be made (not at shutdown, after the run)', () => {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Subject } from 'rxjs';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { ConfigurationError, CorruptRecordingError, createRuntime, readRecording, RECORDING_SCHEMA_VERSION, UnsupportedSchemaError, type TroupeEvent } from 'troupe';
 import { ScriptedModel } from 'troupe/testing';
 import { scripted, simulatedClock, worker } from '../stubs.js';
@@ -58,12 +58,12 @@ describe('recordings', () => {
     const events = new Subject<TroupeEvent>();
     // Watched, not replaced: each write still goes to the stream.
     const write = vi.spyOn(WriteStream.prototype, 'write');
+    onTestFinished(() => write.mockRestore());
     const recording = recordEvents(events, file, { runId: 'r1' });
     const sent = Array.from({ length: 3_000 }, (_, at) => ({ ...event('r1', at), name: `w${'x'.repeat(100)}` }));
     for (const one of sent) events.next(one as TroupeEvent);
     // Before anything is awaited: the header, then a write each time about 64 K characters had gathered.
     const chunks = write.mock.calls.length - 1;
-    write.mockRestore();
     const characters = sent.reduce((sum, one) => sum + JSON.stringify(one).length + 1, 0);
     expect(chunks).toBe(Math.floor(characters / (64 * 1024)));
     await recording.close();
